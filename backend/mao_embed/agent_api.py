@@ -1,0 +1,166 @@
+"""The agent HTTP API (SPEC B4, CONTRACT "Agent HTTP API").
+
+``POST /api/sessions/{sessionId}/tools/{tool}`` answers the ``PageToolResult`` JSON. Outcomes
+the page reports, including its failures, are HTTP 200: the agent reads ``success`` and
+``error.code``. Only requests the backend itself refuses get another status: 400
+``invalid_request``, 404 ``unknown_tool`` / ``session_not_found``, 401/403 for auth.
+
+Authentication: with ``MAO_EMBED_API_KEY`` set, every request needs
+``Authorization: Bearer KEY``. Without it only loopback clients are served, and because a
+web page in the user's own browser is also a loopback client, such requests must also name a
+loopback host and carry no foreign Origin; otherwise any site could drive the user's pages
+through this API (cross-site requests, DNS rebinding).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+import json
+from typing import Any
+
+from mao_page.protocol import ErrorCode, PageToolResult
+from starlette.requests import HTTPConnection, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mao_embed.config import ServerConfig
+from mao_embed.relay import Relay, failure, is_valid_request_id, new_request_id
+from mao_embed.tools import tool_catalog
+
+_STATUS_FOR_CODE: dict[str, int] = {
+    ErrorCode.INVALID_REQUEST: 400,
+    ErrorCode.MESSAGE_TOO_LARGE: 413,
+    ErrorCode.UNKNOWN_TOOL: 404,
+    ErrorCode.SESSION_NOT_FOUND: 404,
+}
+_LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+
+
+def error_body(code: ErrorCode, message: str) -> dict[str, Any]:
+    """The error shape for answers that have no requestId (auth, listing endpoints)."""
+    return {"success": False, "error": {"code": code.value, "message": message}}
+
+
+def authorize(config: ServerConfig, connection: HTTPConnection) -> Response | None:
+    """None when the caller may use the agent API, else the refusal to send."""
+    if config.api_key:
+        scheme, _, given = connection.headers.get("authorization", "").partition(" ")
+        if scheme.lower() == "bearer" and hmac.compare_digest(
+            given.strip().encode(), config.api_key.encode()
+        ):
+            return None
+        return JSONResponse(
+            error_body(ErrorCode.UNAUTHORIZED, "missing or wrong API key (Authorization: Bearer)"),
+            status_code=401,
+            headers={"WWW-Authenticate": 'Bearer realm="mao-embed"'},
+        )
+    if not _is_loopback_client(connection):
+        return JSONResponse(
+            error_body(
+                ErrorCode.UNAUTHORIZED,
+                "without MAO_EMBED_API_KEY the agent API answers loopback clients only",
+            ),
+            status_code=403,
+        )
+    return None
+
+
+def _is_loopback_client(connection: HTTPConnection) -> bool:
+    client = connection.client
+    if client is None:
+        return False
+    try:
+        if not ipaddress.ip_address(client.host).is_loopback:
+            return False
+    except ValueError:
+        return False
+    host = connection.headers.get("host", "")
+    hostname = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
+    if hostname.lower() not in _LOOPBACK_HOSTS:
+        return False
+    origin = connection.headers.get("origin")
+    if origin is None:
+        return True
+    # A browser page calling us: only the backend's own pages (e.g. the demo) may.
+    return origin in (f"http://{host}", f"https://{host}")
+
+
+class AgentApi:
+    def __init__(self, config: ServerConfig, relay: Relay) -> None:
+        self._config = config
+        self._relay = relay
+
+    def routes(self) -> list[Route]:
+        return [
+            Route("/api/sessions", self.list_sessions, methods=["GET"]),
+            Route("/api/tools", self.list_tools, methods=["GET"]),
+            Route(
+                "/api/sessions/{session_id}/tools/{tool}", self.call_tool, methods=["POST"]
+            ),
+        ]
+
+    async def list_sessions(self, request: Request) -> Response:
+        refusal = authorize(self._config, request)
+        if refusal is not None:
+            return refusal
+        return JSONResponse([info.to_wire() for info in self._relay.sessions()])
+
+    async def list_tools(self, request: Request) -> Response:
+        refusal = authorize(self._config, request)
+        if refusal is not None:
+            return refusal
+        return JSONResponse(tool_catalog())
+
+    async def call_tool(self, request: Request) -> Response:
+        refusal = authorize(self._config, request)
+        if refusal is not None:
+            return refusal
+        request_id = request.headers.get("x-request-id")
+        # Echo the caller's X-Request-Id in early refusals when it is usable as one.
+        reply_id = request_id if request_id and is_valid_request_id(request_id) else new_request_id()
+        body = await request.body()
+        if len(body) > self._config.max_message_bytes:
+            return _answer(
+                failure(reply_id, ErrorCode.MESSAGE_TOO_LARGE, "request body is too large")
+            )
+        try:
+            args = json.loads(body) if body.strip() else {}
+        except (ValueError, UnicodeDecodeError) as error:
+            return _answer(
+                failure(reply_id, ErrorCode.INVALID_REQUEST, f"body is not JSON: {error}")
+            )
+        if not isinstance(args, dict):
+            return _answer(
+                failure(
+                    reply_id,
+                    ErrorCode.INVALID_REQUEST,
+                    "body must be a JSON object of tool arguments",
+                )
+            )
+        timeout_ms: int | None = None
+        raw_timeout = request.headers.get("x-timeout-ms")
+        if raw_timeout is not None:
+            if not raw_timeout.isdigit():
+                return _answer(
+                    failure(
+                        reply_id,
+                        ErrorCode.INVALID_REQUEST,
+                        "X-Timeout-Ms must be a whole number of milliseconds",
+                    )
+                )
+            timeout_ms = int(raw_timeout)
+        result = await self._relay.call_tool(
+            request.path_params["session_id"],
+            request.path_params["tool"],
+            args,
+            request_id=request_id,
+            timeout_ms=timeout_ms,
+        )
+        return _answer(result)
+
+
+def _answer(result: PageToolResult) -> JSONResponse:
+    code = result.error.code.value if result.error else None
+    return JSONResponse(result.to_wire(), status_code=_STATUS_FOR_CODE.get(code or "", 200))
+

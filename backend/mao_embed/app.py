@@ -1,0 +1,102 @@
+"""The backend ASGI application: routes only; each concern lives in its own module.
+
+- ``/ws/sdk``: the page's WebSocket (``sdk_socket``)
+- ``/sdk/...``: loader, Pyodide and wheels (``sdk_files``, SPEC E3)
+- ``/api/...``: the agent HTTP API (``agent_api``, SPEC B4)
+- ``/mcp``: the MCP server (``mcp_server``, SPEC B4)
+- ``/demo/...``: demo pages, only with ``demo=True``
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+
+from mao_page.protocol import PROTOCOL_VERSION
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+
+from mao_embed.agent_api import AgentApi
+from mao_embed.audit import AuditLog
+from mao_embed.config import ServerConfig
+from mao_embed.origins import OriginPolicy
+from mao_embed.relay import Relay
+from mao_embed.sdk_files import SdkAssets
+from mao_embed.sdk_socket import SdkSocket
+
+
+def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starlette:
+    """Build the app. ``app.state`` holds ``config``, ``relay``, ``audit`` and ``origins``."""
+    audit = audit if audit is not None else AuditLog(config.db_path)
+    relay = Relay(
+        audit=audit,
+        default_timeout_ms=config.default_timeout_ms,
+        resume_window_ms=config.resume_window_ms,
+    )
+    origins = OriginPolicy(config.allowed_origins)
+    sdk_socket = SdkSocket(config, relay, origins, audit)
+    assets = SdkAssets(config.sdk_dir, origins)
+    agent_api = AgentApi(config, relay)
+
+    mcp = _optional_mcp(config, relay)
+
+    async def index(request: Request) -> Response:
+        if config.demo:
+            return RedirectResponse("/demo/", status_code=307)
+        return JSONResponse(
+            {
+                "name": "mao-embed",
+                "protocolVersion": PROTOCOL_VERSION,
+                "endpoints": {
+                    "sdkLoader": "/sdk/mao-chat.js",
+                    "sdkWebSocket": "/ws/sdk",
+                    "sessions": "/api/sessions",
+                    "tools": "/api/tools",
+                    "callTool": "/api/sessions/{sessionId}/tools/{tool}",
+                    "mcp": "/mcp" if mcp is not None else None,
+                    "health": "/healthz",
+                },
+            }
+        )
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"status": "ok", "sessions": len(relay.sessions())})
+
+    routes: list[BaseRoute] = [
+        Route("/", index, methods=["GET"]),
+        Route("/healthz", healthz, methods=["GET"]),
+        WebSocketRoute("/ws/sdk", sdk_socket.handle),
+        Route("/sdk/{path:path}", assets.serve, methods=["GET", "HEAD", "OPTIONS"]),
+        *agent_api.routes(),
+    ]
+    if mcp is not None:
+        routes.extend(mcp.routes())
+    if config.demo:
+        routes.append(
+            Mount("/demo", StaticFiles(directory=config.demo_dir, html=True, check_dir=False))
+        )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            if mcp is not None:
+                await stack.enter_async_context(mcp.running())
+            try:
+                yield
+            finally:
+                await relay.close_all(reason="server shutting down")
+                audit.close()
+
+    app = Starlette(routes=routes, lifespan=lifespan)
+    app.state.config = config
+    app.state.relay = relay
+    app.state.audit = audit
+    app.state.origins = origins
+    return app
+
+
+def _optional_mcp(config: ServerConfig, relay: Relay):  # type: ignore[no-untyped-def]
+    return None

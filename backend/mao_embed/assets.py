@@ -1,0 +1,331 @@
+"""Assemble the browser runtime the backend serves under ``/sdk/`` (SPEC E3).
+
+One build step, offline apart from the package registries:
+
+* Pyodide's core runtime from the npm registry, pinned with integrity in
+  ``loader_js/package-lock.json`` (``npm ci``).
+* pydantic and its dependencies as wheels for Pyodide's platform from PyPI, pinned by
+  hash in ``assets/pyodide-wheels.txt`` (``pip download --require-hashes``).
+* Our own pure-Python wheel, built from ``pyodide_pkg/``.
+* A Pyodide lock file we write ourselves: Pyodide's bundled lock lists older pydantic
+  versions, and ``pyodide-lock`` does not know the ``pyemscripten_2026_0`` tag
+  (NOTES-pyodide.md).
+* The loader ``mao-chat.js`` with the DOM primitives, stamped with the build id.
+
+Layout of the output (``backend/mao_embed/_sdk/``)::
+
+    mao-chat.js                 unversioned entry point, served with no-cache
+    <build-id>/pyodide.mjs ...  everything else, immutable, with .br/.gz siblings
+    <build-id>/wheels/*.whl
+    <build-id>/pyodide-lock.json
+    manifest.json               {"buildId": ..., "files": {...}}
+
+The build id is a hash of every input, so a changed wheel or loader changes every
+versioned URL and long-lived caching stays correct.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+try:  # brotli is a declared dependency; gzip alone still works without it.
+    import brotli
+except ImportError:  # pragma: no cover - exercised only on broken installs
+    brotli = None
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+SDK_DIR = PACKAGE_DIR / "_sdk"
+REPO_DIR = PACKAGE_DIR.parent.parent
+LOADER_DIR = REPO_DIR / "loader_js"
+BROWSER_PKG_DIR = REPO_DIR / "pyodide_pkg"
+WHEEL_REQUIREMENTS = REPO_DIR / "assets" / "pyodide-wheels.txt"
+CACHE_DIR = REPO_DIR / "build" / "asset-cache"
+
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+PYODIDE_PLATFORM = "pyemscripten_2026_0_wasm32"
+PYODIDE_PYTHON = "3.14"
+BROWSER_PACKAGE = "mao-embed-page"
+COMPRESSIBLE = (".wasm", ".mjs", ".js", ".json", ".zip")
+BUILD_PLACEHOLDER = "__MAO_BUILD_ID__"
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltAssets:
+    build_id: str
+    sdk_dir: Path
+
+
+def sdk_dir() -> Path:
+    return SDK_DIR
+
+
+def current_build_id() -> str | None:
+    manifest = SDK_DIR / "manifest.json"
+    if not manifest.is_file():
+        return None
+    return json.loads(manifest.read_text())["buildId"]
+
+
+def _run(cmd: list[str], cwd: Path | None = None) -> None:
+    print("+", " ".join(cmd), file=sys.stderr)
+    subprocess.run(cmd, cwd=cwd, check=True)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _ensure_pyodide() -> Path:
+    package = LOADER_DIR / "node_modules" / "pyodide"
+    lock = json.loads((LOADER_DIR / "package-lock.json").read_text())
+    wanted = lock["packages"]["node_modules/pyodide"]["version"]
+    installed = package / "package.json"
+    if not installed.is_file() or json.loads(installed.read_text())["version"] != wanted:
+        npm = shutil.which("npm")
+        if npm is None:
+            raise SystemExit("npm is needed to fetch the pinned Pyodide runtime (Node 20 + npm)")
+        _run([npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund"], cwd=LOADER_DIR)
+    return package
+
+
+def _download_wheels() -> list[Path]:
+    target = CACHE_DIR / "wheels"
+    target.mkdir(parents=True, exist_ok=True)
+    pinned = {}
+    for line in WHEEL_REQUIREMENTS.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            spec, _, digest = line.partition(" --hash=sha256:")
+            pinned[spec.strip()] = digest.strip()
+    have = {_sha256(p): p for p in target.glob("*.whl")}
+    if not all(d in have for d in pinned.values()):
+        # --platform both for the compiled pydantic-core and "any" for the pure wheels;
+        # --require-hashes makes pip refuse anything that is not exactly what we pinned.
+        _run(
+            [
+                sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
+                "--only-binary=:all:", "--require-hashes",
+                "--platform", PYODIDE_PLATFORM, "--platform", "any",
+                "--python-version", PYODIDE_PYTHON, "--implementation", "cp",
+                "-r", str(WHEEL_REQUIREMENTS), "-d", str(target),
+            ]
+        )
+        have = {_sha256(p): p for p in target.glob("*.whl")}
+    missing = [spec for spec, digest in pinned.items() if digest not in have]
+    if missing:
+        raise SystemExit(f"pinned wheels not downloaded: {missing}")
+    return [have[d] for d in pinned.values()]
+
+
+def _build_browser_wheel(out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _run(
+        [
+            sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+            "--no-build-isolation", "-w", str(out_dir), str(BROWSER_PKG_DIR),
+        ]
+    )
+    wheels = sorted(out_dir.glob("mao_embed_page-*.whl"))
+    if len(wheels) != 1:
+        raise SystemExit(f"expected one browser wheel, found {wheels}")
+    _assert_browser_only(wheels[0])
+    return wheels[0]
+
+
+def _assert_browser_only(wheel: Path) -> None:
+    """The browser wheel contains only the browser package (issue 2, layout)."""
+    with zipfile.ZipFile(wheel) as archive:
+        tops = {name.split("/", 1)[0] for name in archive.namelist()}
+    unexpected = {t for t in tops if t != "mao_page" and not t.endswith(".dist-info")}
+    if unexpected:
+        raise SystemExit(f"browser wheel contains non-browser code: {sorted(unexpected)}")
+
+
+def _wheel_metadata(wheel: Path) -> tuple[str, str, list[str], list[str]]:
+    """Name, version, import names and dependency names of a wheel, from its own metadata."""
+    with zipfile.ZipFile(wheel) as archive:
+        meta_name = next(n for n in archive.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = archive.read(meta_name).decode()
+        tops = sorted(
+            {
+                n.split("/", 1)[0].removesuffix(".py")
+                for n in archive.namelist()
+                if not n.split("/", 1)[0].endswith((".dist-info", ".data"))
+            }
+        )
+    name = version = ""
+    depends: list[str] = []
+    for line in metadata.splitlines():
+        if line.startswith("Name: "):
+            name = line[6:].strip()
+        elif line.startswith("Version: "):
+            version = line[9:].strip()
+        elif line.startswith("Requires-Dist: ") and "extra ==" not in line:
+            requirement = line[15:].split(";", 1)[0]
+            dep = requirement.replace("(", " ").split()[0]
+            for sep in "<>=!~[":
+                dep = dep.split(sep, 1)[0]
+            depends.append(_normalize(dep))
+        elif line == "":
+            break
+    return _normalize(name), version, tops, depends
+
+
+def _normalize(name: str) -> str:
+    return name.lower().replace("_", "-").replace(".", "-")
+
+
+def _write_lock(pyodide_dir: Path, wheels: list[Path], out: Path) -> dict:
+    bundled = json.loads((pyodide_dir / "pyodide-lock.json").read_text())
+    packages = {}
+    for wheel in wheels:
+        name, version, imports, depends = _wheel_metadata(wheel)
+        packages[name] = {
+            "name": name,
+            "version": version,
+            "file_name": f"wheels/{wheel.name}",
+            "install_dir": "site",
+            "sha256": _sha256(wheel),
+            "package_type": "package",
+            "imports": imports,
+            "depends": depends,
+            "unvendored_tests": False,
+            "shared_library": False,
+        }
+    known = set(packages)
+    for name, entry in packages.items():
+        unknown = [d for d in entry["depends"] if d not in known]
+        if unknown:
+            raise SystemExit(f"{name} depends on {unknown}, which no pinned wheel provides")
+    lock = {"info": bundled["info"], "packages": packages}
+    out.write_text(json.dumps(lock, indent=1, sort_keys=True))
+    return lock
+
+
+def _precompress(directory: Path) -> None:
+    for path in sorted(directory.rglob("*")):
+        if not path.is_file() or path.suffix not in COMPRESSIBLE:
+            continue
+        data = path.read_bytes()
+        gz = gzip.compress(data, compresslevel=9, mtime=0)
+        if len(gz) < len(data) * 0.95:
+            path.with_name(path.name + ".gz").write_bytes(gz)
+        if brotli is not None:
+            br = brotli.compress(data, quality=11 if len(data) < 4_000_000 else 9)
+            if len(br) < len(data) * 0.95:
+                path.with_name(path.name + ".br").write_bytes(br)
+
+
+def _loader_source() -> str:
+    """The served loader: DOM primitives first, then the loader proper, one file."""
+    primitives = (LOADER_DIR / "dom-primitives.js").read_text()
+    loader = (LOADER_DIR / "mao-chat.js").read_text()
+    # One closure around both, so the primitives are reachable only through the loader
+    # and never as a page global a script could replace.
+    return (
+        "/* Mao Embed loader. Built by `mao-embed build-assets`; sources in loader_js/. */\n"
+        + "(() => {\n"
+        + primitives
+        + "\n"
+        + loader
+        + "\n})();\n"
+    )
+
+
+def _inputs_digest(pyodide_dir: Path, wheels: list[Path], browser_wheel_sources: str) -> str:
+    digest = hashlib.sha256()
+    digest.update((LOADER_DIR / "package-lock.json").read_bytes())
+    for wheel in wheels:
+        digest.update(_sha256(wheel).encode())
+    digest.update(browser_wheel_sources.encode())
+    digest.update(_loader_source().encode())
+    return digest.hexdigest()[:16]
+
+
+def _browser_sources_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(BROWSER_PKG_DIR.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix in (".py", ".toml"):
+            digest.update(str(path.relative_to(BROWSER_PKG_DIR)).encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def build(force: bool = False) -> BuiltAssets:
+    pyodide_dir = _ensure_pyodide()
+    wheels = _download_wheels()
+    build_id = _inputs_digest(pyodide_dir, wheels, _browser_sources_digest())
+    if not force and current_build_id() == build_id and (SDK_DIR / build_id).is_dir():
+        print(f"SDK assets up to date (build {build_id})", file=sys.stderr)
+        return BuiltAssets(build_id, SDK_DIR)
+
+    with tempfile.TemporaryDirectory(prefix="mao-sdk-") as tmp:
+        staging = Path(tmp) / "_sdk"
+        versioned = staging / build_id
+        (versioned / "wheels").mkdir(parents=True)
+        for name in PYODIDE_FILES:
+            shutil.copy2(pyodide_dir / name, versioned / name)
+        browser_wheel = _build_browser_wheel(Path(tmp) / "browser-wheel")
+        served_wheels = []
+        for wheel in [*wheels, browser_wheel]:
+            shutil.copy2(wheel, versioned / "wheels" / wheel.name)
+            served_wheels.append(versioned / "wheels" / wheel.name)
+        _write_lock(pyodide_dir, served_wheels, versioned / "pyodide-lock.json")
+        (staging / "mao-chat.js").write_text(_loader_source().replace(BUILD_PLACEHOLDER, build_id))
+        _precompress(versioned)
+        _precompress_file(staging / "mao-chat.js")
+        files = {
+            str(p.relative_to(staging)): p.stat().st_size
+            for p in sorted(staging.rglob("*"))
+            if p.is_file() and p.suffix not in (".gz", ".br")
+        }
+        (staging / "manifest.json").write_text(
+            json.dumps({"buildId": build_id, "browserPackage": BROWSER_PACKAGE, "files": files}, indent=1)
+        )
+        if SDK_DIR.exists():
+            shutil.rmtree(SDK_DIR)
+        shutil.copytree(staging, SDK_DIR)
+    print(f"SDK assets built (build {build_id}) in {SDK_DIR}", file=sys.stderr)
+    return BuiltAssets(build_id, SDK_DIR)
+
+
+def _precompress_file(path: Path) -> None:
+    data = path.read_bytes()
+    path.with_name(path.name + ".gz").write_bytes(gzip.compress(data, compresslevel=9, mtime=0))
+    if brotli is not None:
+        path.with_name(path.name + ".br").write_bytes(brotli.compress(data, quality=11))
+
+
+def ensure_built() -> BuiltAssets:
+    """Build when sources changed; cheap when up to date. Used by serve, demo and tests."""
+    if os.environ.get("MAO_EMBED_SKIP_BUILD") == "1" and current_build_id():
+        return BuiltAssets(current_build_id() or "", SDK_DIR)
+    return build()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mao-embed build-assets", description=__doc__.split("\n")[0])
+    parser.add_argument("--force", action="store_true", help="rebuild even when up to date")
+    args = parser.parse_args(argv)
+    built = build(force=args.force)
+    print(built.build_id)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

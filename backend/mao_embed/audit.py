@@ -1,0 +1,194 @@
+"""The backend audit log: SQLite in WAL mode (SPEC B2, P6).
+
+What is recorded: sessions connecting, resuming, disconnecting and being refused; every tool
+call with its requestId, sessionId, tool, result code and duration; page results the relay
+ignored (late, duplicate, unknown). What is never recorded: token values, tool arguments
+(they may carry what the user typed) and page content.
+
+Writes go through one dedicated thread that owns the SQLite connection. The event loop only
+puts a record on a queue, so a slow disk (fsync on a WAL checkpoint) never stalls WebSocket
+traffic; the thread commits whatever has queued up in one transaction. ``synchronous=NORMAL``
+is the documented safe setting for WAL: a power loss may lose the last transactions, never
+corrupt the file, which is the right trade for an audit trail written on every tool call.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import astuple, dataclass, fields
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+class AuditEvent(StrEnum):
+    SESSION_CONNECTED = "session_connected"
+    SESSION_RESUMED = "session_resumed"
+    SESSION_DISCONNECTED = "session_disconnected"
+    CONNECTION_REFUSED = "connection_refused"
+    FRAME_REJECTED = "frame_rejected"
+    TOOL_CALL = "tool_call"
+    CANCEL_SENT = "cancel_sent"
+    RESULT_IGNORED = "result_ignored"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditRecord:
+    event: AuditEvent
+    at: float = 0.0
+    session_id: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+    origin: str | None = None
+    request_id: str | None = None
+    tool: str | None = None
+    code: str | None = None
+    duration_ms: float | None = None
+    detail: str | None = None
+
+
+_COLUMNS = tuple(f.name for f in fields(AuditRecord))
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS audit (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    event TEXT NOT NULL,
+    at REAL NOT NULL,
+    session_id TEXT,
+    user_id TEXT,
+    agent_id TEXT,
+    origin TEXT,
+    request_id TEXT,
+    tool TEXT,
+    code TEXT,
+    duration_ms REAL,
+    detail TEXT
+);
+CREATE INDEX IF NOT EXISTS audit_session ON audit (session_id, at);
+CREATE INDEX IF NOT EXISTS audit_request ON audit (request_id);
+"""
+
+_STOP = object()
+
+
+class AuditLog:
+    """Append-only audit trail. ``path=None`` keeps it in memory (tests, embedded servers)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._ready: Future[None] = Future()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="mao-embed-audit", daemon=True)
+        self._thread.start()
+        # Surface an unusable path (permissions, read-only disk) at start-up, not mid-call.
+        self._ready.result(timeout=10)
+
+    def record(self, event: AuditEvent, **values: Any) -> None:
+        if self._closed:
+            return
+        self._queue.put(AuditRecord(event=event, at=values.pop("at", time.time()), **values))
+
+    def query(
+        self,
+        *,
+        event: AuditEvent | None = None,
+        session_id: str | None = None,
+        request_id: str | None = None,
+        limit: int = 1000,
+    ) -> list[AuditRecord]:
+        """Records in the order written, after everything queued so far has been committed."""
+        clauses, params = [], []
+        for column, value in (("event", event), ("session_id", session_id), ("request_id", request_id)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                params.append(str(value))
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        sql = f"SELECT {', '.join(_COLUMNS)} FROM audit {where} ORDER BY id LIMIT ?"
+        params.append(limit)
+
+        def run(connection: sqlite3.Connection) -> list[AuditRecord]:
+            rows = connection.execute(sql, params).fetchall()
+            return [AuditRecord(AuditEvent(row[0]), *row[1:]) for row in rows]
+
+        return self._submit(run)
+
+    def flush(self) -> None:
+        self._submit(lambda connection: None)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(_STOP)
+        self._thread.join(timeout=10)
+
+    def _submit(self, job: Callable[[sqlite3.Connection], Any]) -> Any:
+        if self._closed:
+            raise RuntimeError("audit log is closed")
+        future: Future[Any] = Future()
+        self._queue.put((job, future))
+        return future.result(timeout=30)
+
+    def _run(self) -> None:
+        try:
+            connection = self._open()
+        except (sqlite3.Error, OSError) as error:
+            self._ready.set_exception(error)
+            return
+        self._ready.set_result(None)
+        try:
+            while True:
+                item = self._queue.get()
+                batch = [item]
+                # Drain what has queued meanwhile so a burst costs one commit.
+                while len(batch) < 500:
+                    try:
+                        batch.append(self._queue.get_nowait())
+                    except queue.Empty:
+                        break
+                if not self._process(connection, batch):
+                    return
+        finally:
+            connection.close()
+
+    def _process(self, connection: sqlite3.Connection, batch: list[Any]) -> bool:
+        records = [item for item in batch if isinstance(item, AuditRecord)]
+        if records:
+            placeholders = ", ".join("?" for _ in _COLUMNS)
+            try:
+                with connection:
+                    connection.executemany(
+                        f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES ({placeholders})",
+                        [astuple(r) for r in records],
+                    )
+            except sqlite3.Error:
+                # The audit trail must not take the relay down with it; losing records is
+                # reported loudly instead.
+                logger.exception("could not write %d audit records", len(records))
+        for item in batch:
+            if isinstance(item, tuple):
+                job, future = item
+                try:
+                    future.set_result(job(connection))
+                except sqlite3.Error as error:
+                    future.set_exception(error)
+        return not any(item is _STOP for item in batch)
+
+    def _open(self) -> sqlite3.Connection:
+        if self.path is None:
+            connection = sqlite3.connect(":memory:", check_same_thread=True)
+        else:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(self.path, check_same_thread=True)
+            connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        connection.executescript(_SCHEMA)
+        return connection

@@ -1,0 +1,164 @@
+"""Server configuration and where its secrets and state live (CONTRACT "Operator").
+
+``mao-embed token`` and ``mao-embed serve`` must sign and verify with the same secret without
+the operator configuring anything, so the secret falls back to a per-user file created on
+first use. The agent API key and the allowed page origins come from flags or the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from mao_page.protocol import MAX_MESSAGE_BYTES
+
+ENV_SECRET = "MAO_EMBED_SECRET"
+ENV_ORIGINS = "MAO_EMBED_ORIGINS"
+ENV_API_KEY = "MAO_EMBED_API_KEY"
+
+PACKAGE_DIR = Path(__file__).parent
+# Produced by the asset build step (``mao-embed build-assets``); gitignored, shipped in the wheel.
+DEFAULT_SDK_DIR = PACKAGE_DIR / "_sdk"
+DEFAULT_DEMO_DIR = PACKAGE_DIR / "demo_pages"
+
+# 32 random bytes is the HMAC-SHA256 block-strength recommendation (RFC 2104 §3).
+_SECRET_BYTES = 32
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 8765
+    secret: str = field(default="", repr=False)
+    allowed_origins: tuple[str, ...] = ()
+    db_path: Path | None = None
+    api_key: str | None = field(default=None, repr=False)
+    demo: bool = False
+    heartbeat_interval_ms: int = 15_000
+    # Missed heartbeats before a silent page is treated as dead (protocol docstring step 4).
+    heartbeat_misses: int = 3
+    default_timeout_ms: int = 30_000
+    hello_timeout_ms: int = 10_000
+    max_message_bytes: int = MAX_MESSAGE_BYTES
+    # How long a dropped session may be resumed with the same sessionId (SPEC W4).
+    resume_window_ms: int = 60_000
+    # Inbound frames per second per connection, with a burst allowance. A page only answers
+    # what it was asked (SPEC W4), so anything near this is a misbehaving client.
+    inbound_rate_per_s: float = 50.0
+    inbound_burst: int = 200
+    sdk_dir: Path = DEFAULT_SDK_DIR
+    demo_dir: Path = DEFAULT_DEMO_DIR
+
+    def __post_init__(self) -> None:
+        if not self.secret:
+            raise ValueError("ServerConfig.secret must be set; use resolve_secret()")
+        object.__setattr__(
+            self, "allowed_origins", tuple(normalize_origin(o) for o in self.allowed_origins)
+        )
+
+    def with_origins(self, *origins: str) -> ServerConfig:
+        merged = dict.fromkeys(self.allowed_origins)
+        merged.update(dict.fromkeys(normalize_origin(o) for o in origins))
+        return replace(self, allowed_origins=tuple(merged))
+
+
+def normalize_origin(origin: str) -> str:
+    """Origins are compared exactly (SPEC B5); only a trailing slash typed by an operator is
+    forgiven, since browsers never send one in the Origin header."""
+    return origin.strip().rstrip("/")
+
+
+def server_origins(port: int) -> tuple[str, ...]:
+    """The backend's own origins, allowed in demo mode so its demo pages can connect."""
+    return (f"http://127.0.0.1:{port}", f"http://localhost:{port}")
+
+
+def config_home(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "mao-embed"
+
+
+def state_home(environ: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "mao-embed"
+
+
+def default_db_path(environ: Mapping[str, str] | None = None) -> Path:
+    return state_home(environ) / "audit.db"
+
+
+def resolve_secret(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str:
+    """``--secret`` > env MAO_EMBED_SECRET > the per-user secret file (created 0600)."""
+    env = os.environ if environ is None else environ
+    if explicit:
+        return explicit
+    if env.get(ENV_SECRET):
+        return env[ENV_SECRET]
+    return _read_or_create_secret_file(config_home(env) / "secret")
+
+
+def _read_or_create_secret_file(path: Path) -> str:
+    try:
+        existing = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        existing = ""
+    if existing:
+        return existing
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    candidate = secrets.token_urlsafe(_SECRET_BYTES)
+    # O_EXCL so two processes starting at once (serve and token) cannot write different
+    # secrets; the loser reads the winner's file.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text(encoding="utf-8").strip()
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(candidate + "\n")
+    return candidate
+
+
+def resolve_origins(
+    flags: Iterable[str] = (), environ: Mapping[str, str] | None = None
+) -> tuple[str, ...]:
+    """``--allow-origin`` flags plus env MAO_EMBED_ORIGINS (comma-separated), de-duplicated."""
+    env = os.environ if environ is None else environ
+    from_env = [o for o in env.get(ENV_ORIGINS, "").split(",") if o.strip()]
+    merged = dict.fromkeys(normalize_origin(o) for o in [*flags, *from_env])
+    return tuple(merged)
+
+
+def resolve_api_key(environ: Mapping[str, str] | None = None) -> str | None:
+    env = os.environ if environ is None else environ
+    return env.get(ENV_API_KEY) or None
+
+
+def load_config(
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    secret: str | None = None,
+    allow_origins: Iterable[str] = (),
+    db_path: Path | str | None = None,
+    demo: bool = False,
+    environ: Mapping[str, str] | None = None,
+    **overrides: object,
+) -> ServerConfig:
+    """Build a config the way the CLI does: flags first, then the environment, then files.
+
+    ``db_path=None`` means the default state file; pass ``overrides`` for any other field.
+    """
+    return ServerConfig(
+        host=host,
+        port=port,
+        secret=resolve_secret(secret, environ),
+        allowed_origins=resolve_origins(allow_origins, environ),
+        db_path=Path(db_path) if db_path is not None else default_db_path(environ),
+        api_key=resolve_api_key(environ),
+        demo=demo,
+        **overrides,  # type: ignore[arg-type]
+    )

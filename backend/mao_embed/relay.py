@@ -1,0 +1,612 @@
+"""Session registry and request/response correlation between agents and pages (SPEC B2, W1-W4).
+
+The relay owns every piece of per-session state: which pages are connected, which requests
+are in flight, which results were already given. Transports (the WebSocket endpoint) only
+feed it parsed messages, and agents (HTTP API, MCP, Python callers) only call
+``Relay.call_tool``. Everything runs on one event loop, so no locks are needed.
+
+Guarantees, each tested in ``tests/backend/test_relay*.py``:
+
+- ``call_tool`` always returns a ``PageToolResult``; expected failures are results with a
+  stable error code, never exceptions (SPEC A6).
+- A repeated requestId returns the first result, or awaits the same in-flight future; the
+  page sees the request once (SPEC W2). Results are cached per session in a bounded LRU.
+- A request that outlives its timeout ends with ``timeout`` and a ``cancel`` is sent to the
+  page; a connection that drops ends its requests with ``disconnected`` and
+  ``details.mayHaveApplied`` for writes. Nothing is ever re-sent (SPEC W3).
+- A result is accepted only from the session its request was sent to; unknown, late and
+  duplicate results are ignored and audited.
+- A page that reconnects within the resume window with the same user, agent and origin gets
+  its sessionId back, and with it the result cache, so a retried requestId still answers
+  ``disconnected`` instead of replaying a write (SPEC W3, W4).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import IntEnum
+from typing import Any, Protocol
+
+from mao_page.protocol import (
+    ArgumentError,
+    Cancel,
+    ErrorCode,
+    Hello,
+    PageInfo,
+    PageToolRequest,
+    PageToolResult,
+    ToolError,
+    ToolName,
+    build_request,
+)
+
+from mao_embed.audit import AuditEvent, AuditLog
+
+logger = logging.getLogger(__name__)
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,80}")
+_TOOL_NAMES = frozenset(t.value for t in ToolName)
+
+
+class CloseCode(IntEnum):
+    """WebSocket close codes the backend uses; the SDK decides from these whether to retry."""
+
+    NORMAL = 1000
+    GOING_AWAY = 1001
+    POLICY_VIOLATION = 1008
+    MESSAGE_TOO_BIG = 1009
+    # Application range (RFC 6455 §7.4.2): the page went silent; it should reconnect and resume.
+    HEARTBEAT_TIMEOUT = 4000
+    # The same session resumed on a newer connection; the old one must not reconnect.
+    REPLACED = 4001
+
+
+class TransportClosed(Exception):
+    """The connection to the page is gone; nothing more can be sent on it."""
+
+
+class SessionTransport(Protocol):
+    """What the relay needs from a connection: send one message, close it."""
+
+    async def send(self, message: dict[str, Any]) -> None: ...
+
+    async def close(self, code: int, reason: str) -> None: ...
+
+
+class SessionNotFoundError(LookupError):
+    """Raised only by the test hooks; ``call_tool`` answers ``session_not_found`` instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionIdentity:
+    user_id: str
+    agent_id: str
+    origin: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionInfo:
+    session_id: str
+    user_id: str
+    agent_id: str
+    origin: str
+    url: str
+    title: str
+    ready: bool
+    connected_at: float
+
+    def to_wire(self) -> dict[str, Any]:
+        """The CONTRACT shape of one ``GET /api/sessions`` entry."""
+        return {
+            "sessionId": self.session_id,
+            "userId": self.user_id,
+            "agentId": self.agent_id,
+            "origin": self.origin,
+            "url": self.url,
+            "title": self.title,
+            "ready": self.ready,
+            "connectedAt": datetime.fromtimestamp(self.connected_at, UTC)
+            .isoformat(timespec="milliseconds")
+            .replace("+00:00", "Z"),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    session_id: str
+    resumed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    request: PageToolRequest
+    future: asyncio.Future[PageToolResult]
+    timer: asyncio.TimerHandle
+    started: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Detached:
+    identity: SessionIdentity
+    dropped_at: float
+    completed: OrderedDict[str, PageToolResult]
+
+
+class _RawWatch:
+    """Every result a page sends for a requestId that a test sent with ``send_raw``."""
+
+    __slots__ = ("results", "arrived")
+
+    def __init__(self) -> None:
+        self.results: list[PageToolResult] = []
+        self.arrived = asyncio.Event()
+
+
+class _Session:
+    """Mutable state of one connected page; lives only inside the relay."""
+
+    __slots__ = (
+        "session_id",
+        "identity",
+        "transport",
+        "url",
+        "title",
+        "connected_at",
+        "last_seen",
+        "pending",
+        "completed",
+        "raw",
+    )
+
+    def __init__(
+        self,
+        session_id: str,
+        identity: SessionIdentity,
+        transport: SessionTransport,
+        page: PageInfo,
+        completed: OrderedDict[str, PageToolResult],
+        now: float,
+    ) -> None:
+        self.session_id = session_id
+        self.identity = identity
+        self.transport = transport
+        self.url = page.url
+        self.title = page.title
+        self.connected_at = time.time()
+        self.last_seen = now
+        self.pending: dict[str, _Pending] = {}
+        self.completed = completed
+        self.raw: dict[str, _RawWatch] = {}
+
+    def info(self) -> SessionInfo:
+        return SessionInfo(
+            session_id=self.session_id,
+            user_id=self.identity.user_id,
+            agent_id=self.identity.agent_id,
+            origin=self.identity.origin,
+            url=self.url,
+            title=self.title,
+            # The page sends hello only once its Python runtime is up, so a registered
+            # session can take tool calls (SPEC E4).
+            ready=True,
+            connected_at=self.connected_at,
+        )
+
+
+def failure(
+    request_id: str, code: ErrorCode, message: str, details: dict[str, Any] | None = None
+) -> PageToolResult:
+    return PageToolResult(
+        request_id=request_id,
+        success=False,
+        error=ToolError(code=code, message=message, details=details),
+    )
+
+
+def is_valid_request_id(request_id: str) -> bool:
+    return _REQUEST_ID.fullmatch(request_id) is not None
+
+
+def new_request_id() -> str:
+    return f"req-{secrets.token_hex(10)}"
+
+
+class Relay:
+    def __init__(
+        self,
+        *,
+        audit: AuditLog | None = None,
+        default_timeout_ms: int = 30_000,
+        resume_window_ms: int = 60_000,
+        completed_cache_size: int = 1000,
+        response_grace_ms: int = 500,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._audit = audit
+        self.default_timeout_ms = default_timeout_ms
+        self._resume_window_s = resume_window_ms / 1000
+        self._cache_size = completed_cache_size
+        # The page enforces timeoutMs itself and answers ``timeout``; the relay waits a little
+        # longer so the page's own answer (which may say what was applied) wins the race.
+        self._grace_s = response_grace_ms / 1000
+        self._clock = clock
+        self._sessions: dict[str, _Session] = {}
+        self._detached: dict[str, _Detached] = {}
+        self._session_added = asyncio.Event()
+
+    # ------------------------------------------------------------------ sessions
+
+    def sessions(self) -> list[SessionInfo]:
+        return [session.info() for session in self._sessions.values()]
+
+    def get_session(self, session_id: str) -> SessionInfo | None:
+        session = self._sessions.get(session_id)
+        return session.info() if session else None
+
+    async def wait_for_session(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        exclude: Collection[str] = (),
+        timeout_s: float = 30.0,
+    ) -> SessionInfo:
+        """The first connected session matching the filters; raises ``TimeoutError``."""
+        async with asyncio.timeout(timeout_s):
+            while True:
+                for info in self.sessions():
+                    if (
+                        info.session_id not in exclude
+                        and user_id in (None, info.user_id)
+                        and agent_id in (None, info.agent_id)
+                    ):
+                        return info
+                self._session_added.clear()
+                await self._session_added.wait()
+
+    async def attach(self, hello: Hello, origin: str, transport: SessionTransport) -> Attachment:
+        """Register an authenticated page; resume its old sessionId when allowed (SPEC W4)."""
+        self._purge_detached()
+        identity = SessionIdentity(hello.user.id, hello.agent_id, origin)
+        session_id: str | None = None
+        completed: OrderedDict[str, PageToolResult] = OrderedDict()
+        wanted = hello.resume_session_id
+        if wanted:
+            live = self._sessions.get(wanted)
+            if live is not None and live.identity == identity:
+                # The page noticed the drop before we did: its old socket is half-dead.
+                # End that connection's requests as disconnected, then take the id over.
+                old_transport = live.transport
+                self.detach(wanted, old_transport, reason="replaced by a resumed connection")
+                asyncio.get_running_loop().create_task(
+                    _close_quietly(old_transport, CloseCode.REPLACED, "session resumed elsewhere")
+                )
+            detached = self._detached.get(wanted)
+            if detached is not None and detached.identity == identity:
+                del self._detached[wanted]
+                session_id = wanted
+                completed = detached.completed
+        resumed = session_id is not None
+        if session_id is None:
+            session_id = f"ses-{secrets.token_hex(10)}"
+        session = _Session(session_id, identity, transport, hello.page, completed, self._clock())
+        self._sessions[session_id] = session
+        self._session_added.set()
+        self._record(
+            AuditEvent.SESSION_RESUMED if resumed else AuditEvent.SESSION_CONNECTED,
+            session_id=session_id,
+            user_id=identity.user_id,
+            agent_id=identity.agent_id,
+            origin=origin,
+            detail=f"resume of {wanted} refused" if wanted and not resumed else None,
+        )
+        return Attachment(session_id=session_id, resumed=resumed)
+
+    def detach(self, session_id: str, transport: SessionTransport, *, reason: str) -> None:
+        """The page's connection ended: fail what is pending, keep the id resumable.
+
+        Only the connection currently owning the session can detach it, so a stale
+        connection closing late cannot end a session that has already resumed elsewhere.
+        """
+        session = self._sessions.get(session_id)
+        if session is None or session.transport is not transport:
+            return
+        del self._sessions[session_id]
+        for request_id, pending in list(session.pending.items()):
+            self._settle(
+                session,
+                request_id,
+                failure(
+                    request_id,
+                    ErrorCode.DISCONNECTED,
+                    "the page disconnected before answering; the request is not retried",
+                    # SPEC W3: a write may have reached the page before the drop.
+                    {"mayHaveApplied": pending.request.is_write},
+                ),
+            )
+        self._detached[session_id] = _Detached(session.identity, self._clock(), session.completed)
+        self._record(
+            AuditEvent.SESSION_DISCONNECTED,
+            session_id=session_id,
+            user_id=session.identity.user_id,
+            agent_id=session.identity.agent_id,
+            origin=session.identity.origin,
+            detail=reason,
+        )
+        self._purge_detached()
+
+    def touch(self, session_id: str, page: PageInfo | None = None) -> None:
+        """A heartbeat answer: the page is alive, and maybe at a new URL or title."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        session.last_seen = self._clock()
+        if page is not None:
+            session.url = page.url
+            session.title = page.title
+
+    async def close_all(self, code: int = CloseCode.GOING_AWAY, reason: str = "") -> None:
+        for session in list(self._sessions.values()):
+            transport = session.transport
+            self.detach(session.session_id, transport, reason=reason or "server shutting down")
+            await _close_quietly(transport, code, reason)
+
+    # ------------------------------------------------------------------ tool calls
+
+    async def call_tool(
+        self,
+        session_id: str,
+        tool: str,
+        args: dict[str, Any],
+        *,
+        request_id: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> PageToolResult:
+        """Run one page tool on one session and return its result (SPEC B2).
+
+        Never raises for expected failures: unknown tool, bad arguments, unknown session,
+        timeout and disconnect all come back as a failed ``PageToolResult``.
+        """
+        if request_id is None:
+            request_id = new_request_id()
+        elif not is_valid_request_id(request_id):
+            return failure(
+                new_request_id(),
+                ErrorCode.INVALID_REQUEST,
+                "requestId must be 1-80 characters of A-Z, a-z, 0-9, '_', '.', ':' or '-'",
+            )
+        if tool not in _TOOL_NAMES:
+            return failure(
+                request_id,
+                ErrorCode.UNKNOWN_TOOL,
+                f"unknown tool {tool!r}; the page tools are {', '.join(sorted(_TOOL_NAMES))}",
+            )
+        session = self._sessions.get(session_id)
+        cached = self._cached_result(session_id, request_id)
+        if cached is not None:
+            self._record(
+                AuditEvent.TOOL_CALL,
+                session_id=session_id,
+                request_id=request_id,
+                tool=tool,
+                code=_code_of(cached),
+                duration_ms=0.0,
+                detail="repeated requestId answered with the first result",
+            )
+            return cached
+        if session is None:
+            return failure(
+                request_id, ErrorCode.SESSION_NOT_FOUND, f"no connected page session {session_id!r}"
+            )
+        in_flight = session.pending.get(request_id)
+        if in_flight is not None:
+            # SPEC W2: the same requestId is executed once; a second caller shares the answer.
+            return await asyncio.shield(in_flight.future)
+        try:
+            request = build_request(
+                tool,
+                args,
+                request_id=request_id,
+                session_id=session_id,
+                timeout_ms=timeout_ms if timeout_ms is not None else self.default_timeout_ms,
+            )
+        except ArgumentError as error:
+            return failure(request_id, ErrorCode.INVALID_REQUEST, str(error))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[PageToolResult] = loop.create_future()
+        timer = loop.call_later(
+            request.timeout_ms / 1000 + self._grace_s, self._expire, session_id, request_id
+        )
+        session.pending[request_id] = _Pending(request, future, timer, self._clock())
+        try:
+            await session.transport.send(request.to_wire())
+        except TransportClosed:
+            # The socket died under us; whether any byte left is unknowable, so a write is
+            # reported as possibly applied, like any other drop (SPEC W3).
+            self._settle(
+                session,
+                request_id,
+                failure(
+                    request_id,
+                    ErrorCode.DISCONNECTED,
+                    "the page connection closed while sending the request",
+                    {"mayHaveApplied": request.is_write},
+                ),
+            )
+        return await asyncio.shield(future)
+
+    async def cancel(self, session_id: str, request_id: str, reason: str = "") -> bool:
+        """End an in-flight request with ``cancelled`` and tell the page to stop it (SPEC W3)."""
+        session = self._sessions.get(session_id)
+        if session is None or request_id not in session.pending:
+            return False
+        pending = session.pending[request_id]
+        self._settle(
+            session,
+            request_id,
+            failure(
+                request_id,
+                ErrorCode.CANCELLED,
+                f"cancelled by the agent{': ' + reason if reason else ''}",
+                {"mayHaveApplied": pending.request.is_write},
+            ),
+        )
+        await self._send_cancel(session, request_id, reason or "cancelled by the agent")
+        return True
+
+    def accept_result(self, session_id: str, result: PageToolResult) -> None:
+        """A page answered. Accept it only for a request pending on that same session."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        request_id = result.request_id
+        watch = session.raw.get(request_id)
+        if watch is not None:
+            watch.results.append(result)
+            watch.arrived.set()
+        if request_id in session.pending:
+            self._settle(session, request_id, result)
+            return
+        if watch is not None:
+            return
+        earlier = session.completed.get(request_id)
+        if earlier is None:
+            why = "result for a requestId this session was never sent"
+        elif _code_of(earlier) in (ErrorCode.TIMEOUT, ErrorCode.CANCELLED):
+            why = f"late result after the request ended with {_code_of(earlier)}"
+        else:
+            why = "duplicate result for an already answered request"
+        logger.info("ignored page result %s on session %s: %s", request_id, session_id, why)
+        self._record(
+            AuditEvent.RESULT_IGNORED,
+            session_id=session_id,
+            request_id=request_id,
+            code=_code_of(result),
+            detail=why,
+        )
+
+    # ------------------------------------------------------------------ test hooks
+
+    async def send_raw(self, session_id: str, message: dict[str, Any]) -> None:
+        """Send a message exactly as given, bypassing validation and de-duplication.
+
+        For browser tests that must prove the page itself de-duplicates a repeated
+        requestId (SPEC W2). Results for a raw ``page_tool_request`` are collected for
+        ``raw_results`` instead of being ignored.
+        """
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotFoundError(session_id)
+        request_id = message.get("requestId")
+        if message.get("type") == "page_tool_request" and isinstance(request_id, str):
+            session.raw.setdefault(request_id, _RawWatch())
+        await session.transport.send(message)
+
+    async def raw_results(
+        self, session_id: str, request_id: str, *, count: int = 1, timeout_s: float = 10.0
+    ) -> list[PageToolResult]:
+        """Wait until ``count`` results arrived for a requestId sent with ``send_raw``."""
+        session = self._sessions.get(session_id)
+        watch = session.raw.get(request_id) if session else None
+        if watch is None:
+            raise SessionNotFoundError(f"{session_id}/{request_id} was not sent with send_raw")
+        async with asyncio.timeout(timeout_s):
+            while len(watch.results) < count:
+                watch.arrived.clear()
+                await watch.arrived.wait()
+        return list(watch.results)
+
+    # ------------------------------------------------------------------ internals
+
+    def _cached_result(self, session_id: str, request_id: str) -> PageToolResult | None:
+        session = self._sessions.get(session_id)
+        if session is not None:
+            cache = session.completed
+        elif session_id in self._detached:
+            cache = self._detached[session_id].completed
+        else:
+            return None
+        result = cache.get(request_id)
+        if result is not None:
+            cache.move_to_end(request_id)
+        return result
+
+    def _settle(self, session: _Session, request_id: str, result: PageToolResult) -> bool:
+        pending = session.pending.pop(request_id, None)
+        if pending is None:
+            return False
+        pending.timer.cancel()
+        session.completed[request_id] = result
+        while len(session.completed) > self._cache_size:
+            session.completed.popitem(last=False)
+        if not pending.future.done():
+            pending.future.set_result(result)
+        self._record(
+            AuditEvent.TOOL_CALL,
+            session_id=session.session_id,
+            request_id=request_id,
+            tool=pending.request.tool.value,
+            code=_code_of(result),
+            duration_ms=round((self._clock() - pending.started) * 1000, 3),
+        )
+        return True
+
+    def _expire(self, session_id: str, request_id: str) -> None:
+        session = self._sessions.get(session_id)
+        if session is None or request_id not in session.pending:
+            return
+        pending = session.pending[request_id]
+        self._settle(
+            session,
+            request_id,
+            failure(
+                request_id,
+                ErrorCode.TIMEOUT,
+                f"the page did not answer within {pending.request.timeout_ms} ms; "
+                "it was told to cancel, and the request is not retried",
+                {"mayHaveApplied": pending.request.is_write},
+            ),
+        )
+        asyncio.get_running_loop().create_task(self._send_cancel(session, request_id, "timeout"))
+
+    async def _send_cancel(self, session: _Session, request_id: str, reason: str) -> None:
+        cancel = Cancel(request_id=request_id, session_id=session.session_id, reason=reason)
+        try:
+            await session.transport.send(cancel.to_wire())
+        except TransportClosed:
+            # The drop itself ends the page's work; there is nobody left to tell.
+            return
+        self._record(
+            AuditEvent.CANCEL_SENT,
+            session_id=session.session_id,
+            request_id=request_id,
+            detail=reason,
+        )
+
+    def _purge_detached(self) -> None:
+        horizon = self._clock() - self._resume_window_s
+        for session_id in [s for s, d in self._detached.items() if d.dropped_at < horizon]:
+            del self._detached[session_id]
+
+    def _record(self, event: AuditEvent, **values: Any) -> None:
+        if self._audit is not None:
+            self._audit.record(event, **values)
+
+
+def _code_of(result: PageToolResult) -> str:
+    return result.error.code.value if result.error else ("ok" if result.success else "failed")
+
+
+async def _close_quietly(transport: SessionTransport, code: int, reason: str) -> None:
+    try:
+        await transport.close(code, reason)
+    except TransportClosed:
+        return

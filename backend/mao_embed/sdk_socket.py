@@ -1,0 +1,389 @@
+"""The SDK WebSocket endpoint ``/ws/sdk``: handshake, authentication, framing, heartbeat.
+
+Lifecycle (see the ``mao_page.protocol`` docstring):
+
+1. Origin is checked against the allowlist before the upgrade is accepted; a refused
+   handshake never reaches application code (SPEC B5).
+2. The first frame must be ``hello`` within ``hello_timeout_ms``, with our protocol version
+   and a token whose user, agent and (if bound) origin match the hello. Refusals send one
+   ``error`` message and close with 1008.
+3. Afterwards every frame is size-checked, rate-limited and parsed with the shared protocol
+   models. A bad frame gets an ``invalid_request`` error naming the bad fields and the
+   connection stays up: one malformed result must not cost the user their session.
+4. The backend pings every ``heartbeat_interval_ms``; after ``heartbeat_misses`` unanswered
+   pings the page is treated as dead (SPEC W4).
+
+This module only moves messages; all request state lives in ``Relay``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import time
+from typing import Any
+
+from mao_page.protocol import (
+    PROTOCOL_VERSION,
+    ErrorCode,
+    ErrorMessage,
+    Hello,
+    PageToolResult,
+    Ping,
+    Pong,
+    Welcome,
+    describe_validation_error,
+    parse_client_message,
+)
+from pydantic import ValidationError
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
+
+from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.config import ServerConfig, normalize_origin
+from mao_embed.origins import OriginPolicy
+from mao_embed.relay import CloseCode, Relay, TransportClosed
+from mao_embed.tokens import TokenError, verify_token
+
+logger = logging.getLogger(__name__)
+
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,80}")
+
+
+class HandshakeRefused(Exception):
+    """The hello cannot open a session; carries the code sent to the page."""
+
+    def __init__(self, code: ErrorCode, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class WebSocketTransport:
+    """``SessionTransport`` over a Starlette WebSocket.
+
+    Sends are serialized with a lock because the relay, the heartbeat and the receive loop
+    all write to the same socket. Nothing goes out before ``open()``, so a tool request can
+    never overtake the ``welcome`` that tells the page its sessionId.
+    """
+
+    __slots__ = ("_websocket", "_lock", "_opened", "closed")
+
+    def __init__(self, websocket: WebSocket) -> None:
+        self._websocket = websocket
+        self._lock = asyncio.Lock()
+        self._opened = asyncio.Event()
+        self.closed = False
+
+    def open(self) -> None:
+        self._opened.set()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        await self._opened.wait()
+        await self.send_now(message)
+
+    async def send_now(self, message: dict[str, Any]) -> None:
+        if self.closed:
+            raise TransportClosed
+        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        async with self._lock:
+            try:
+                await self._websocket.send_text(text)
+            except (WebSocketDisconnect, WebSocketDisconnected) as error:
+                self.closed = True
+                raise TransportClosed from error
+
+    async def close(self, code: int, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        async with self._lock:
+            try:
+                await self._websocket.close(code=code, reason=reason)
+            except (WebSocketDisconnect, WebSocketDisconnected):
+                return
+
+
+class _InboundRateLimit:
+    """Token bucket over inbound frames; a page only answers what it was asked (SPEC W4)."""
+
+    __slots__ = ("_rate", "_burst", "_tokens", "_stamp", "_last_warning")
+
+    def __init__(self, rate_per_s: float, burst: int) -> None:
+        self._rate = rate_per_s
+        self._burst = float(burst)
+        self._tokens = float(burst)
+        self._stamp = time.monotonic()
+        self._last_warning = 0.0
+
+    def allow(self) -> bool:
+        now = time.monotonic()
+        self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
+        self._stamp = now
+        if self._tokens >= 1:
+            self._tokens -= 1
+            return True
+        return False
+
+    def should_warn(self) -> bool:
+        """At most one ``rate_limited`` error per second, so warnings cannot flood back."""
+        now = time.monotonic()
+        if now - self._last_warning >= 1.0:
+            self._last_warning = now
+            return True
+        return False
+
+
+class SdkSocket:
+    def __init__(
+        self, config: ServerConfig, relay: Relay, origins: OriginPolicy, audit: AuditLog
+    ) -> None:
+        self._config = config
+        self._relay = relay
+        self._origins = origins
+        self._audit = audit
+
+    async def handle(self, websocket: WebSocket) -> None:
+        origin = websocket.headers.get("origin")
+        if not self._origins.allows(origin):
+            self._audit.record(
+                AuditEvent.CONNECTION_REFUSED,
+                origin=(origin or "")[:200],
+                code=ErrorCode.ORIGIN_NOT_ALLOWED.value,
+                detail="Origin not in the allowlist",
+            )
+            # Closing before accept makes the server answer the upgrade with HTTP 403.
+            await websocket.close(code=CloseCode.POLICY_VIOLATION)
+            return
+        assert origin is not None
+        await websocket.accept()
+        transport = WebSocketTransport(websocket)
+        try:
+            hello = await self._receive_hello(websocket, normalize_origin(origin))
+        except HandshakeRefused as refusal:
+            self._audit.record(
+                AuditEvent.CONNECTION_REFUSED,
+                origin=origin,
+                code=refusal.code.value,
+                detail=refusal.message,
+            )
+            await _send_error_and_close(transport, refusal.code, refusal.message)
+            return
+        except (WebSocketDisconnect, WebSocketDisconnected):
+            return
+        if hello is None:
+            return
+        attachment = await self._relay.attach(hello, normalize_origin(origin), transport)
+        try:
+            await transport.send_now(
+                Welcome(
+                    session_id=attachment.session_id,
+                    heartbeat_interval_ms=self._config.heartbeat_interval_ms,
+                    resumed=attachment.resumed,
+                ).to_wire()
+            )
+        except TransportClosed:
+            self._relay.detach(attachment.session_id, transport, reason="closed during welcome")
+            return
+        transport.open()
+        connection = _Connection(
+            self._config, self._relay, self._audit, websocket, transport, attachment.session_id
+        )
+        await connection.run()
+
+    async def _receive_hello(self, websocket: WebSocket, origin: str) -> Hello | None:
+        try:
+            async with asyncio.timeout(self._config.hello_timeout_ms / 1000):
+                message = await websocket.receive()
+        except TimeoutError:
+            raise HandshakeRefused(
+                ErrorCode.TIMEOUT,
+                f"no hello within {self._config.hello_timeout_ms} ms of connecting",
+            ) from None
+        if message["type"] == "websocket.disconnect":
+            return None
+        data = _frame_data(message)
+        if _frame_size(data) > self._config.max_message_bytes:
+            raise HandshakeRefused(ErrorCode.MESSAGE_TOO_LARGE, "hello is larger than allowed")
+        # Check the version before the schema: a future SDK's hello may carry fields this
+        # backend does not know, and "protocol_mismatch" is the answer that helps it.
+        version = _peek(data, "protocolVersion")
+        if _peek(data, "type") == "hello" and version is not None and version != PROTOCOL_VERSION:
+            raise HandshakeRefused(
+                ErrorCode.PROTOCOL_MISMATCH,
+                f"this backend speaks protocol version {PROTOCOL_VERSION}, the page sent {version!r}",
+            )
+        try:
+            hello = parse_client_message(data)
+        except ValidationError as error:
+            raise HandshakeRefused(
+                ErrorCode.INVALID_REQUEST, f"bad hello: {describe_validation_error(error)}"
+            ) from None
+        if not isinstance(hello, Hello):
+            raise HandshakeRefused(ErrorCode.INVALID_REQUEST, "the first message must be hello")
+        if hello.protocol_version != PROTOCOL_VERSION:
+            raise HandshakeRefused(
+                ErrorCode.PROTOCOL_MISMATCH,
+                f"this backend speaks protocol version {PROTOCOL_VERSION}",
+            )
+        try:
+            claims = verify_token(self._config.secret, hello.token)
+        except TokenError as error:
+            raise HandshakeRefused(ErrorCode.UNAUTHORIZED, f"token refused: {error.reason}") from None
+        if claims.user_id != hello.user.id:
+            raise HandshakeRefused(ErrorCode.UNAUTHORIZED, "token was issued for another user")
+        if claims.agent_id != hello.agent_id:
+            raise HandshakeRefused(ErrorCode.UNAUTHORIZED, "token was issued for another agent")
+        if claims.origin is not None and normalize_origin(claims.origin) != origin:
+            raise HandshakeRefused(ErrorCode.UNAUTHORIZED, "token was issued for another origin")
+        return hello
+
+
+class _Connection:
+    """One authenticated page connection after ``welcome``."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        relay: Relay,
+        audit: AuditLog,
+        websocket: WebSocket,
+        transport: WebSocketTransport,
+        session_id: str,
+    ) -> None:
+        self._config = config
+        self._relay = relay
+        self._audit = audit
+        self._websocket = websocket
+        self._transport = transport
+        self._session_id = session_id
+        self._missed_pings = 0
+        self._rate = _InboundRateLimit(config.inbound_rate_per_s, config.inbound_burst)
+
+    async def run(self) -> None:
+        heartbeat = asyncio.get_running_loop().create_task(self._heartbeat())
+        reason = "connection ended"
+        try:
+            reason = await self._receive_loop()
+        except (WebSocketDisconnect, WebSocketDisconnected, TransportClosed):
+            reason = "connection lost"
+        finally:
+            heartbeat.cancel()
+            self._relay.detach(self._session_id, self._transport, reason=reason)
+
+    async def _receive_loop(self) -> str:
+        while True:
+            message = await self._websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return f"page closed the connection (code {message.get('code', 1005)})"
+            # Any frame from the page proves it is alive, not only pong.
+            self._missed_pings = 0
+            if not self._rate.allow():
+                if self._rate.should_warn():
+                    await self._send_error(ErrorCode.RATE_LIMITED, "too many messages; frames dropped")
+                continue
+            data = _frame_data(message)
+            if _frame_size(data) > self._config.max_message_bytes:
+                self._audit.record(
+                    AuditEvent.FRAME_REJECTED,
+                    session_id=self._session_id,
+                    code=ErrorCode.MESSAGE_TOO_LARGE.value,
+                )
+                await _send_error_and_close(
+                    self._transport,
+                    ErrorCode.MESSAGE_TOO_LARGE,
+                    f"message larger than {self._config.max_message_bytes} bytes",
+                    close_code=CloseCode.MESSAGE_TOO_BIG,
+                )
+                return "message too large"
+            try:
+                parsed = parse_client_message(data)
+            except ValidationError as error:
+                await self._send_error(
+                    ErrorCode.INVALID_REQUEST,
+                    describe_validation_error(error),
+                    request_id=_peek_request_id(data),
+                )
+                continue
+            await self._dispatch(parsed)
+
+    async def _dispatch(self, parsed: Any) -> None:
+        if isinstance(parsed, PageToolResult):
+            self._relay.accept_result(self._session_id, parsed)
+        elif isinstance(parsed, Pong):
+            self._relay.touch(self._session_id, parsed.page)
+        elif isinstance(parsed, Ping):
+            self._relay.touch(self._session_id)
+            await self._transport.send(Pong(ts=parsed.ts).to_wire())
+        elif isinstance(parsed, Hello):
+            await self._send_error(ErrorCode.INVALID_REQUEST, "hello was already received")
+
+    async def _heartbeat(self) -> None:
+        interval = self._config.heartbeat_interval_ms / 1000
+        try:
+            while True:
+                await asyncio.sleep(interval)
+                if self._missed_pings >= self._config.heartbeat_misses:
+                    logger.info("session %s missed %d pings", self._session_id, self._missed_pings)
+                    # Detach first: a dead peer may never complete the close handshake, and
+                    # pending requests should learn about the drop now (SPEC W3).
+                    self._relay.detach(self._session_id, self._transport, reason="heartbeat timeout")
+                    await self._transport.close(CloseCode.HEARTBEAT_TIMEOUT, "heartbeat timeout")
+                    return
+                self._missed_pings += 1
+                await self._transport.send(Ping(ts=time.time() * 1000).to_wire())
+        except TransportClosed:
+            return
+
+    async def _send_error(self, code: ErrorCode, message: str, request_id: str | None = None) -> None:
+        self._audit.record(
+            AuditEvent.FRAME_REJECTED,
+            session_id=self._session_id,
+            request_id=request_id,
+            code=code.value,
+            detail=message[:500],
+        )
+        try:
+            await self._transport.send(
+                ErrorMessage(code=code, message=message, request_id=request_id).to_wire()
+            )
+        except TransportClosed:
+            return
+
+
+async def _send_error_and_close(
+    transport: WebSocketTransport,
+    code: ErrorCode,
+    message: str,
+    close_code: int = CloseCode.POLICY_VIOLATION,
+) -> None:
+    try:
+        await transport.send_now(ErrorMessage(code=code, message=message).to_wire())
+    except TransportClosed:
+        return
+    await transport.close(close_code, code.value)
+
+
+def _frame_data(message: dict[str, Any]) -> str | bytes:
+    text = message.get("text")
+    return text if text is not None else (message.get("bytes") or b"")
+
+
+def _frame_size(data: str | bytes) -> int:
+    # A str frame's wire size is its UTF-8 length; checking len(str) would undercount.
+    return len(data.encode("utf-8")) if isinstance(data, str) else len(data)
+
+
+def _peek(data: str | bytes, key: str) -> Any:
+    """Read one top-level field of a frame without validating it (for error reporting)."""
+    try:
+        value = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _peek_request_id(data: str | bytes) -> str | None:
+    value = _peek(data, "requestId")
+    return value if isinstance(value, str) and _REQUEST_ID.fullmatch(value) else None

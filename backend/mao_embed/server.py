@@ -1,0 +1,238 @@
+"""Running the backend with uvicorn: in the foreground (CLI) or in a thread (tests, demo).
+
+``start_in_thread`` is what the pytest plugin and ``mao-embed demo`` use: it binds (port 0
+picks a free port), waits until the socket is listening, and hands back a ``RunningServer``
+whose helpers run relay coroutines on the server's own event loop from any thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Collection, Coroutine
+from concurrent.futures import Future
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import uvicorn
+from mao_page.protocol import PageToolResult
+from starlette.applications import Starlette
+
+from mao_embed.app import create_app
+from mao_embed.config import ServerConfig, server_origins
+from mao_embed.relay import Relay, SessionInfo
+from mao_embed.tokens import DEFAULT_TTL_S, issue_token
+
+T = TypeVar("T")
+
+_STARTUP_TIMEOUT_S = 15.0
+
+
+def uvicorn_config(app: Starlette, config: ServerConfig) -> uvicorn.Config:
+    return uvicorn.Config(
+        app,
+        host=config.host,
+        port=config.port,
+        log_level="warning",
+        lifespan="on",
+        # Room above our own limit so oversized frames reach the app and get a readable
+        # ``message_too_large`` error instead of a bare protocol close.
+        ws_max_size=config.max_message_bytes * 2 + 64 * 1024,
+        timeout_graceful_shutdown=3,
+    )
+
+
+def serve_forever(config: ServerConfig, announce: Callable[[str], None] | None = None) -> None:
+    """Run in the foreground until interrupted (``mao-embed serve``).
+
+    ``announce`` receives the listening URL once bound (the real port when ``port`` is 0).
+    """
+    app = create_app(config)
+    server = uvicorn.Server(uvicorn_config(app, config))
+
+    async def main() -> None:
+        serving = asyncio.get_running_loop().create_task(server.serve())
+        while not server.started and not serving.done():
+            await asyncio.sleep(0.02)
+        if server.started:
+            port = server.servers[0].sockets[0].getsockname()[1]
+            if config.demo:
+                app.state.origins.add(*server_origins(port))
+            if announce is not None:
+                announce(f"http://{config.host}:{port}")
+        await serving
+
+    asyncio.run(main())
+
+
+class RunningServer:
+    """A backend serving on a background thread. Stop it with ``stop()`` or ``with``."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        app: Starlette,
+        server: uvicorn.Server,
+        thread: threading.Thread,
+        loop: asyncio.AbstractEventLoop,
+        port: int,
+    ) -> None:
+        self.config = config
+        self.app = app
+        self.port = port
+        self.loop = loop
+        self._server = server
+        self._thread = thread
+
+    @property
+    def host(self) -> str:
+        return "127.0.0.1" if self.config.host in ("0.0.0.0", "", "::") else self.config.host
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}/ws/sdk"
+
+    @property
+    def relay(self) -> Relay:
+        return self.app.state.relay  # type: ignore[no-any-return]
+
+    def issue_token(
+        self, user_id: str, agent_id: str, *, origin: str | None = None, ttl_s: int = DEFAULT_TTL_S
+    ) -> str:
+        return issue_token(
+            self.config.secret, user_id=user_id, agent_id=agent_id, origin=origin, ttl_s=ttl_s
+        )
+
+    def allow_origin(self, *origins: str) -> None:
+        """Add page origins to the allowlist of the running server (e.g. a test page host)."""
+        self.app.state.origins.add(*origins)
+
+    def run(self, coroutine: Coroutine[Any, Any, T], timeout_s: float | None = None) -> T:
+        """Run a coroutine on the server's event loop from another thread and return its value."""
+        future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        return future.result(timeout=timeout_s)
+
+    def call_tool(
+        self,
+        session_id: str,
+        tool: str,
+        args: dict[str, Any] | None = None,
+        *,
+        request_id: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> PageToolResult:
+        """Blocking ``Relay.call_tool`` for synchronous callers (pytest, the demo agent)."""
+        return self.run(
+            self.relay.call_tool(
+                session_id, tool, args or {}, request_id=request_id, timeout_ms=timeout_ms
+            )
+        )
+
+    def sessions(self) -> list[SessionInfo]:
+        return self.run(_value(self.relay.sessions))
+
+    def wait_for_session(
+        self,
+        *,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        exclude: Collection[str] = (),
+        timeout_s: float = 30.0,
+    ) -> SessionInfo:
+        return self.run(
+            self.relay.wait_for_session(
+                user_id=user_id, agent_id=agent_id, exclude=exclude, timeout_s=timeout_s
+            )
+        )
+
+    def send_raw(self, session_id: str, message: dict[str, Any]) -> None:
+        self.run(self.relay.send_raw(session_id, message))
+
+    def raw_results(
+        self, session_id: str, request_id: str, *, count: int = 1, timeout_s: float = 10.0
+    ) -> list[PageToolResult]:
+        return self.run(
+            self.relay.raw_results(session_id, request_id, count=count, timeout_s=timeout_s)
+        )
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        if not self._thread.is_alive():
+            return
+        self._server.should_exit = True
+        self._thread.join(timeout=timeout_s)
+        if self._thread.is_alive():
+            self._server.force_exit = True
+            self._thread.join(timeout=timeout_s)
+
+    def __enter__(self) -> RunningServer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+def start_in_thread(config: ServerConfig) -> RunningServer:
+    """Start serving ``config`` on a daemon thread; return once the socket is listening.
+
+    With ``config.port == 0`` the OS picks a free port, reported by ``RunningServer.port``.
+    In demo mode the server's own origins (with the real port) are allowed, as the CLI does.
+    """
+    app = create_app(config)
+    server = uvicorn.Server(uvicorn_config(app, config))
+    ready: Future[asyncio.AbstractEventLoop] = Future()
+
+    def run() -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            loop.run_until_complete(_serve(server, loop, ready))
+        finally:
+            loop.close()
+
+    thread = threading.Thread(target=run, name=f"mao-embed-server-{config.port}", daemon=True)
+    thread.start()
+    try:
+        loop = ready.result(timeout=_STARTUP_TIMEOUT_S)
+    except TimeoutError:
+        server.should_exit = True
+        raise RuntimeError("mao-embed server did not start listening in time") from None
+    port = server.servers[0].sockets[0].getsockname()[1]
+    running = RunningServer(replace(config, port=port), app, server, thread, loop, port)
+    if config.demo:
+        running.allow_origin(*server_origins(port))
+    return running
+
+
+async def _serve(
+    server: uvicorn.Server,
+    loop: asyncio.AbstractEventLoop,
+    ready: Future[asyncio.AbstractEventLoop],
+) -> None:
+    async def announce_when_started() -> None:
+        while not server.started:
+            if serve_task.done():
+                return
+            await asyncio.sleep(0.01)
+        ready.set_result(loop)
+
+    serve_task = loop.create_task(server.serve())
+    watcher = loop.create_task(announce_when_started())
+    try:
+        await serve_task
+    except BaseException as error:
+        if not ready.done():
+            ready.set_exception(error)
+        raise
+    finally:
+        watcher.cancel()
+    if not ready.done():
+        # uvicorn exits instead of raising when it cannot bind (e.g. port in use).
+        ready.set_exception(RuntimeError("mao-embed server exited before it started listening"))
+
+
+async def _value(function: Any) -> Any:
+    return function()
