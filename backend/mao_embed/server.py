@@ -116,6 +116,10 @@ class RunningServer:
         future: Future[T] = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         return future.result(timeout=timeout_s)
 
+    async def run_async(self, coroutine: Coroutine[Any, Any, T]) -> T:
+        """Await a coroutine that runs on the server's loop, from another event loop (tests)."""
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self.loop))
+
     def call_tool(
         self,
         session_id: str,

@@ -1,0 +1,178 @@
+"""Helpers to drive a real page with the SDK embedded: used by ``mao-embed demo``, our own
+tests and the public pytest plugin (``mao_embed.pytest_plugin``).
+
+Everything here goes through the outside contract: pages embed the SDK with the documented
+snippet, and tools are called through the agent HTTP API (CONTRACT.md).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+
+# NOTES-pyodide.md: without these, headless Chromium keeps trying to reach Google hosts.
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
+)
+
+
+def chromium_path() -> str:
+    return os.environ.get("MAO_CHROMIUM", DEFAULT_CHROMIUM)
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def embed_snippet(server_url: str, *, agent_id: str, user_id: str, token: str, extra: dict[str, Any] | None = None) -> str:
+    """The business-page snippet of CONTRACT.md, exactly as a site would write it."""
+    options = {"serverUrl": server_url, "agentId": agent_id, "user": {"id": user_id}, "token": token, **(extra or {})}
+    return (
+        f'<script src="{html.escape(server_url)}/sdk/mao-chat.js"></script>\n'
+        f"<script>MaoChat.init({json.dumps(options)});</script>"
+    )
+
+
+class _ThreadedUvicorn:
+    """A uvicorn server on its own thread; stops cleanly."""
+
+    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.host = host
+        self.port = port or free_port(host)
+        config = uvicorn.Config(app, host=host, port=self.port, log_level="warning", lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name=f"uvicorn-{self.port}", daemon=True)
+
+    def start(self, timeout: float = 10.0) -> None:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError(f"server on port {self.port} did not start")
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+
+@dataclass
+class PageServer:
+    """Serves business pages from memory on their own origin (a different port from the
+    backend, so the SDK is exercised cross-origin as on a real site)."""
+
+    host: str = "127.0.0.1"
+    pages: dict[str, tuple[str, dict[str, str]]] = field(default_factory=dict)
+    _server: _ThreadedUvicorn | None = None
+
+    @property
+    def origin(self) -> str:
+        assert self._server is not None, "PageServer not started"
+        return f"http://{self.host}:{self._server.port}"
+
+    def start(self) -> PageServer:
+        async def serve(request: Request) -> Response:
+            path = "/" + request.path_params["path"]
+            if path not in self.pages:
+                return Response("not found", status_code=404)
+            body, headers = self.pages[path]
+            return HTMLResponse(body, headers=headers)
+
+        app = Starlette(routes=[Route("/{path:path}", serve)])
+        self._server = _ThreadedUvicorn(app, self.host)
+        self._server.start()
+        return self
+
+    def add(self, path: str, body: str, headers: dict[str, str] | None = None) -> str:
+        if not path.startswith("/"):
+            path = "/" + path
+        self.pages[path] = (body, headers or {})
+        return self.origin + path
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+
+
+def page_html(body: str, snippet: str, *, title: str = "Test page", head: str = "") -> str:
+    return (
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>{head}</head>"
+        f"<body>{body}\n{snippet}</body></html>"
+    )
+
+
+class AgentClient:
+    """The agent's side: the HTTP API of CONTRACT.md, nothing else."""
+
+    def __init__(self, server_url: str, api_key: str | None = None, timeout: float = 60.0) -> None:
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._http = httpx.Client(base_url=server_url, headers=headers, timeout=timeout)
+
+    def sessions(self) -> list[dict[str, Any]]:
+        response = self._http.get("/api/sessions")
+        response.raise_for_status()
+        return response.json()
+
+    def tools(self) -> list[dict[str, Any]]:
+        response = self._http.get("/api/tools")
+        response.raise_for_status()
+        return response.json()
+
+    def call(self, session_id: str, tool: str, args: dict[str, Any] | None = None, *, request_id: str | None = None) -> dict[str, Any]:
+        headers = {"X-Request-Id": request_id} if request_id else {}
+        response = self._http.post(f"/api/sessions/{session_id}/tools/{tool}", json=args or {}, headers=headers)
+        return response.json()
+
+    def call_raw(self, session_id: str, tool: str, content: bytes, *, headers: dict[str, str] | None = None) -> httpx.Response:
+        return self._http.post(
+            f"/api/sessions/{session_id}/tools/{tool}", content=content,
+            headers={"Content-Type": "application/json", **(headers or {})},
+        )
+
+    def wait_for_session(self, *, url: str | None = None, user_id: str | None = None, timeout: float = 60.0, exclude: set[str] | None = None) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for session in self.sessions():
+                if exclude and session["sessionId"] in exclude:
+                    continue
+                if url is not None and session.get("url") != url:
+                    continue
+                if user_id is not None and session.get("userId") != user_id:
+                    continue
+                if session.get("ready", True):
+                    return session
+            time.sleep(0.1)
+        raise TimeoutError(f"no SDK session for {url or user_id} within {timeout} s")
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def random_secret() -> str:
+    return secrets.token_urlsafe(32)

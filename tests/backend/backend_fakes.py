@@ -1,0 +1,202 @@
+"""A fake page that speaks the SDK side of the protocol, for backend tests without a browser.
+
+It follows the lifecycle in the ``mao_page.protocol`` docstring: hello first, one result
+per request, pong for every ping (with the page's URL and title), nothing unasked. Tests
+choose how it answers each request and can make it misbehave on purpose (stay silent,
+answer twice, answer late, send raw frames).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import websockets
+from mao_page.protocol import (
+    PROTOCOL_VERSION,
+    Cancel,
+    ErrorMessage,
+    PageToolRequest,
+    PageToolResult,
+    Ping,
+    Welcome,
+    parse_server_message,
+)
+from websockets.asyncio.client import ClientConnection
+
+PAGE_ORIGIN = "https://shop.example"
+USER_ID = "user-1"
+AGENT_ID = "agent-1"
+
+Answer = Callable[[PageToolRequest], Awaitable[PageToolResult | None]]
+
+
+async def answer_ok(request: PageToolRequest) -> PageToolResult:
+    return PageToolResult(
+        request_id=request.request_id,
+        success=True,
+        page_version="v1",
+        result={"tool": request.tool.value},
+    )
+
+
+async def answer_never(request: PageToolRequest) -> None:
+    return None
+
+
+class HandshakeRefusedByServer(Exception):
+    def __init__(self, error: ErrorMessage | None, close_code: int | None) -> None:
+        super().__init__(f"{error.code if error else None} (close {close_code})")
+        self.error = error
+        self.close_code = close_code
+
+
+class FakePage:
+    def __init__(
+        self,
+        ws_url: str,
+        token: str,
+        *,
+        origin: str = PAGE_ORIGIN,
+        user_id: str = USER_ID,
+        agent_id: str = AGENT_ID,
+        url: str = "https://shop.example/cart",
+        title: str = "Cart",
+        answer: Answer = answer_ok,
+        answer_pings: bool = True,
+    ) -> None:
+        self.ws_url = ws_url
+        self.token = token
+        self.origin = origin
+        self.user_id = user_id
+        self.agent_id = agent_id
+        self.url = url
+        self.title = title
+        self.answer = answer
+        self.answer_pings = answer_pings
+        self.requests: list[PageToolRequest] = []
+        self.cancels: list[Cancel] = []
+        self.errors: list[ErrorMessage] = []
+        self.pings: list[Ping] = []
+        self.other: list[Any] = []
+        self.session_id: str | None = None
+        self.welcome: Welcome | None = None
+        self._socket: ClientConnection | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._changed = asyncio.Event()
+        self.close_code: int | None = None
+
+    def hello(self, **overrides: Any) -> dict[str, Any]:
+        message = {
+            "type": "hello",
+            "protocolVersion": PROTOCOL_VERSION,
+            "token": self.token,
+            "agentId": self.agent_id,
+            "user": {"id": self.user_id},
+            "page": {"url": self.url, "title": self.title},
+            "sdkVersion": "test",
+        }
+        message.update(overrides)
+        return message
+
+    async def open_socket(self) -> ClientConnection:
+        self._socket = await websockets.connect(
+            self.ws_url, origin=self.origin, max_size=None, ping_interval=None  # type: ignore[arg-type]
+        )
+        return self._socket
+
+    async def connect(self, resume_session_id: str | None = None, **hello: Any) -> Welcome:
+        """Open the socket, say hello, and start answering; raises if the server refuses."""
+        socket = await self.open_socket()
+        if resume_session_id:
+            hello["resumeSessionId"] = resume_session_id
+        await socket.send(json.dumps(self.hello(**hello)))
+        try:
+            first = parse_server_message(await asyncio.wait_for(socket.recv(), 5))
+        except websockets.ConnectionClosed as closed:
+            raise HandshakeRefusedByServer(None, closed.rcvd.code if closed.rcvd else None) from None
+        if isinstance(first, ErrorMessage):
+            code = None
+            with contextlib.suppress(websockets.ConnectionClosed):
+                await asyncio.wait_for(socket.recv(), 5)
+            if socket.close_code is not None:
+                code = socket.close_code
+            raise HandshakeRefusedByServer(first, code)
+        assert isinstance(first, Welcome), first
+        self.welcome = first
+        self.session_id = first.session_id
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+        return first
+
+    async def send(self, message: dict[str, Any] | str | bytes) -> None:
+        assert self._socket is not None
+        await self._socket.send(message if isinstance(message, str | bytes) else json.dumps(message))
+
+    async def wait_until(self, condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
+        async with asyncio.timeout(timeout_s):
+            while not condition():
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def next_error(self, timeout_s: float = 5.0) -> ErrorMessage:
+        count = len(self.errors)
+        await self.wait_until(lambda: len(self.errors) > count, timeout_s)
+        return self.errors[count]
+
+    async def wait_closed(self, timeout_s: float = 5.0) -> int | None:
+        assert self._reader is not None
+        await asyncio.wait_for(asyncio.shield(self._reader), timeout_s)
+        return self.close_code
+
+    async def drop(self) -> None:
+        """Vanish like a crashed tab: the TCP connection ends without a close handshake."""
+        assert self._socket is not None
+        self._socket.transport.abort()
+        await self._stop_reader()
+
+    async def close(self) -> None:
+        if self._socket is not None:
+            await self._socket.close()
+        await self._stop_reader()
+
+    async def _stop_reader(self) -> None:
+        if self._reader is not None:
+            self._reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._reader
+
+    async def _read(self) -> None:
+        assert self._socket is not None
+        try:
+            async for raw in self._socket:
+                message = parse_server_message(raw)
+                if isinstance(message, PageToolRequest):
+                    self.requests.append(message)
+                    asyncio.get_running_loop().create_task(self._answer(message))
+                elif isinstance(message, Cancel):
+                    self.cancels.append(message)
+                elif isinstance(message, ErrorMessage):
+                    self.errors.append(message)
+                elif isinstance(message, Ping):
+                    self.pings.append(message)
+                    if self.answer_pings:
+                        await self.send(
+                            {"type": "pong", "ts": message.ts, "page": {"url": self.url, "title": self.title}}
+                        )
+                else:
+                    self.other.append(message)
+                self._changed.set()
+        except websockets.ConnectionClosed:
+            pass
+        finally:
+            self.close_code = self._socket.close_code
+            self._changed.set()
+
+    async def _answer(self, request: PageToolRequest) -> None:
+        result = await self.answer(request)
+        if result is not None:
+            with contextlib.suppress(websockets.ConnectionClosed):
+                await self.send(result.to_wire())
