@@ -1,0 +1,152 @@
+"""Public pytest plugin: browser-side tests of your own pages with Mao Embed embedded.
+
+Installed with the package (entry point ``pytest11``), so these fixtures are available in
+any project that installs ``mao-embed``:
+
+``mao_backend``
+    A real Mao Embed backend on a free localhost port (session scope).
+``mao_pages``
+    A page server on a second localhost port: ``mao_pages.add("/form.html", html)``.
+``mao_agent``
+    An ``AgentClient`` speaking the agent HTTP API of that backend.
+``mao_browser``
+    Headless Chromium through Playwright (``/usr/bin/chromium`` or ``MAO_CHROMIUM``).
+``mao_embed``
+    ``mao_embed(body_html, ...)`` serves a page with the SDK snippet, opens it in a fresh
+    browser context, waits for ``MaoChat.ready`` and returns an ``EmbeddedPage`` whose
+    ``call(tool, **args)`` goes through the agent HTTP API.
+
+Example::
+
+    def test_signup_form(mao_embed):
+        page = mao_embed('<label>Email <input type="email"></label>')
+        snapshot = page.inspect()
+        email = page.find(snapshot, label="Email")
+        assert page.call("page_fill", snapshotId=snapshot["snapshotId"],
+                         elementId=email["elementId"], value="a@b.c")["success"]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .assets import ensure_built
+from .config import ServerConfig
+from .server import RunningServer, start_in_thread
+from .testing import CHROMIUM_ARGS, AgentClient, PageServer, chromium_path, embed_snippet, page_html, random_secret
+
+_page_counter = itertools.count(1)
+
+
+@dataclass
+class EmbeddedPage:
+    """A browser page with the SDK embedded and its backend session."""
+
+    page: Any  # playwright.sync_api.Page
+    url: str
+    session_id: str
+    agent: AgentClient
+    backend: RunningServer
+
+    def call(self, tool: str, *, request_id: str | None = None, **args: Any) -> dict[str, Any]:
+        return self.agent.call(self.session_id, tool, args, request_id=request_id)
+
+    def inspect(self, **args: Any) -> dict[str, Any]:
+        result = self.call("page_inspect", **args)
+        assert result["success"], result
+        return result["result"]
+
+    @staticmethod
+    def find(snapshot: dict[str, Any], *, label: str | None = None, role: str | None = None) -> dict[str, Any]:
+        """The one element of a snapshot with this label (and role); fails when not unique."""
+        matches = [
+            e for e in snapshot["elements"]
+            if (label is None or e["label"] == label) and (role is None or e["role"] == role)
+        ]
+        if len(matches) != 1:
+            found = [(e["role"], e["label"]) for e in snapshot["elements"]]
+            raise AssertionError(f"expected one element label={label!r} role={role!r}, got {len(matches)} in {found}")
+        return matches[0]
+
+
+@pytest.fixture(scope="session")
+def mao_sdk_assets() -> Path:
+    return ensure_built().sdk_dir
+
+
+@pytest.fixture(scope="session")
+def mao_pages() -> Iterator[PageServer]:
+    server = PageServer().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mao_backend(mao_sdk_assets: Path, mao_pages: PageServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    db = tmp_path_factory.mktemp("mao-embed") / "audit.db"
+    config = ServerConfig(
+        host="127.0.0.1", port=0, secret=random_secret(), allowed_origins=(mao_pages.origin,),
+        db_path=db, demo=True,
+    )
+    server = start_in_thread(config)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def mao_agent(mao_backend: RunningServer) -> Iterator[AgentClient]:
+    client = AgentClient(mao_backend.url)
+    yield client
+    client.close()
+
+
+@pytest.fixture(scope="session")
+def mao_browser() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def mao_context(mao_browser: Any) -> Iterator[Any]:
+    context = mao_browser.new_context(viewport={"width": 1280, "height": 800})
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def mao_embed(mao_context: Any, mao_pages: PageServer, mao_backend: RunningServer, mao_agent: AgentClient) -> Callable[..., EmbeddedPage]:
+    def open_page(
+        body: str,
+        *,
+        user_id: str = "test-user",
+        agent_id: str = "test-agent",
+        title: str = "Test page",
+        head: str = "",
+        init: dict[str, Any] | None = None,
+        path: str | None = None,
+        headers: dict[str, str] | None = None,
+        wait_ready: bool = True,
+    ) -> EmbeddedPage:
+        token = mao_backend.issue_token(user_id, agent_id, origin=mao_pages.origin)
+        snippet = embed_snippet(mao_backend.url, agent_id=agent_id, user_id=user_id, token=token, extra=init)
+        url = mao_pages.add(path or f"/page-{next(_page_counter)}.html", page_html(body, snippet, title=title, head=head), headers)
+        known = {s["sessionId"] for s in mao_agent.sessions()}
+        page = mao_context.new_page()
+        page.goto(url)
+        if not wait_ready:
+            return EmbeddedPage(page, url, "", mao_agent, mao_backend)
+        page.evaluate("() => MaoChat.ready")
+        session = mao_agent.wait_for_session(url=url, exclude=known)
+        return EmbeddedPage(page, url, session["sessionId"], mao_agent, mao_backend)
+
+    return open_page

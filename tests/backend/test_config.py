@@ -1,0 +1,56 @@
+"""Configuration resolution (CONTRACT "Operator"): serve and token agree with zero setup."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+from mao_embed.config import (
+    ServerConfig,
+    default_db_path,
+    load_config,
+    resolve_origins,
+    resolve_secret,
+)
+
+
+def test_secret_flag_wins_over_environment(tmp_path: Path) -> None:
+    env = {"MAO_EMBED_SECRET": "from-env", "XDG_CONFIG_HOME": str(tmp_path)}
+    assert resolve_secret("from-flag", env) == "from-flag"
+    assert resolve_secret(None, env) == "from-env"
+
+
+def test_secret_file_is_created_once_with_owner_only_permissions(tmp_path: Path) -> None:
+    env = {"XDG_CONFIG_HOME": str(tmp_path)}
+    first = resolve_secret(None, env)
+    second = resolve_secret(None, env)
+    secret_file = tmp_path / "mao-embed" / "secret"
+    assert first == second and len(first) >= 32
+    assert stat.S_IMODE(secret_file.stat().st_mode) == 0o600
+
+
+def test_origins_merge_flags_and_environment_without_duplicates() -> None:
+    env = {"MAO_EMBED_ORIGINS": "https://b.example, https://a.example/"}
+    assert resolve_origins(["https://a.example"], env) == ("https://a.example", "https://b.example")
+
+
+def test_state_files_honour_xdg_state_home(tmp_path: Path) -> None:
+    assert default_db_path({"XDG_STATE_HOME": str(tmp_path)}) == tmp_path / "mao-embed" / "audit.db"
+
+
+def test_load_config_reads_api_key_from_environment(tmp_path: Path) -> None:
+    env = {"MAO_EMBED_API_KEY": "k", "XDG_CONFIG_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)}
+    config = load_config(environ=env)
+    assert config.api_key == "k"
+    assert config.db_path == tmp_path / "mao-embed" / "audit.db"
+
+
+def test_config_refuses_an_empty_secret() -> None:
+    with pytest.raises(ValueError):
+        ServerConfig(secret="")
+
+
+def test_config_repr_hides_secrets() -> None:
+    text = repr(ServerConfig(secret="very-secret", api_key="very-key"))
+    assert "very-secret" not in text and "very-key" not in text
