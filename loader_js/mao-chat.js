@@ -1,0 +1,206 @@
+// Mao Embed loader: defines window.MaoChat (CONTRACT.md "Business page").
+//
+// It does only what must happen before Python runs: show the SDK host at once (SPEC E4),
+// load Pyodide and our wheels from the backend that served this script (SPEC E3), and hand
+// the options to the Python runtime (mao_page.runtime). Everything else lives in Python.
+(() => {
+  "use strict";
+
+  const BUILD_ID = "__MAO_BUILD_ID__";
+  const VERSION = "0.1.0";
+  const DEFAULT_STARTUP_TIMEOUT_MS = 60000;
+  const script = document.currentScript;
+  const sdkBase = new URL(".", script ? script.src : location.href);
+  const assetBase = new URL(BUILD_ID + "/", sdkBase).href;
+
+  let pyodidePromise = null; // one interpreter per page; re-init after destroy reuses it
+  let current = null; // the running instance: {host, controller, listeners, ...}
+  let readyDeferred = makeDeferred();
+  const handlers = new Map();
+
+  function makeDeferred() {
+    let resolve, reject;
+    const promise = new Promise((res, rej) => { resolve = res; reject = rej; });
+    // A rejected `ready` nobody awaited must not become an unhandled rejection in the page.
+    promise.catch(() => {});
+    return { promise, resolve, reject, settled: false };
+  }
+
+  function settle(deferred, ok, value) {
+    if (deferred.settled) return;
+    deferred.settled = true;
+    (ok ? deferred.resolve : deferred.reject)(value);
+  }
+
+  function emit(event, detail) {
+    for (const fn of handlers.get(event) || []) {
+      try { fn(detail); } catch (error) { console.error("[mao-embed] event handler failed", error); }
+    }
+  }
+
+  class StartupError extends Error {
+    constructor(message, code) { super(message); this.name = "MaoEmbedStartupError"; this.code = code; }
+  }
+
+  function checkOptions(options) {
+    const problems = [];
+    if (!options || typeof options !== "object") return ["MaoChat.init needs an options object"];
+    if (typeof options.serverUrl !== "string" || !/^https?:\/\//.test(options.serverUrl)) problems.push("serverUrl must be an http(s) URL");
+    if (typeof options.agentId !== "string" || !options.agentId) problems.push("agentId must be a non-empty string");
+    if (!options.user || typeof options.user.id !== "string" || !options.user.id) problems.push("user.id must be a non-empty string");
+    if (typeof options.token !== "string" && typeof options.token !== "function") problems.push("token must be a string or a function returning a Promise of one");
+    return problems;
+  }
+
+  // The SDK host: one element, closed shadow root, excluded from every scan and screenshot.
+  function createHost() {
+    const host = document.createElement("mao-embed-host");
+    host.setAttribute("data-mao-embed-host", "");
+    const root = host.attachShadow({ mode: "closed" });
+    const style = document.createElement("style");
+    style.textContent = `
+      :host { all: initial; position: fixed; right: 16px; bottom: 16px; z-index: 2147483647; }
+      .pill { font: 13px/1.4 system-ui, sans-serif; background: #1f2430; color: #fff; border-radius: 16px;
+              padding: 6px 12px; box-shadow: 0 2px 8px rgba(0,0,0,.25); display: flex; gap: 8px; align-items: center; }
+      .dot { width: 8px; height: 8px; border-radius: 50%; background: #f5a623; }
+      .pill[data-state="ready"] .dot { background: #3ccf6e; }
+      .pill[data-state="error"] .dot { background: #e5484d; }`;
+    const pill = document.createElement("div");
+    pill.className = "pill";
+    pill.setAttribute("role", "status");
+    pill.setAttribute("aria-label", "Mao Embed status");
+    pill.dataset.state = "starting";
+    const dot = document.createElement("span");
+    dot.className = "dot";
+    const text = document.createElement("span");
+    text.textContent = "Mao Embed: starting";
+    pill.append(dot, text);
+    root.append(style, pill);
+    (document.body || document.documentElement).appendChild(host);
+    const ui = {
+      setStatus(state, message) { pill.dataset.state = state; text.textContent = "Mao Embed: " + message; },
+    };
+    return { host, ui };
+  }
+
+  function loadRuntime() {
+    if (!pyodidePromise) {
+      pyodidePromise = import(assetBase + "pyodide.mjs").then(({ loadPyodide }) =>
+        loadPyodide({
+          indexURL: assetBase,
+          lockFileURL: assetBase + "pyodide-lock.json",
+          packages: ["mao-embed-page"],
+          stdout: (line) => console.debug("[mao-embed py]", line),
+          stderr: (line) => console.warn("[mao-embed py]", line),
+        }));
+      pyodidePromise.catch(() => { pyodidePromise = null; });
+    }
+    return pyodidePromise;
+  }
+
+  // Under a CSP without 'wasm-unsafe-eval' loadPyodide() never settles (NOTES-pyodide.md);
+  // the violation event lets us fail at once with the reason instead of at the timeout.
+  function watchCsp(fail) {
+    const onViolation = (event) => {
+      if (event.blockedURI === "wasm-eval" || /wasm/.test(event.violatedDirective || "") || String(event.blockedURI || "").startsWith(assetBase)) {
+        fail(new StartupError(
+          `Mao Embed cannot start: the page's Content-Security-Policy blocked ${event.blockedURI || "WebAssembly"} (${event.violatedDirective}). ` +
+          `Allow script-src '${new URL(assetBase).origin}' 'wasm-unsafe-eval' and connect-src for the Mao Embed server.`, "csp_blocked"));
+      }
+    };
+    document.addEventListener("securitypolicyviolation", onViolation);
+    return () => document.removeEventListener("securitypolicyviolation", onViolation);
+  }
+
+  function init(options) {
+    if (current) {
+      console.warn("[mao-embed] MaoChat.init called twice; call MaoChat.destroy() first");
+      return readyDeferred.promise;
+    }
+    if (readyDeferred.settled) readyDeferred = makeDeferred();
+    const deferred = readyDeferred;
+    const problems = checkOptions(options);
+    if (problems.length) {
+      settle(deferred, false, new StartupError("MaoChat.init: " + problems.join("; "), "invalid_options"));
+      return deferred.promise;
+    }
+    const { host, ui } = createHost();
+    const instance = { host, ui, controller: null, cleanup: [], destroyed: false };
+    current = instance;
+    const timeoutMs = Number(options.startupTimeoutMs) > 0 ? Number(options.startupTimeoutMs) : DEFAULT_STARTUP_TIMEOUT_MS;
+    const fail = (error) => {
+      if (deferred.settled) return;
+      ui.setStatus("error", "could not start");
+      console.error("[mao-embed]", error.message);
+      emit("error", { code: error.code || "startup_failed", message: error.message });
+      settle(deferred, false, error);
+    };
+    instance.cleanup.push(watchCsp(fail));
+    const timer = setTimeout(() => fail(new StartupError(
+      `Mao Embed did not become ready within ${Math.round(timeoutMs / 1000)} s. Check that ${sdkBase.origin} is reachable, ` +
+      `that this page's origin is allowed there, and that any Content-Security-Policy allows 'wasm-unsafe-eval'.`, "startup_timeout")), timeoutMs);
+    instance.cleanup.push(() => clearTimeout(timer));
+
+    const hostApi = {
+      options,
+      buildId: BUILD_ID,
+      sdkVersion: VERSION,
+      serverUrl: options.serverUrl,
+      primitives: MaoDomPrimitives,
+      sdkHost: host,
+      ui,
+      window,
+      getToken: () => Promise.resolve(typeof options.token === "function" ? options.token() : options.token),
+      emit,
+      signalReady: (info) => {
+        if (instance.destroyed) return;
+        clearTimeout(timer);
+        ui.setStatus("ready", "page tools ready");
+        settle(deferred, true, info && info.toJs ? info.toJs({ dict_converter: Object.fromEntries }) : info);
+        emit("ready", {});
+      },
+      signalFailure: (code, message) => fail(new StartupError(message, code)),
+    };
+
+    loadRuntime()
+      .then(async (pyodide) => {
+        if (instance.destroyed) return;
+        pyodide.registerJsModule("_mao_host", hostApi);
+        const runtime = pyodide.pyimport("mao_page.runtime");
+        instance.controller = await runtime.boot();
+        runtime.destroy();
+        if (instance.destroyed) instance.controller.stop();
+      })
+      .catch((error) => fail(new StartupError("Mao Embed could not start: " + (error && error.message || error), "startup_failed")));
+    return deferred.promise;
+  }
+
+  function destroy() {
+    const instance = current;
+    if (!instance) return;
+    current = null;
+    instance.destroyed = true;
+    if (instance.controller) {
+      try { instance.controller.stop(); } finally { instance.controller.destroy(); }
+    }
+    for (const undo of instance.cleanup) undo();
+    instance.host.remove();
+    settle(readyDeferred, false, new StartupError("MaoChat.destroy() was called", "destroyed"));
+    emit("destroyed", {});
+  }
+
+  function on(event, fn) {
+    if (!handlers.has(event)) handlers.set(event, new Set());
+    handlers.get(event).add(fn);
+    return () => handlers.get(event).delete(fn);
+  }
+
+  const api = {
+    init,
+    destroy,
+    on,
+    get ready() { return readyDeferred.promise; },
+    get version() { return VERSION; },
+  };
+  Object.defineProperty(window, "MaoChat", { value: Object.freeze(api), configurable: false, writable: false });
+})();

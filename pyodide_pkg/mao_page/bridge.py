@@ -1,0 +1,248 @@
+"""The only module that touches ``js`` / ``pyodide.ffi`` (STYLE 2).
+
+It wraps the loader's host object (``_mao_host``, registered by ``mao-chat.js``) and the bulk
+DOM primitives behind plain-Python methods. It owns every proxy lifetime: callbacks handed to
+JavaScript are created here and destroyed on close (STYLE 7). Element references are
+``ElementHandle`` objects; nothing outside this module sees a ``JsProxy``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import _mao_host  # type: ignore[import-not-found]  # registered by mao-chat.js
+import js  # type: ignore[import-not-found]
+from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull  # type: ignore[import-not-found]
+
+_primitives = _mao_host.primitives
+
+
+class BridgeError(RuntimeError):
+    """A primitive failed in JavaScript; carries the JS message."""
+
+
+def _to_py(value: Any) -> Any:
+    if value is jsnull:
+        return None
+    if isinstance(value, JsProxy):
+        return value.to_py()
+    return value
+
+
+class ElementHandle:
+    """A page element held for a snapshot; released when the snapshot is evicted.
+
+    A ``JsProxy`` keeps its JS object alive until Python drops it (JsProxies have no
+    ``destroy``); releasing the handle drops our reference so the element can be collected.
+    """
+
+    __slots__ = ("_proxy",)
+
+    def __init__(self, proxy: JsProxy) -> None:
+        self._proxy = proxy
+
+    def release(self) -> None:
+        self._proxy = None
+
+    @property
+    def proxy(self) -> JsProxy:
+        if self._proxy is None:
+            raise BridgeError("element handle already released")
+        return self._proxy
+
+
+class DocumentFacts:
+    """Facts of one document: ``rows[i]`` describes the element behind ``handle(i)``."""
+
+    __slots__ = ("rows", "_nodes")
+
+    def __init__(self, rows: list[list[Any]], nodes: JsProxy) -> None:
+        self.rows = rows
+        self._nodes = nodes
+
+    def handle(self, index: int) -> ElementHandle:
+        return ElementHandle(self._nodes[index])
+
+    def release(self) -> None:
+        self._nodes = None
+
+
+class Page:
+    """DOM reads and acts for the main window, one crossing per call."""
+
+    def __init__(self) -> None:
+        self._window = _mao_host.window
+        self._sdk_host = _mao_host.sdkHost
+        self._watch = _primitives.watchPage(self._window, self._sdk_host)
+
+    # -- reads --------------------------------------------------------------------------
+
+    def collect_main_document(self) -> DocumentFacts:
+        try:
+            result = _primitives.collectDocument(self._window.document, self._sdk_host)
+        except JsException as error:
+            raise BridgeError(str(error)) from error
+        return DocumentFacts(result.facts.to_py(), result.nodes)
+
+    def row_of(self, handle: ElementHandle) -> list[Any]:
+        return _primitives.rowOf(handle.proxy).to_py()
+
+    def is_connected(self, handle: ElementHandle) -> bool:
+        return bool(_primitives.isConnected(handle.proxy))
+
+    def is_rendered(self, handle: ElementHandle) -> bool:
+        return bool(_primitives.isRendered(handle.proxy))
+
+    def read_value(self, handle: ElementHandle) -> str:
+        return str(_primitives.readValue(handle.proxy))
+
+    def hit_test(self, handle: ElementHandle) -> dict[str, Any]:
+        result = _primitives.hitTest(handle.proxy, self._sdk_host)
+        out = {"ok": bool(result.ok), "x": float(result.x), "y": float(result.y),
+               "hit": str(result.hit), "sdk": bool(result.sdk)}
+        return out
+
+    def viewport(self) -> list[float]:
+        return _primitives.viewport(self._window).to_py()
+
+    def counters(self) -> tuple[int, int, float, str, str]:
+        """(mutations, navigations, ms since last mutation, url, title)."""
+        mutations, navigations, quiet_ms, url, title = self._watch.read().to_py()
+        return int(mutations), int(navigations), float(quiet_ms), str(url), str(title)
+
+    # -- acts ---------------------------------------------------------------------------
+
+    def scroll_into_view(self, handle: ElementHandle) -> bool:
+        return bool(_primitives.scrollIntoView(handle.proxy))
+
+    def click(self, handle: ElementHandle, x: float, y: float) -> None:
+        _primitives.click(handle.proxy, x, y)
+
+    def fill(self, handle: ElementHandle, value: str) -> str:
+        return str(_primitives.fill(handle.proxy, value))
+
+    def scroll_page(self, dx: float, dy: float) -> list[float]:
+        return _primitives.scrollPage(self._window, dx, dy).to_py()
+
+    async def next_frame(self) -> None:
+        await _primitives.nextFrame(self._window)
+
+    def close(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.dispose()
+
+
+class Host:
+    """What the loader handed over: options, token provider, status UI, ready signal."""
+
+    def __init__(self) -> None:
+        options = _mao_host.options
+        user = options.user
+        self.server_url = str(options.serverUrl)
+        self.agent_id = str(options.agentId)
+        self.user_id = str(user.id)
+        self.user_name = None if getattr(user, "name", None) in (None, jsnull) else str(user.name)
+        self.sdk_version = str(_mao_host.sdkVersion)
+        self.token_is_function = callable(options.token)
+        self._options = options
+
+    async def token(self) -> str:
+        return str(await _mao_host.getToken())
+
+    def location(self) -> tuple[str, str]:
+        window = _mao_host.window
+        return str(window.location.href), str(window.document.title)
+
+    def set_status(self, state: str, message: str) -> None:
+        _mao_host.ui.setStatus(state, message)
+
+    def signal_ready(self, session_id: str) -> None:
+        _mao_host.signalReady(js.Object.fromEntries([["sessionId", session_id]]))
+
+    def signal_failure(self, code: str, message: str) -> None:
+        _mao_host.signalFailure(code, message)
+
+    def emit(self, event: str, detail: dict[str, Any]) -> None:
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]
+
+        _mao_host.emit(event, to_js(detail, dict_converter=js.Object.fromEntries))
+
+
+class BrowserWebSocket:
+    """A WebSocket as an async receive queue; implements ``client.Transport``."""
+
+    def __init__(self, url: str) -> None:
+        loop = asyncio.get_event_loop()
+        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._opened: asyncio.Future[bool] = loop.create_future()
+        self.close_code: int | None = None
+        self._socket = js.WebSocket.new(url)
+        self._listeners = {
+            "open": create_proxy(self._on_open),
+            "message": create_proxy(self._on_message),
+            "close": create_proxy(self._on_close),
+            "error": create_proxy(self._on_error),
+        }
+        for event, proxy in self._listeners.items():
+            self._socket.addEventListener(event, proxy)
+
+    def _on_open(self, _event: Any) -> None:
+        if not self._opened.done():
+            self._opened.set_result(True)
+
+    def _on_message(self, event: Any) -> None:
+        data = event.data
+        self._queue.put_nowait(data if isinstance(data, str) else str(data))
+
+    def _on_error(self, _event: Any) -> None:
+        if not self._opened.done():
+            self._opened.set_result(False)
+
+    def _on_close(self, event: Any) -> None:
+        self.close_code = int(event.code)
+        if not self._opened.done():
+            self._opened.set_result(False)
+        self._queue.put_nowait(None)
+        self._release()
+
+    async def opened(self, timeout: float) -> bool:
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._opened), timeout)
+        except TimeoutError:
+            return False
+
+    def send(self, text: str) -> None:
+        if int(self._socket.readyState) == 1:
+            self._socket.send(text)
+
+    async def receive(self) -> str | None:
+        return await self._queue.get()
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        if int(self._socket.readyState) in (0, 1):
+            self._socket.close(code, reason)
+        self._queue.put_nowait(None)
+        self._release()
+
+    def _release(self) -> None:
+        listeners, self._listeners = self._listeners, {}
+        for event, proxy in listeners.items():
+            self._socket.removeEventListener(event, proxy)
+            proxy.destroy()
+
+
+def websocket_url(server_url: str) -> str:
+    base = server_url.rstrip("/")
+    if base.startswith("https://"):
+        return "wss://" + base[len("https://"):] + "/ws/sdk"
+    return "ws://" + base.removeprefix("http://") + "/ws/sdk"
+
+
+def now_ms() -> float:
+    return float(js.performance.now())
+
+
+def log(message: str) -> None:
+    js.console.debug("[mao-embed]", message)

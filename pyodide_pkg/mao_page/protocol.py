@@ -1,0 +1,611 @@
+"""The Mao Embed wire protocol, defined once for both ends (SPEC W1, seed 004 §6.4).
+
+This module is imported by the browser package running in Pyodide and by the CPython
+backend, so it must never import ``js`` or ``pyodide``. Every model forbids unknown
+fields: an agent cannot smuggle a ``selector``, ``script`` or ``xpath`` through it
+(SPEC W1, S5, N). Field names on the wire are camelCase; Python code may use either.
+
+Connection lifecycle (one WebSocket per page, ``/ws/sdk``):
+
+1. The SDK opens the socket (no credentials in the URL) and sends ``hello`` with the
+   token, protocol version and page identity as its first message (SPEC B5).
+2. The backend answers ``welcome`` (session id, heartbeat interval) or ``error`` and closes.
+3. The backend sends ``page_tool_request`` / ``cancel``; the SDK answers each request with
+   exactly one ``page_tool_result`` (SPEC W2, W3).
+4. The backend sends ``ping`` every ``heartbeatIntervalMs``; the SDK answers ``pong`` with the
+   current URL and title. Either side treats a silent peer as dead (SPEC W4).
+5. The SDK never sends anything unasked beyond ``hello`` and ``pong`` (SPEC W4).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    model_validator,
+)
+from pydantic.alias_generators import to_camel
+
+PROTOCOL_VERSION = 1
+
+# Limits shared by both ends; the backend enforces the message size before parsing.
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024
+MAX_BATCH_ACTIONS = 50
+MAX_VALUE_CHARS = 100_000
+MAX_WAIT_MS = 30_000
+
+_ID = r"^[A-Za-z0-9_.:\-]{1,80}$"
+Identifier = Annotated[str, Field(pattern=_ID)]
+
+
+class ErrorCode(StrEnum):
+    """Stable error codes (SPEC A6). Agents and tests match on these, never on messages."""
+
+    STALE_REF = "stale_ref"
+    NOT_FOUND = "not_found"
+    NOT_VISIBLE = "not_visible"
+    NOT_ENABLED = "not_enabled"
+    NOT_EDITABLE = "not_editable"
+    NOT_STABLE = "not_stable"
+    OBSCURED = "obscured"
+    UNSUPPORTED = "unsupported"
+    CROSS_ORIGIN_FRAME = "cross_origin_frame"
+    CLOSED_SHADOW_ROOT = "closed_shadow_root"
+    PERMISSION_DENIED = "permission_denied"
+    USER_REJECTED = "user_rejected"
+    CONFIRMATION_TIMEOUT = "confirmation_timeout"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    NAVIGATED = "navigated"
+    VERIFICATION_FAILED = "verification_failed"
+    INVALID_REQUEST = "invalid_request"
+    SCREENSHOT_FAILED = "screenshot_failed"
+    # Relay and session level.
+    UNKNOWN_TOOL = "unknown_tool"
+    SESSION_NOT_FOUND = "session_not_found"
+    DISCONNECTED = "disconnected"
+    UNAUTHORIZED = "unauthorized"
+    ORIGIN_NOT_ALLOWED = "origin_not_allowed"
+    PROTOCOL_MISMATCH = "protocol_mismatch"
+    MESSAGE_TOO_LARGE = "message_too_large"
+    RATE_LIMITED = "rate_limited"
+    NOT_READY = "not_ready"
+    INTERNAL_ERROR = "internal_error"
+
+
+class ToolName(StrEnum):
+    INSPECT = "page_inspect"
+    SCREENSHOT = "page_screenshot"
+    SCROLL = "page_scroll"
+    FOCUS = "page_focus"
+    FILL = "page_fill"
+    SELECT = "page_select"
+    CHECK = "page_check"
+    UNCHECK = "page_uncheck"
+    CLICK = "page_click"
+    KEYBOARD = "page_keyboard"
+    WAIT = "page_wait"
+    OBSERVE = "page_observe"
+
+
+class WireModel(BaseModel):
+    """Base of every protocol model: camelCase on the wire, unknown fields rejected."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+# ---------------------------------------------------------------------------
+# Actions (SPEC A1), a discriminated union on ``action``.
+# ---------------------------------------------------------------------------
+
+ElementRef = Annotated[str, Field(pattern=_ID, description="Opaque elementId from page_inspect.")]
+SnapshotRef = Annotated[
+    str, Field(pattern=_ID, description="snapshotId of the page_inspect that returned the element.")
+]
+
+
+class _ElementAction(WireModel):
+    snapshot_id: SnapshotRef | None = None
+    element_id: ElementRef
+
+
+class ScrollAction(WireModel):
+    action: Literal["scroll"] = "scroll"
+    snapshot_id: SnapshotRef | None = None
+    element_id: ElementRef | None = Field(
+        default=None, description="Scrollable container, or an element to scroll into view."
+    )
+    direction: Literal["up", "down", "left", "right"] = "down"
+    amount: Literal["page", "end"] | Annotated[int, Field(ge=1, le=100_000)] = "page"
+
+
+class FocusAction(_ElementAction):
+    action: Literal["focus"] = "focus"
+
+
+class FillAction(_ElementAction):
+    action: Literal["fill"] = "fill"
+    value: Annotated[str, Field(max_length=MAX_VALUE_CHARS)]
+
+
+class SelectAction(_ElementAction):
+    action: Literal["select"] = "select"
+    values: Annotated[
+        list[Annotated[str, Field(max_length=1000)]], Field(min_length=1, max_length=200)
+    ]
+
+
+class CheckAction(_ElementAction):
+    action: Literal["check"] = "check"
+
+
+class UncheckAction(_ElementAction):
+    action: Literal["uncheck"] = "uncheck"
+
+
+class ClickAction(_ElementAction):
+    action: Literal["click"] = "click"
+
+
+class KeyboardAction(WireModel):
+    action: Literal["keyboard"] = "keyboard"
+    snapshot_id: SnapshotRef | None = None
+    element_id: ElementRef | None = None
+    text: Annotated[str, Field(max_length=MAX_VALUE_CHARS)] | None = None
+    key: Annotated[str, Field(pattern=r"^[A-Za-z0-9+_ ]{1,40}$")] | None = None
+
+    @model_validator(mode="after")
+    def _one_of_text_or_key(self) -> KeyboardAction:
+        if (self.text is None) == (self.key is None):
+            raise ValueError("give exactly one of 'text' or 'key'")
+        return self
+
+
+class WaitAction(WireModel):
+    action: Literal["wait"] = "wait"
+    text: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+    text_gone: Annotated[str, Field(min_length=1, max_length=1000)] | None = None
+    time_ms: Annotated[int, Field(ge=0, le=MAX_WAIT_MS)] | None = None
+    timeout_ms: Annotated[int, Field(ge=0, le=MAX_WAIT_MS)] = 10_000
+
+    @model_validator(mode="after")
+    def _one_condition(self) -> WaitAction:
+        given = [v for v in (self.text, self.text_gone, self.time_ms) if v is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of 'text', 'textGone' or 'timeMs'")
+        return self
+
+
+class ObserveAction(WireModel):
+    action: Literal["observe"] = "observe"
+
+
+PageAction = Annotated[
+    Union[
+        ScrollAction,
+        FocusAction,
+        FillAction,
+        SelectAction,
+        CheckAction,
+        UncheckAction,
+        ClickAction,
+        KeyboardAction,
+        WaitAction,
+        ObserveAction,
+    ],
+    Field(discriminator="action"),
+]
+
+ELEMENT_ACTIONS = frozenset({"focus", "fill", "select", "check", "uncheck", "click"})
+# Actions that may change the page: a dropped connection after dispatch means "may have
+# applied", and they are never replayed (SPEC W3).
+WRITE_ACTIONS = frozenset({"fill", "select", "check", "uncheck", "click", "keyboard", "scroll"})
+
+TOOL_ACTION: dict[ToolName, str] = {
+    ToolName.SCROLL: "scroll",
+    ToolName.FOCUS: "focus",
+    ToolName.FILL: "fill",
+    ToolName.SELECT: "select",
+    ToolName.CHECK: "check",
+    ToolName.UNCHECK: "uncheck",
+    ToolName.CLICK: "click",
+    ToolName.KEYBOARD: "keyboard",
+    ToolName.WAIT: "wait",
+    ToolName.OBSERVE: "observe",
+}
+
+
+# ---------------------------------------------------------------------------
+# Read tool options.
+# ---------------------------------------------------------------------------
+
+
+class InspectOptions(WireModel):
+    include_offscreen: bool = Field(
+        default=False, description="Also list interactive elements outside the viewport."
+    )
+    max_tokens: Annotated[int, Field(ge=200, le=50_000)] = Field(
+        default=3000, description="Token budget of the text rendering."
+    )
+    format: Literal["json", "text"] = Field(
+        default="json", description="'text' adds the compact one-line-per-element rendering."
+    )
+
+
+class ScreenshotOptions(WireModel):
+    format: Literal["webp", "jpeg", "png"] = "webp"
+    max_width: Annotated[int, Field(ge=64, le=4096)] = 1280
+    mask_sensitive: bool = True
+    annotate: bool = False
+
+
+# ---------------------------------------------------------------------------
+# Messages.
+# ---------------------------------------------------------------------------
+
+
+class UserIdentity(WireModel):
+    id: Annotated[str, Field(min_length=1, max_length=200)]
+    name: Annotated[str, Field(max_length=200)] | None = None
+
+
+class PageInfo(WireModel):
+    url: Annotated[str, Field(max_length=8192)]
+    title: Annotated[str, Field(max_length=2000)] = ""
+
+
+class Hello(WireModel):
+    type: Literal["hello"] = "hello"
+    protocol_version: int
+    token: Annotated[str, Field(min_length=1, max_length=4096)]
+    agent_id: Annotated[str, Field(min_length=1, max_length=200)]
+    user: UserIdentity
+    page: PageInfo
+    sdk_version: Annotated[str, Field(max_length=40)] = ""
+    resume_session_id: Identifier | None = None
+
+
+class Welcome(WireModel):
+    type: Literal["welcome"] = "welcome"
+    protocol_version: int = PROTOCOL_VERSION
+    session_id: Identifier
+    heartbeat_interval_ms: int
+    resumed: bool = False
+
+
+class ErrorMessage(WireModel):
+    """Sent by the backend before closing a connection it refuses (bad hello, bad frame)."""
+
+    type: Literal["error"] = "error"
+    code: ErrorCode
+    message: str
+    request_id: str | None = None
+
+
+class Ping(WireModel):
+    type: Literal["ping"] = "ping"
+    ts: float
+
+
+class Pong(WireModel):
+    type: Literal["pong"] = "pong"
+    ts: float
+    page: PageInfo | None = None
+
+
+class PageToolRequest(WireModel):
+    type: Literal["page_tool_request"] = "page_tool_request"
+    request_id: Identifier
+    session_id: Identifier
+    tool: ToolName
+    snapshot_id: SnapshotRef | None = None
+    actions: Annotated[list[PageAction], Field(max_length=MAX_BATCH_ACTIONS)] | None = None
+    inspect: InspectOptions | None = None
+    screenshot: ScreenshotOptions | None = None
+    require_confirmation: bool = False
+    timeout_ms: Annotated[int, Field(ge=100, le=120_000)] = 30_000
+
+    @model_validator(mode="after")
+    def _shape_matches_tool(self) -> PageToolRequest:
+        if self.tool in TOOL_ACTION:
+            if not self.actions:
+                raise ValueError(f"{self.tool} needs at least one action")
+            if self.inspect is not None or self.screenshot is not None:
+                raise ValueError(f"{self.tool} takes actions only")
+            for index, action in enumerate(self.actions):
+                if action.action in ELEMENT_ACTIONS and not (
+                    action.snapshot_id or self.snapshot_id
+                ):
+                    raise ValueError(f"actions[{index}] ({action.action}) needs a snapshotId")
+        else:
+            if self.actions is not None:
+                raise ValueError(f"{self.tool} takes no actions")
+            if self.tool is ToolName.INSPECT and self.screenshot is not None:
+                raise ValueError("page_inspect takes inspect options only")
+            if self.tool is ToolName.SCREENSHOT and self.inspect is not None:
+                raise ValueError("page_screenshot takes screenshot options only")
+        return self
+
+    @property
+    def is_write(self) -> bool:
+        return any(action.action in WRITE_ACTIONS for action in self.actions or ())
+
+
+class ToolError(WireModel):
+    code: ErrorCode
+    message: str
+    element_id: str | None = None
+    details: dict[str, Any] | None = None
+
+
+class PageToolResult(WireModel):
+    type: Literal["page_tool_result"] = "page_tool_result"
+    request_id: Identifier
+    success: bool
+    page_version: str = ""
+    snapshot_id: str | None = None
+    result: dict[str, Any] | None = None
+    stopped_at: int | None = None
+    error: ToolError | None = None
+
+
+class Cancel(WireModel):
+    type: Literal["cancel"] = "cancel"
+    request_id: Identifier
+    session_id: Identifier
+    reason: Annotated[str, Field(max_length=500)] = ""
+
+
+ClientMessage = Annotated[Union[Hello, PageToolResult, Ping, Pong], Field(discriminator="type")]
+ServerMessage = Annotated[
+    Union[Welcome, PageToolRequest, Cancel, Ping, Pong, ErrorMessage], Field(discriminator="type")
+]
+
+client_message_adapter: TypeAdapter[Any] = TypeAdapter(ClientMessage)
+server_message_adapter: TypeAdapter[Any] = TypeAdapter(ServerMessage)
+action_adapter: TypeAdapter[Any] = TypeAdapter(PageAction)
+
+
+# ---------------------------------------------------------------------------
+# Results (SPEC S2, seed 004 §6.2, §6.6).
+# ---------------------------------------------------------------------------
+
+
+class Rect(WireModel):
+    x: float
+    y: float
+    width: float
+    height: float
+
+
+class Viewport(WireModel):
+    width: float
+    height: float
+    scroll_x: float
+    scroll_y: float
+    device_pixel_ratio: float = 1.0
+
+
+class PageOption(WireModel):
+    value: str
+    label: str
+    selected: bool = False
+    disabled: bool = False
+
+
+class FormOwner(WireModel):
+    form_id: str = ""
+    form_name: str = ""
+    action: str = ""
+    method: str = ""
+
+
+ElementKind = Literal["button", "form-control", "link", "other"]
+
+
+class PageElement(WireModel):
+    element_id: str
+    kind: ElementKind
+    role: str
+    type: str = ""
+    label: str = ""
+    text: str = ""
+    value: str | bool | list[str] | None = None
+    options: list[PageOption] = Field(default_factory=list)
+    visible: bool = True
+    in_viewport: bool = True
+    disabled: bool = False
+    readonly: bool = False
+    required: bool = False
+    rect: Rect
+    checked: bool | Literal["mixed"] | None = None
+    selected: bool | None = None
+    expanded: bool | None = None
+    placeholder: str | None = None
+    href: str | None = None
+    sensitive: bool = False
+    form: FormOwner | None = None
+    frame: str = Field(default="main", description="Which document the element lives in.")
+
+
+class PageSnapshot(WireModel):
+    snapshot_id: str
+    page_version: str
+    url: str
+    title: str
+    viewport: Viewport
+    elements: list[PageElement]
+    text: str | None = None
+    truncated: int = 0
+
+
+class PageChanges(WireModel):
+    """What changed since a reference point (seed 004 §6.6)."""
+
+    url: str
+    title: str
+    page_version: str
+    url_changed: bool = False
+    title_changed: bool = False
+    page_version_changed: bool = False
+    navigated: bool = False
+    mutations: int = 0
+    messages: list[str] = Field(default_factory=list)
+
+
+class StepResult(WireModel):
+    index: int
+    action: str
+    element_id: str | None = None
+    success: bool
+    duration_ms: float = 0.0
+    target_label: str = ""
+    outcome: dict[str, Any] | None = None
+    error: ToolError | None = None
+
+
+class ActionBatchResult(WireModel):
+    steps: list[StepResult]
+    changes: PageChanges
+
+
+def parse_client_message(raw: str | bytes) -> Any:
+    """Parse one frame received by the backend; raises ValidationError on any defect."""
+    return client_message_adapter.validate_json(raw)
+
+
+def parse_server_message(raw: str | bytes) -> Any:
+    """Parse one frame received by the SDK; raises ValidationError on any defect."""
+    return server_message_adapter.validate_json(raw)
+
+
+def describe_validation_error(error: ValidationError, limit: int = 5) -> str:
+    """A short human message naming the offending fields, without echoing their values."""
+    parts = []
+    for item in error.errors()[:limit]:
+        where = ".".join(str(p) for p in item.get("loc", ())) or "message"
+        parts.append(f"{where}: {item.get('msg', 'invalid')}")
+    more = error.error_count() - limit
+    if more > 0:
+        parts.append(f"... and {more} more")
+    return "; ".join(parts)
+
+
+# ---------------------------------------------------------------------------
+# Tool arguments as agents send them (CONTRACT.md "Tool arguments"). Each action tool takes
+# either that action's fields or an ordered ``actions`` batch. The argument models and
+# their JSON Schemas are derived from the action models above, never written by hand.
+# ---------------------------------------------------------------------------
+
+
+class InspectArgs(InspectOptions):
+    pass
+
+
+class ScreenshotArgs(ScreenshotOptions):
+    pass
+
+
+_ACTION_MODELS: dict[str, type[WireModel]] = {
+    "scroll": ScrollAction,
+    "focus": FocusAction,
+    "fill": FillAction,
+    "select": SelectAction,
+    "check": CheckAction,
+    "uncheck": UncheckAction,
+    "click": ClickAction,
+    "keyboard": KeyboardAction,
+    "wait": WaitAction,
+    "observe": ObserveAction,
+}
+
+
+def _make_action_args_model(tool: ToolName) -> type[WireModel]:
+    from pydantic import create_model
+
+    action_model = _ACTION_MODELS[TOOL_ACTION[tool]]
+    fields: dict[str, Any] = {}
+    for name, info in action_model.model_fields.items():
+        if name == "action":
+            continue
+        # Single-form fields are optional here because a batch replaces them; the single
+        # form is validated against the action model itself in ``build_request``.
+        fields[name] = (info.annotation | None, Field(default=None, description=info.description))
+    fields["actions"] = (
+        Annotated[list[PageAction], Field(min_length=1, max_length=MAX_BATCH_ACTIONS)] | None,
+        Field(
+            default=None,
+            description="Ordered batch; each item has 'action' plus that action's fields. "
+            "Replaces the single-action fields.",
+        ),
+    )
+    return create_model(  # type: ignore[call-overload]
+        f"{tool.value.title().replace('_', '')}Args", __base__=WireModel, **fields
+    )
+
+
+TOOL_ARGS: dict[ToolName, type[WireModel]] = {
+    ToolName.INSPECT: InspectArgs,
+    ToolName.SCREENSHOT: ScreenshotArgs,
+    **{tool: _make_action_args_model(tool) for tool in TOOL_ACTION},
+}
+
+
+class ArgumentError(ValueError):
+    """Tool arguments that do not describe a valid request; carries a readable message."""
+
+
+def build_request(
+    tool: str, args: dict[str, Any], *, request_id: str, session_id: str, timeout_ms: int = 30_000
+) -> PageToolRequest:
+    """Turn an agent's tool call into the one request the page will see.
+
+    Raises ``ArgumentError`` for an unknown tool or invalid arguments; nothing is sent then.
+    """
+    try:
+        tool_name = ToolName(tool)
+    except ValueError:
+        raise ArgumentError(f"unknown tool {tool!r}") from None
+    if not isinstance(args, dict):
+        raise ArgumentError("tool arguments must be a JSON object")
+    try:
+        parsed = TOOL_ARGS[tool_name].model_validate(args)
+        common: dict[str, Any] = {
+            "request_id": request_id,
+            "session_id": session_id,
+            "tool": tool_name,
+            "timeout_ms": timeout_ms,
+        }
+        if tool_name is ToolName.INSPECT:
+            return PageToolRequest(**common, inspect=InspectOptions(**parsed.model_dump()))
+        if tool_name is ToolName.SCREENSHOT:
+            return PageToolRequest(**common, screenshot=ScreenshotOptions(**parsed.model_dump()))
+        single = {k: v for k, v in parsed.model_dump(exclude={"actions"}).items() if v is not None}
+        actions = parsed.actions  # type: ignore[attr-defined]
+        if actions is not None:
+            if single:
+                raise ArgumentError(
+                    "give either 'actions' or the single-action fields, not both "
+                    f"(got {', '.join(sorted(to_camel(k) for k in single))})"
+                )
+            return PageToolRequest(**common, actions=actions)
+        action = action_adapter.validate_python({"action": TOOL_ACTION[tool_name], **single})
+        return PageToolRequest(**common, actions=[action])
+    except ValidationError as error:
+        raise ArgumentError(describe_validation_error(error)) from None

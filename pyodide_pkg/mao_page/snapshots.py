@@ -1,0 +1,146 @@
+"""Snapshots and opaque element refs (SPEC R1-R3).
+
+The map snapshotId -> elementId -> element lives only here, in page memory. Ids are random
+(no index that leaks structure). Retention is bounded by count and age; an evicted snapshot
+releases its element handles.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .errors import ToolFailure
+from .protocol import ErrorCode
+
+MAX_SNAPSHOTS = 8
+SNAPSHOT_TTL_S = 15 * 60
+
+
+class Handle(Protocol):
+    def release(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ElementEntry:
+    element_id: str
+    handle: Any
+    key: tuple[str, ...]
+    role: str
+    label: str
+    tag: str
+    type: str
+    placeholder: str
+    sensitive: bool = False
+
+
+@dataclass(slots=True)
+class Snapshot:
+    snapshot_id: str
+    page_version: str
+    navigation_epoch: int
+    url: str
+    title: str
+    created: float
+    mutations: int
+    entries: dict[str, ElementEntry] = field(default_factory=dict)
+
+    def release(self) -> None:
+        for entry in self.entries.values():
+            entry.handle.release()
+        self.entries.clear()
+
+
+def _new_id(prefix: str, taken: set[str] | dict[str, Any]) -> str:
+    while True:
+        candidate = prefix + secrets.token_hex(3)
+        if candidate not in taken:
+            return candidate
+
+
+class SnapshotStore:
+    def __init__(self, *, clock: Callable[[], float] = time.monotonic, max_snapshots: int = MAX_SNAPSHOTS, ttl_s: float = SNAPSHOT_TTL_S) -> None:
+        self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
+        self._clock = clock
+        self._max = max_snapshots
+        self._ttl = ttl_s
+
+    def create(self, *, page_version: str, navigation_epoch: int, url: str, title: str, mutations: int) -> Snapshot:
+        self._expire()
+        snapshot = Snapshot(
+            snapshot_id=_new_id("s", self._snapshots),
+            page_version=page_version,
+            navigation_epoch=navigation_epoch,
+            url=url,
+            title=title,
+            created=self._clock(),
+            mutations=mutations,
+        )
+        self._snapshots[snapshot.snapshot_id] = snapshot
+        while len(self._snapshots) > self._max:
+            _, oldest = self._snapshots.popitem(last=False)
+            oldest.release()
+        return snapshot
+
+    @staticmethod
+    def add(snapshot: Snapshot, *, handle: Any, key: tuple[str, ...], role: str, label: str, tag: str, type: str, placeholder: str, sensitive: bool = False) -> str:
+        element_id = _new_id("e", snapshot.entries)
+        snapshot.entries[element_id] = ElementEntry(element_id, handle, key, role, label, tag, type, placeholder, sensitive)
+        return element_id
+
+    def latest(self) -> Snapshot | None:
+        self._expire()
+        return next(reversed(self._snapshots.values()), None)
+
+    def get(self, snapshot_id: str) -> Snapshot:
+        self._expire()
+        snapshot = self._snapshots.get(snapshot_id)
+        if snapshot is None:
+            raise ToolFailure(
+                ErrorCode.STALE_REF,
+                f"snapshot {snapshot_id} is unknown, expired or was evicted; call page_inspect again",
+            )
+        return snapshot
+
+    def resolve(self, snapshot_id: str, element_id: str, *, navigation_epoch: int, url: str) -> tuple[Snapshot, ElementEntry]:
+        """The entry behind a ref, or ``stale_ref`` / ``not_found``. Liveness of the element
+        itself (connected, key attributes) is checked by the caller, which can read the DOM."""
+        snapshot = self.get(snapshot_id)
+        if snapshot.navigation_epoch != navigation_epoch or snapshot.url != url:
+            raise ToolFailure(
+                ErrorCode.STALE_REF,
+                "the page navigated since this snapshot; call page_inspect again",
+                element_id=element_id,
+                details={"reason": "navigated"},
+            )
+        entry = snapshot.entries.get(element_id)
+        if entry is None:
+            raise ToolFailure(ErrorCode.NOT_FOUND, f"no element {element_id} in snapshot {snapshot_id}", element_id=element_id)
+        return snapshot, entry
+
+    def invalidate_all(self) -> None:
+        for snapshot in self._snapshots.values():
+            snapshot.release()
+        self._snapshots.clear()
+
+    def __iter__(self) -> Iterator[Snapshot]:
+        return iter(self._snapshots.values())
+
+    def _expire(self) -> None:
+        now = self._clock()
+        for snapshot_id in [s.snapshot_id for s in self._snapshots.values() if now - s.created > self._ttl]:
+            self._snapshots.pop(snapshot_id).release()
+
+
+def suggest_replacement(entry: ElementEntry, candidates: list[ElementEntry]) -> str | None:
+    """SPEC R3: a unique match on role, label, tag, type and placeholder, or nothing.
+    Only ever suggested to the agent; never acted on."""
+    matches = [
+        c for c in candidates
+        if (c.role, c.label, c.tag, c.type, c.placeholder) == (entry.role, entry.label, entry.tag, entry.type, entry.placeholder)
+    ]
+    return matches[0].element_id if len(matches) == 1 else None
