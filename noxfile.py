@@ -1,0 +1,32 @@
+"""Sessions. They run in the project's .venv (made by scripts/bootstrap), not in fresh
+virtualenvs: the browser runtime and Chromium are shared, and re-installing per session
+would only add minutes.
+
+    nox -s tests          the whole suite: CPython unit tests and real-Chromium tests
+    nox -s tests_unit     CPython only (fast)
+    nox -s bench          benchmarks; JSON results under bench/results/
+"""
+
+from __future__ import annotations
+
+import sys
+
+import nox
+
+nox.options.default_venv_backend = "none"
+nox.options.sessions = ["tests"]
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    session.run(sys.executable, "-m", "pytest", "-q", "-ra", *session.posargs)
+
+
+@nox.session
+def tests_unit(session: nox.Session) -> None:
+    session.run(sys.executable, "-m", "pytest", "-q", "-m", "not browser and not selenium", *session.posargs)
+
+
+@nox.session
+def bench(session: nox.Session) -> None:
+    session.run(sys.executable, "-m", "bench", *session.posargs)
