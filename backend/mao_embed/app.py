@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from typing import Any
 
 from mao_page.protocol import PROTOCOL_VERSION
 from starlette.applications import Starlette
@@ -35,6 +36,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
         audit=audit,
         default_timeout_ms=config.default_timeout_ms,
         resume_window_ms=config.resume_window_ms,
+        response_grace_ms=config.response_grace_ms,
     )
     origins = OriginPolicy(config.allowed_origins)
     sdk_socket = SdkSocket(config, relay, origins, audit)
@@ -75,6 +77,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
     if mcp is not None:
         routes.extend(mcp.routes())
     if config.demo:
+        routes.append(Route("/demo/token", _demo_token_endpoint(config), methods=["GET"]))
         routes.append(
             Mount("/demo", StaticFiles(directory=config.demo_dir, html=True, check_dir=False))
         )
@@ -100,3 +103,23 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
 
 def _optional_mcp(config: ServerConfig, relay: Relay):  # type: ignore[no-untyped-def]
     return None
+
+
+DEMO_USER = "demo-user"
+DEMO_AGENT = "demo-agent"
+
+
+def _demo_token_endpoint(config: ServerConfig) -> Any:
+    """Demo mode only: the demo page's token provider. A short-lived token for the fixed demo
+    user and agent, bound to the requesting page's origin, and only for the server's own
+    allowed origins. A real site mints tokens in its own backend."""
+    from .tokens import issue_token
+
+    async def demo_token(request: Request) -> Response:
+        origin = request.headers.get("origin") or f"{request.url.scheme}://{request.url.netloc}"
+        if not request.app.state.origins.allows(origin):
+            return JSONResponse({"error": "origin not allowed"}, status_code=403)
+        token = issue_token(config.secret, user_id=DEMO_USER, agent_id=DEMO_AGENT, origin=origin, ttl_s=600)
+        return Response(token, media_type="text/plain", headers={"Cache-Control": "no-store"})
+
+    return demo_token

@@ -1,0 +1,173 @@
+"""``mao-embed demo``: the whole chain, end to end, headless.
+
+Starts the backend on a free port, opens the demo expense-claim page in headless Chromium,
+waits for the SDK session, and lets a scripted agent use only the agent HTTP API to inspect,
+fill the form, submit and observe. Prints the action log and the final page state, and exits
+0 only if the page's own results table shows the submitted values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .assets import ensure_built
+from .config import ServerConfig
+from .server import start_in_thread
+from .testing import CHROMIUM_ARGS, AgentClient, chromium_path, random_secret
+
+CLAIM = {
+    "Claim title": "Client visit Shanghai",
+    "Amount (CNY)": "1280.50",
+    "Date of expense": "2026-11-27",
+    "Category": "travel",
+    "Notes": "Taxi and train to the client office",
+}
+EXPECTED_ROW = ["Client visit Shanghai", "1280.50", "2026-11-27", "Travel", "personal", "yes", "Taxi and train to the client office"]
+
+
+@dataclass
+class ActionLog:
+    started: float
+    count: int = 0
+
+    def line(self, tool: str, target: str, outcome: str, duration_ms: float, note: str = "") -> None:
+        self.count += 1
+        print(f"[{self.count:2d}] {tool:<14} {target[:34]:<34} {outcome:<22} {duration_ms:7.0f} ms  {note}".rstrip(), flush=True)
+
+
+class DemoFailure(Exception):
+    pass
+
+
+class ScriptedAgent:
+    """An agent that knows the task but sees the page only through the tools."""
+
+    def __init__(self, agent: AgentClient, session_id: str, log: ActionLog) -> None:
+        self._agent = agent
+        self._session = session_id
+        self._log = log
+
+    def call(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        began = time.monotonic()
+        result = self._agent.call(self._session, tool, args or {})
+        elapsed = (time.monotonic() - began) * 1000
+        if tool == "page_inspect" and result.get("success"):
+            self._log.line(tool, "(page)", "ok", elapsed, f"{len(result['result']['elements'])} elements, snapshot {result['snapshotId']}")
+        elif result.get("result") and "steps" in result["result"]:
+            for step in result["result"]["steps"]:
+                outcome = "ok" if step["success"] else f"failed: {step['error']['code']}"
+                detail = step.get("outcome") or {}
+                note = f"value={detail['value']!r}" if "value" in detail else ""
+                if step["action"] == "observe" and detail:
+                    note = f"url changed={detail.get('urlChanged')}, mutations={detail.get('mutations')}"
+                self._log.line(f"{tool}:{step['action']}" if tool == "page_fill" and len(result["result"]["steps"]) > 1 else tool,
+                               step.get("targetLabel") or "(page)", outcome, step.get("durationMs", elapsed), note)
+        else:
+            self._log.line(tool, "", "ok" if result.get("success") else "failed", elapsed)
+        if not result.get("success"):
+            error = result.get("error") or {}
+            raise DemoFailure(f"{tool} failed: {error.get('code')}: {error.get('message')}")
+        return result
+
+    def run(self) -> None:
+        snapshot = self.call("page_inspect", {"format": "text"})["result"]
+        print("\nWhat the agent sees (text form):\n" + snapshot["text"] + "\n", flush=True)
+        by_label = {e["label"]: e for e in snapshot["elements"]}
+        sid = snapshot["snapshotId"]
+
+        def ref(label: str) -> dict[str, str]:
+            if label not in by_label:
+                raise DemoFailure(f"the snapshot has no element labelled {label!r}")
+            return {"snapshotId": sid, "elementId": by_label[label]["elementId"]}
+
+        # Two single fills, then the rest as one ordered batch (SPEC A5).
+        self.call("page_fill", {**ref("Claim title"), "value": CLAIM["Claim title"]})
+        self.call("page_fill", {**ref("Amount (CNY)"), "value": CLAIM["Amount (CNY)"]})
+        self.call("page_fill", {"actions": [
+            {"action": "fill", **ref(label), "value": CLAIM[label]}
+            for label in ("Date of expense", "Category", "Notes")
+        ]})
+        self.call("page_click", ref("Personal (reimburse me)"))
+        self.call("page_click", ref("I have attached the receipt"))
+        self.call("page_click", ref("Submit claim"))
+        self.call("page_observe")
+        after = self.call("page_inspect")["result"]
+        title = next((e for e in after["elements"] if e["label"] == "Claim title"), None)
+        if title is None or title["value"] != "":
+            raise DemoFailure("after submitting, the form should have been reset by the page")
+
+
+def read_claims_table(page: Any) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        "#claims tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="mao-embed demo", description=__doc__.split("\n")[0])
+    parser.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the SDK session")
+    args = parser.parse_args(argv)
+
+    print("Building SDK assets (cached after the first run)...", flush=True)
+    ensure_built()
+    with tempfile.TemporaryDirectory(prefix="mao-demo-") as tmp:
+        config = ServerConfig(host="127.0.0.1", port=0, secret=random_secret(), demo=True, db_path=Path(tmp) / "audit.db")
+        server = start_in_thread(config)
+        print(f"Backend listening on {server.url} (audit log {config.db_path})", flush=True)
+        try:
+            return _drive(server.url, args.timeout)
+        finally:
+            server.stop()
+
+
+def _drive(server_url: str, timeout: float) -> int:
+    from playwright.sync_api import sync_playwright
+
+    log = ActionLog(started=time.monotonic())
+    agent = AgentClient(server_url)
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda error: errors.append(str(error)))
+            began = time.monotonic()
+            page.goto(f"{server_url}/demo/")
+            print(f"Opened {page.url} in headless Chromium ({chromium_path()})", flush=True)
+            try:
+                page.evaluate("() => MaoChat.ready")
+                session = agent.wait_for_session(user_id="demo-user", timeout=timeout)
+            except Exception as error:  # noqa: BLE001 - reported to the operator, then exit 1
+                print(f"FAILED: the SDK did not become ready: {error}", file=sys.stderr)
+                return 1
+            print(f"SDK session {session['sessionId']} ready after {time.monotonic() - began:.1f} s\n", flush=True)
+            print(f"{'#':>4} {'tool':<14} {'target':<34} {'outcome':<22} {'time':>10}", flush=True)
+            try:
+                ScriptedAgent(agent, session["sessionId"], log).run()
+            except DemoFailure as failure:
+                print(f"\nFAILED: {failure}", file=sys.stderr)
+                return 1
+            rows = read_claims_table(page)
+            print("\nFinal page state: submitted claims table", flush=True)
+            for row in rows:
+                print("  | " + " | ".join(row) + " |", flush=True)
+            if errors:
+                print(f"Page errors: {errors}", file=sys.stderr)
+            if rows != [EXPECTED_ROW]:
+                print(f"\nFAILED: the page shows {rows}, expected [{EXPECTED_ROW}]", file=sys.stderr)
+                return 1
+            print(f"\nOK: the page shows the submitted claim ({log.count} tool steps, {time.monotonic() - began:.1f} s).", flush=True)
+            return 0
+        finally:
+            browser.close()
+            agent.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
