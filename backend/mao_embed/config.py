@@ -41,6 +41,8 @@ class ServerConfig:
     # Missed heartbeats before a silent page is treated as dead (protocol docstring step 4).
     heartbeat_misses: int = 3
     default_timeout_ms: int = 30_000
+    # Extra wait past a request's timeoutMs so the page's own timeout answer wins the race.
+    response_grace_ms: int = 500
     hello_timeout_ms: int = 10_000
     max_message_bytes: int = MAX_MESSAGE_BYTES
     # How long a dropped session may be resumed with the same sessionId (SPEC W4).

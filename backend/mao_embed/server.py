@@ -218,23 +218,20 @@ async def _serve(
 ) -> None:
     async def announce_when_started() -> None:
         while not server.started:
-            if serve_task.done():
-                return
             await asyncio.sleep(0.01)
         ready.set_result(loop)
 
-    serve_task = loop.create_task(server.serve())
     watcher = loop.create_task(announce_when_started())
     try:
-        await serve_task
-    except BaseException as error:
+        await server.serve()
+    except SystemExit as exit_:
+        # uvicorn calls sys.exit when it cannot bind (port in use, bad host); report that to
+        # the caller waiting in start_in_thread instead of killing the thread silently.
         if not ready.done():
-            ready.set_exception(error)
-        raise
+            ready.set_exception(RuntimeError(f"mao-embed server could not start (exit {exit_.code})"))
     finally:
         watcher.cancel()
     if not ready.done():
-        # uvicorn exits instead of raising when it cannot bind (e.g. port in use).
         ready.set_exception(RuntimeError("mao-embed server exited before it started listening"))
 
 

@@ -27,6 +27,7 @@ def base_config(tmp_path: Path) -> ServerConfig:
         db_path=tmp_path / "audit.db",
         sdk_dir=sdk_dir,
         demo_dir=tmp_path / "demo",
+        response_grace_ms=50,
     )
 
 

@@ -1,0 +1,193 @@
+"""The agent HTTP API exactly as CONTRACT.md describes it (SPEC B1, B4)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+import httpx
+import pytest
+from backend_fakes import AGENT_ID, PAGE_ORIGIN, USER_ID, FakePage, answer_never
+from mao_embed.app import create_app
+from mao_embed.config import ServerConfig
+from mao_embed.server import RunningServer
+from mao_page.protocol import TOOL_ARGS, ToolName
+from starlette.testclient import TestClient
+
+MakePage = Callable[..., FakePage]
+FILL = {"snapshotId": "s1", "elementId": "e1", "value": "Ada"}
+
+
+def tool_url(server: RunningServer, session_id: str | None, tool: str) -> str:
+    return f"{server.url}/api/sessions/{session_id}/tools/{tool}"
+
+
+async def connected(server: RunningServer, make_page: MakePage, **options: object) -> FakePage:
+    page = make_page(server, **options)
+    await page.connect()
+    return page
+
+
+async def test_sessions_lists_connected_pages_in_the_contract_shape(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    page = await connected(server, make_page)
+    async with httpx.AsyncClient() as client:
+        answer = await client.get(f"{server.url}/api/sessions")
+    assert answer.status_code == 200
+    (entry,) = answer.json()
+    assert entry["sessionId"] == page.session_id
+    assert (entry["userId"], entry["agentId"], entry["origin"]) == (USER_ID, AGENT_ID, PAGE_ORIGIN)
+    assert (entry["url"], entry["title"], entry["ready"]) == (page.url, page.title, True)
+    assert isinstance(entry["connectedAt"], str)
+
+
+async def test_tools_lists_the_twelve_page_tools_with_schemas_from_the_protocol(server: RunningServer) -> None:
+    # SPEC B1: schemas generated from the same pydantic models the page uses.
+    async with httpx.AsyncClient() as client:
+        tools = (await client.get(f"{server.url}/api/tools")).json()
+    assert [t["name"] for t in tools] == [t.value for t in ToolName]
+    by_name = {t["name"]: t for t in tools}
+    assert by_name["page_fill"]["inputSchema"] == TOOL_ARGS[ToolName.FILL].model_json_schema()
+    assert "stale_ref" in by_name["page_click"]["description"]
+    assert all(t["inputSchema"].get("additionalProperties") is False for t in tools)
+
+
+async def test_tool_call_returns_the_page_result(server: RunningServer, make_page: MakePage) -> None:
+    page = await connected(server, make_page)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(tool_url(server, page.session_id, "page_fill"), json=FILL)
+    assert answer.status_code == 200
+    body = answer.json()
+    assert body["success"] is True and body["result"] == {"tool": "page_fill"}
+    assert page.requests[0].actions is not None and page.requests[0].actions[0].action == "fill"
+
+
+async def test_tool_without_arguments_accepts_an_empty_body(server: RunningServer, make_page: MakePage) -> None:
+    page = await connected(server, make_page)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(tool_url(server, page.session_id, "page_observe"))
+    assert answer.status_code == 200 and answer.json()["success"] is True
+
+
+async def test_page_level_failure_is_http_200_with_its_error_code(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    page = await connected(server, make_page, answer=answer_never)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(
+            tool_url(server, page.session_id, "page_observe"), headers={"X-Timeout-Ms": "150"}
+        )
+    assert answer.status_code == 200
+    assert answer.json()["error"]["code"] == "timeout"
+
+
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        ({"snapshotId": "s1", "elementId": "e1", "selector": "#buy"}, "selector"),
+        ({"snapshotId": "s1", "elementId": "e1", "script": "pay()"}, "script"),
+        ({"snapshotId": "s1"}, "elementId"),
+    ],
+)
+async def test_invalid_arguments_are_400_naming_the_field_and_nothing_reaches_the_page(
+    server: RunningServer, make_page: MakePage, body: dict[str, str], named: str
+) -> None:
+    page = await connected(server, make_page)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(tool_url(server, page.session_id, "page_click"), json=body)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["code"] == "invalid_request" and named in error["message"]
+    assert page.requests == []
+
+
+@pytest.mark.parametrize("content", [b"{not json", b"[1, 2]", b'"text"'])
+async def test_body_that_is_not_a_json_object_is_400(
+    server: RunningServer, make_page: MakePage, content: bytes
+) -> None:
+    page = await connected(server, make_page)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(tool_url(server, page.session_id, "page_observe"), content=content)
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "invalid_request"
+
+
+async def test_unknown_tool_is_404(server: RunningServer, make_page: MakePage) -> None:
+    page = await connected(server, make_page)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(tool_url(server, page.session_id, "page_eval"), json={"script": "1"})
+    assert answer.status_code == 404 and answer.json()["error"]["code"] == "unknown_tool"
+
+
+async def test_unknown_session_is_404(server: RunningServer) -> None:
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(tool_url(server, "ses-gone", "page_observe"), json={})
+    assert answer.status_code == 404 and answer.json()["error"]["code"] == "session_not_found"
+
+
+async def test_repeated_x_request_id_is_executed_once(server: RunningServer, make_page: MakePage) -> None:
+    # SPEC W2
+    page = await connected(server, make_page)
+    url = tool_url(server, page.session_id, "page_fill")
+    async with httpx.AsyncClient() as client:
+        answers = await asyncio.gather(
+            *(client.post(url, json=FILL, headers={"X-Request-Id": "agent-42"}) for _ in range(3))
+        )
+    assert [a.json() for a in answers] == [answers[0].json()] * 3
+    assert answers[0].json()["requestId"] == "agent-42"
+    assert len(page.requests) == 1
+
+
+async def test_api_key_is_required_when_configured(
+    make_server: Callable[..., RunningServer], make_page: MakePage
+) -> None:
+    server = make_server(api_key="k-123")
+    page = await connected(server, make_page)
+    url = tool_url(server, page.session_id, "page_observe")
+    async with httpx.AsyncClient() as client:
+        missing = await client.post(url, json={})
+        wrong = await client.post(url, json={}, headers={"Authorization": "Bearer nope"})
+        listing = await client.get(f"{server.url}/api/sessions", headers={"Authorization": "Bearer nope"})
+        right = await client.post(url, json={}, headers={"Authorization": "Bearer k-123"})
+    assert (missing.status_code, wrong.status_code, listing.status_code) == (401, 401, 401)
+    assert missing.json()["error"]["code"] == "unauthorized"
+    assert right.status_code == 200
+    assert len(page.requests) == 1
+
+
+def test_without_api_key_remote_clients_are_refused(base_config: ServerConfig) -> None:
+    # Starlette's TestClient reports the client host "testclient", i.e. not loopback.
+    with TestClient(create_app(base_config)) as client:
+        answer = client.get("/api/sessions")
+    assert answer.status_code == 403 and answer.json()["error"]["code"] == "unauthorized"
+
+
+async def test_without_api_key_a_web_page_cannot_call_the_api(server: RunningServer, make_page: MakePage) -> None:
+    # A page in the user's browser is a loopback client too; its Origin gives it away.
+    page = await connected(server, make_page)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(
+            tool_url(server, page.session_id, "page_click"),
+            content=json.dumps({"snapshotId": "s1", "elementId": "e1"}),
+            headers={"Origin": "https://evil.example", "Content-Type": "text/plain"},
+        )
+    assert answer.status_code == 403 and page.requests == []
+
+
+async def test_without_api_key_a_rebound_hostname_cannot_call_the_api(server: RunningServer) -> None:
+    # DNS rebinding: evil.example resolving to 127.0.0.1 still sends Host: evil.example.
+    async with httpx.AsyncClient() as client:
+        answer = await client.get(
+            f"{server.url}/api/sessions",
+            headers={"Host": f"evil.example:{server.port}", "Origin": f"http://evil.example:{server.port}"},
+        )
+    assert answer.status_code == 403
+
+
+async def test_health_and_index_answer(server: RunningServer) -> None:
+    async with httpx.AsyncClient() as client:
+        health = await client.get(f"{server.url}/healthz")
+        index = await client.get(f"{server.url}/", follow_redirects=False)
+    assert health.json()["status"] == "ok"
+    assert index.json()["endpoints"]["sdkLoader"] == "/sdk/mao-chat.js"

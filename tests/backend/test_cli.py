@@ -1,0 +1,75 @@
+"""The mao-embed command (CONTRACT "Operator")."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from mao_embed.cli import main
+from mao_embed.config import load_config
+from mao_embed.tokens import verify_token
+
+
+def test_token_prints_one_token_signed_with_the_given_secret(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["token", "--user", "u1", "--agent", "a1", "--origin", "https://shop.example", "--secret", "s"]) == 0
+    token = capsys.readouterr().out.strip()
+    claims = verify_token("s", token)
+    assert (claims.user_id, claims.agent_id, claims.origin) == ("u1", "a1", "https://shop.example")
+
+
+def test_token_and_serve_agree_on_the_secret_without_configuration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("MAO_EMBED_SECRET", raising=False)
+    main(["token", "--user", "u1", "--agent", "a1", "--ttl", "60"])
+    token = capsys.readouterr().out.strip()
+    serve_config = load_config(db_path=tmp_path / "a.db")
+    claims = verify_token(serve_config.secret, token)
+    assert claims.expires_at - claims.issued_at == 60
+
+
+def test_token_refuses_a_nonsensical_ttl() -> None:
+    with pytest.raises(SystemExit):
+        main(["token", "--user", "u1", "--agent", "a1", "--ttl", "0", "--secret", "s"])
+
+
+def test_serve_runs_the_backend_with_demo_origins(tmp_path: Path) -> None:
+    env = {
+        **os.environ,
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "MAO_EMBED_ORIGINS": "https://shop.example",
+    }
+    env.pop("MAO_EMBED_API_KEY", None)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mao_embed.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--demo"],
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+", line)
+        assert url, line
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                health = httpx.get(f"{url.group(0)}/healthz")
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        assert health.json()["status"] == "ok"
+        assert "https://shop.example" in line
+        assert (tmp_path / "state" / "mao-embed" / "audit.db").exists()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
