@@ -1,0 +1,11 @@
+"""Browser tests use the public plugin's fixtures (mao_embed.pytest_plugin), like users do."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "/tests/browser/" in str(item.fspath):
+            item.add_marker(pytest.mark.browser)
