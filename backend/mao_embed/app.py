@@ -23,6 +23,7 @@ from starlette.staticfiles import StaticFiles
 from mao_embed.agent_api import AgentApi
 from mao_embed.audit import AuditLog
 from mao_embed.config import ServerConfig
+from mao_embed.mcp_server import McpEndpoint
 from mao_embed.origins import OriginPolicy
 from mao_embed.relay import Relay
 from mao_embed.sdk_files import SdkAssets
@@ -43,7 +44,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
     assets = SdkAssets(config.sdk_dir, origins)
     agent_api = AgentApi(config, relay)
 
-    mcp = _optional_mcp(config, relay)
+    mcp = McpEndpoint(config, relay)
 
     async def index(request: Request) -> Response:
         if config.demo:
@@ -58,7 +59,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
                     "sessions": "/api/sessions",
                     "tools": "/api/tools",
                     "callTool": "/api/sessions/{sessionId}/tools/{tool}",
-                    "mcp": "/mcp" if mcp is not None else None,
+                    "mcp": "/mcp",
                     "health": "/healthz",
                 },
             }
@@ -74,8 +75,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
         Route("/sdk/{path:path}", assets.serve, methods=["GET", "HEAD", "OPTIONS"]),
         *agent_api.routes(),
     ]
-    if mcp is not None:
-        routes.extend(mcp.routes())
+    routes.extend(mcp.routes())
     if config.demo:
         routes.append(Route("/demo/token", _demo_token_endpoint(config), methods=["GET"]))
         routes.append(
@@ -84,14 +84,12 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with contextlib.AsyncExitStack() as stack:
-            if mcp is not None:
-                await stack.enter_async_context(mcp.running())
-            try:
+        try:
+            async with mcp.running():
                 yield
-            finally:
-                await relay.close_all(reason="server shutting down")
-                audit.close()
+        finally:
+            await relay.close_all(reason="server shutting down")
+            audit.close()
 
     app = Starlette(routes=routes, lifespan=lifespan)
     app.state.config = config
@@ -100,9 +98,6 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
     app.state.origins = origins
     return app
 
-
-def _optional_mcp(config: ServerConfig, relay: Relay):  # type: ignore[no-untyped-def]
-    return None
 
 
 DEMO_USER = "demo-user"

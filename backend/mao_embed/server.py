@@ -190,12 +190,9 @@ def start_in_thread(config: ServerConfig) -> RunningServer:
     ready: Future[asyncio.AbstractEventLoop] = Future()
 
     def run() -> None:
-        loop = asyncio.new_event_loop()
-        asyncio.set_event_loop(loop)
-        try:
-            loop.run_until_complete(_serve(server, loop, ready))
-        finally:
-            loop.close()
+        # Runner cancels leftover tasks (open streams, SSE watchers) before closing the loop.
+        with asyncio.Runner() as runner:
+            runner.run(_serve(server, runner.get_loop(), ready))
 
     thread = threading.Thread(target=run, name=f"mao-embed-server-{config.port}", daemon=True)
     thread.start()

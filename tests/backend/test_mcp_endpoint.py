@@ -1,0 +1,82 @@
+"""The /mcp endpoint (SPEC B1, B4, CONTRACT "MCP") through the official MCP client."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+import httpx2
+import pytest
+from backend_fakes import FakePage
+from mao_embed.server import RunningServer
+from mao_page.protocol import TOOL_ARGS, ToolName
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+MakePage = Callable[..., FakePage]
+FILL = {"snapshotId": "s1", "elementId": "e1", "value": "Ada"}
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_mcp_lists_page_tools_with_protocol_schemas_and_session_tools(
+    server: RunningServer, mode: str
+) -> None:
+    async with Client(f"{server.url}/mcp", mode=mode) as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert {"list_sessions", "select_session", *(t.value for t in ToolName)} == set(tools)
+    fill_schema = dict(tools["page_fill"].input_schema)
+    assert fill_schema["properties"].pop("sessionId")["type"] == "string"
+    assert fill_schema == TOOL_ARGS[ToolName.FILL].model_json_schema()
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_agent_lists_selects_and_acts_on_a_page(
+    server: RunningServer, make_page: MakePage, mode: str
+) -> None:
+    first = make_page(server)
+    second = make_page(server, user_id="user-2", token=server.issue_token("user-2", "agent-1"))
+    await first.connect()
+    await second.connect()
+    async with Client(f"{server.url}/mcp", mode=mode) as client:
+        listed = await client.call_tool("list_sessions", {})
+        assert {s["sessionId"] for s in listed.structured_content["sessions"]} == {
+            first.session_id, second.session_id
+        }
+        unselected = await client.call_tool("page_fill", FILL)
+        assert unselected.is_error
+        assert unselected.structured_content["error"]["code"] == "session_not_found"
+        await client.call_tool("select_session", {"sessionId": second.session_id})
+        result = await client.call_tool("page_fill", FILL)
+    assert not result.is_error
+    assert result.structured_content["success"] is True
+    assert first.requests == [] and len(second.requests) == 1
+
+
+async def test_explicit_session_id_overrides_the_selection(server: RunningServer, make_page: MakePage) -> None:
+    page = make_page(server)
+    await page.connect()
+    async with Client(f"{server.url}/mcp") as client:
+        result = await client.call_tool("page_observe", {"sessionId": page.session_id})
+    assert result.structured_content["success"] is True
+
+
+async def test_smuggled_selector_is_a_tool_error_and_nothing_reaches_the_page(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    page = make_page(server)
+    await page.connect()
+    async with Client(f"{server.url}/mcp") as client:
+        result = await client.call_tool("page_click", {"snapshotId": "s1", "elementId": "e1", "selector": "#buy"})
+    assert result.is_error
+    assert result.structured_content["error"]["code"] == "invalid_request"
+    assert page.requests == []
+
+
+async def test_mcp_requires_the_api_key_when_configured(make_server: Callable[..., RunningServer]) -> None:
+    server = make_server(api_key="k-123")
+    async with httpx.AsyncClient() as plain:
+        refused = await plain.post(f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert refused.status_code == 401
+    keyed = httpx2.AsyncClient(headers={"Authorization": "Bearer k-123"})
+    async with keyed, Client(streamable_http_client(f"{server.url}/mcp", http_client=keyed)) as client:
+        assert (await client.call_tool("list_sessions", {})).structured_content == {"sessions": []}
