@@ -95,9 +95,7 @@ class AgentApi:
         return [
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/tools", self.list_tools, methods=["GET"]),
-            Route(
-                "/api/sessions/{session_id}/tools/{tool}", self.call_tool, methods=["POST"]
-            ),
+            Route("/api/sessions/{session_id}/tools/{tool}", self.call_tool, methods=["POST"]),
         ]
 
     async def list_sessions(self, request: Request) -> Response:
@@ -118,7 +116,9 @@ class AgentApi:
             return refusal
         request_id = request.headers.get("x-request-id")
         # Echo the caller's X-Request-Id in early refusals when it is usable as one.
-        reply_id = request_id if request_id and is_valid_request_id(request_id) else new_request_id()
+        reply_id = (
+            request_id if request_id and is_valid_request_id(request_id) else new_request_id()
+        )
         body = await request.body()
         if len(body) > self._config.max_message_bytes:
             return _answer(
@@ -163,4 +163,3 @@ class AgentApi:
 def _answer(result: PageToolResult) -> JSONResponse:
     code = result.error.code.value if result.error else None
     return JSONResponse(result.to_wire(), status_code=_STATUS_FOR_CODE.get(code or "", 200))
-

@@ -99,7 +99,6 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
     return app
 
 
-
 DEMO_USER = "demo-user"
 DEMO_AGENT = "demo-agent"
 
@@ -114,7 +113,9 @@ def _demo_token_endpoint(config: ServerConfig) -> Any:
         origin = request.headers.get("origin") or f"{request.url.scheme}://{request.url.netloc}"
         if not request.app.state.origins.allows(origin):
             return JSONResponse({"error": "origin not allowed"}, status_code=403)
-        token = issue_token(config.secret, user_id=DEMO_USER, agent_id=DEMO_AGENT, origin=origin, ttl_s=600)
+        token = issue_token(
+            config.secret, user_id=DEMO_USER, agent_id=DEMO_AGENT, origin=origin, ttl_s=600
+        )
         return Response(token, media_type="text/plain", headers={"Cache-Control": "no-store"})
 
     return demo_token

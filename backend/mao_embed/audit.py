@@ -106,7 +106,11 @@ class AuditLog:
     ) -> list[AuditRecord]:
         """Records in the order written, after everything queued so far has been committed."""
         clauses, params = [], []
-        for column, value in (("event", event), ("session_id", session_id), ("request_id", request_id)):
+        for column, value in (
+            ("event", event),
+            ("session_id", session_id),
+            ("request_id", request_id),
+        ):
             if value is not None:
                 clauses.append(f"{column} = ?")
                 params.append(str(value))

@@ -20,7 +20,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    serve = commands.add_parser("serve", help="run the backend (SDK assets, WebSocket, agent API, MCP)")
+    serve = commands.add_parser(
+        "serve", help="run the backend (SDK assets, WebSocket, agent API, MCP)"
+    )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--demo", action="store_true", help="also serve the demo pages under /demo/")

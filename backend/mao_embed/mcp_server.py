@@ -16,6 +16,7 @@ The same authentication as the HTTP API applies (``agent_api.authorize``).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import json
@@ -24,18 +25,18 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import mcp_types as types
+from mao_page.protocol import PageToolResult
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from mao_page.protocol import PageToolResult
 from starlette.requests import HTTPConnection
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from mao_embed.agent_api import authorize
 from mao_embed.config import ServerConfig
-from mao_embed.relay import Relay
+from mao_embed.relay import Relay, new_request_id
 from mao_embed.tools import TOOLS, TOOLS_BY_NAME
 
 LIST_SESSIONS = "list_sessions"
@@ -67,6 +68,7 @@ class McpEndpoint:
         # every page tool also accepts an explicit ``sessionId``.
         self._selected: OrderedDict[str | None, str] = OrderedDict()
         self._tools = self._describe_tools()
+        self._background: set[asyncio.Task[bool]] = set()
         self._server: Server[Any] = Server(
             "mao-embed",
             version="0.1.0",
@@ -171,9 +173,22 @@ class McpEndpoint:
                 "no page session selected: call list_sessions, then select_session "
                 "(or pass sessionId)",
             )
-        # MCP request ids are only unique per client connection, so the relay mints the
-        # page requestId itself.
-        result = await self._relay.call_tool(session_id, params.name, args)
+        # MCP request ids are only unique per client connection, so the page requestId is
+        # minted here.
+        request_id = new_request_id()
+        try:
+            result = await self._relay.call_tool(
+                session_id, params.name, args, request_id=request_id
+            )
+        except asyncio.CancelledError:
+            # The MCP client cancelled (notifications/cancelled, or it went away): stop the
+            # page too (SPEC W3). Scheduled, because awaiting inside a cancelled scope fails.
+            task = asyncio.get_running_loop().create_task(
+                self._relay.cancel(session_id, request_id, "cancelled by the MCP client")
+            )
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            raise
         return _page_result(result)
 
     def _default_session(self, client_key: str | None) -> str | None:
@@ -211,7 +226,9 @@ def _structured(payload: dict[str, Any], *, is_error: bool = False) -> types.Cal
 
 
 def _refusal(code: str, message: str) -> types.CallToolResult:
-    return _structured({"success": False, "error": {"code": code, "message": message}}, is_error=True)
+    return _structured(
+        {"success": False, "error": {"code": code, "message": message}}, is_error=True
+    )
 
 
 def _page_result(result: PageToolResult) -> types.CallToolResult:

@@ -29,7 +29,7 @@ import re
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import IntEnum
@@ -143,7 +143,7 @@ class _Detached:
 class _RawWatch:
     """Every result a page sends for a requestId that a test sent with ``send_raw``."""
 
-    __slots__ = ("results", "arrived")
+    __slots__ = ("arrived", "results")
 
     def __init__(self) -> None:
         self.results: list[PageToolResult] = []
@@ -154,16 +154,16 @@ class _Session:
     """Mutable state of one connected page; lives only inside the relay."""
 
     __slots__ = (
-        "session_id",
-        "identity",
-        "transport",
-        "url",
-        "title",
+        "completed",
         "connected_at",
+        "identity",
         "last_seen",
         "pending",
-        "completed",
         "raw",
+        "session_id",
+        "title",
+        "transport",
+        "url",
     )
 
     def __init__(
@@ -241,6 +241,7 @@ class Relay:
         self._sessions: dict[str, _Session] = {}
         self._detached: dict[str, _Detached] = {}
         self._session_added = asyncio.Event()
+        self._background: set[asyncio.Task[None]] = set()
 
     # ------------------------------------------------------------------ sessions
 
@@ -286,7 +287,7 @@ class Relay:
                 # End that connection's requests as disconnected, then take the id over.
                 old_transport = live.transport
                 self.detach(wanted, old_transport, reason="replaced by a resumed connection")
-                asyncio.get_running_loop().create_task(
+                self._spawn(
                     _close_quietly(old_transport, CloseCode.REPLACED, "session resumed elsewhere")
                 )
             detached = self._detached.get(wanted)
@@ -575,7 +576,7 @@ class Relay:
                 {"mayHaveApplied": pending.request.is_write},
             ),
         )
-        asyncio.get_running_loop().create_task(self._send_cancel(session, request_id, "timeout"))
+        self._spawn(self._send_cancel(session, request_id, "timeout"))
 
     async def _send_cancel(self, session: _Session, request_id: str, reason: str) -> None:
         cancel = Cancel(request_id=request_id, session_id=session.session_id, reason=reason)
@@ -590,6 +591,12 @@ class Relay:
             request_id=request_id,
             detail=reason,
         )
+
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        # The loop keeps only weak references to tasks; hold them until they finish.
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _purge_detached(self) -> None:
         horizon = self._clock() - self._resume_window_s

@@ -21,7 +21,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import re
 import time
 from typing import Any
 
@@ -43,12 +42,10 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDiscon
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.config import ServerConfig, normalize_origin
 from mao_embed.origins import OriginPolicy
-from mao_embed.relay import CloseCode, Relay, TransportClosed
+from mao_embed.relay import CloseCode, Relay, TransportClosed, is_valid_request_id
 from mao_embed.tokens import TokenError, verify_token
 
 logger = logging.getLogger(__name__)
-
-_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,80}")
 
 
 class HandshakeRefused(Exception):
@@ -68,7 +65,7 @@ class WebSocketTransport:
     never overtake the ``welcome`` that tells the page its sessionId.
     """
 
-    __slots__ = ("_websocket", "_lock", "_opened", "closed")
+    __slots__ = ("_lock", "_opened", "_websocket", "closed")
 
     def __init__(self, websocket: WebSocket) -> None:
         self._websocket = websocket
@@ -108,7 +105,7 @@ class WebSocketTransport:
 class _InboundRateLimit:
     """Token bucket over inbound frames; a page only answers what it was asked (SPEC W4)."""
 
-    __slots__ = ("_rate", "_burst", "_tokens", "_stamp", "_last_warning")
+    __slots__ = ("_burst", "_last_warning", "_rate", "_stamp", "_tokens")
 
     def __init__(self, rate_per_s: float, burst: int) -> None:
         self._rate = rate_per_s
@@ -212,7 +209,7 @@ class SdkSocket:
         if _peek(data, "type") == "hello" and version is not None and version != PROTOCOL_VERSION:
             raise HandshakeRefused(
                 ErrorCode.PROTOCOL_MISMATCH,
-                f"this backend speaks protocol version {PROTOCOL_VERSION}, the page sent {version!r}",
+                f"backend speaks protocol version {PROTOCOL_VERSION}, the page sent {version!r}",
             )
         try:
             hello = parse_client_message(data)
@@ -230,7 +227,9 @@ class SdkSocket:
         try:
             claims = verify_token(self._config.secret, hello.token)
         except TokenError as error:
-            raise HandshakeRefused(ErrorCode.UNAUTHORIZED, f"token refused: {error.reason}") from None
+            raise HandshakeRefused(
+                ErrorCode.UNAUTHORIZED, f"token refused: {error.reason}"
+            ) from None
         if claims.user_id != hello.user.id:
             raise HandshakeRefused(ErrorCode.UNAUTHORIZED, "token was issued for another user")
         if claims.agent_id != hello.agent_id:
@@ -281,7 +280,9 @@ class _Connection:
             self._missed_pings = 0
             if not self._rate.allow():
                 if self._rate.should_warn():
-                    await self._send_error(ErrorCode.RATE_LIMITED, "too many messages; frames dropped")
+                    await self._send_error(
+                        ErrorCode.RATE_LIMITED, "too many messages; frames dropped"
+                    )
                 continue
             data = _frame_data(message)
             if _frame_size(data) > self._config.max_message_bytes:
@@ -328,7 +329,9 @@ class _Connection:
                     logger.info("session %s missed %d pings", self._session_id, self._missed_pings)
                     # Detach first: a dead peer may never complete the close handshake, and
                     # pending requests should learn about the drop now (SPEC W3).
-                    self._relay.detach(self._session_id, self._transport, reason="heartbeat timeout")
+                    self._relay.detach(
+                        self._session_id, self._transport, reason="heartbeat timeout"
+                    )
                     await self._transport.close(CloseCode.HEARTBEAT_TIMEOUT, "heartbeat timeout")
                     return
                 self._missed_pings += 1
@@ -336,7 +339,9 @@ class _Connection:
         except TransportClosed:
             return
 
-    async def _send_error(self, code: ErrorCode, message: str, request_id: str | None = None) -> None:
+    async def _send_error(
+        self, code: ErrorCode, message: str, request_id: str | None = None
+    ) -> None:
         self._audit.record(
             AuditEvent.FRAME_REJECTED,
             session_id=self._session_id,
@@ -386,4 +391,4 @@ def _peek(data: str | bytes, key: str) -> Any:
 
 def _peek_request_id(data: str | bytes) -> str | None:
     value = _peek(data, "requestId")
-    return value if isinstance(value, str) and _REQUEST_ID.fullmatch(value) else None
+    return value if isinstance(value, str) and is_valid_request_id(value) else None

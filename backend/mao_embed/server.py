@@ -163,10 +163,17 @@ class RunningServer:
             self.relay.raw_results(session_id, request_id, count=count, timeout_s=timeout_s)
         )
 
-    def stop(self, timeout_s: float = 10.0) -> None:
+    def stop(self, timeout_s: float = 10.0, *, wait: bool = True) -> None:
+        """Shut down: pages get close 1001, pending requests end ``disconnected``.
+
+        ``wait=False`` only signals the shutdown (uvicorn needs ~0.2 s to wind down), which
+        lets a test suite start its next server meanwhile.
+        """
         if not self._thread.is_alive():
             return
         self._server.should_exit = True
+        if not wait:
+            return
         self._thread.join(timeout=timeout_s)
         if self._thread.is_alive():
             self._server.force_exit = True
@@ -225,7 +232,9 @@ async def _serve(
         # uvicorn calls sys.exit when it cannot bind (port in use, bad host); report that to
         # the caller waiting in start_in_thread instead of killing the thread silently.
         if not ready.done():
-            ready.set_exception(RuntimeError(f"mao-embed server could not start (exit {exit_.code})"))
+            ready.set_exception(
+                RuntimeError(f"mao-embed server could not start (exit {exit_.code})")
+            )
     finally:
         watcher.cancel()
     if not ready.done():

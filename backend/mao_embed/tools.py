@@ -44,7 +44,11 @@ class ToolSpec:
 
     def to_wire(self) -> dict[str, Any]:
         """One entry of ``GET /api/tools`` (CONTRACT)."""
-        return {"name": self.name.value, "description": self.description, "inputSchema": self.input_schema()}
+        return {
+            "name": self.name.value,
+            "description": self.description,
+            "inputSchema": self.input_schema(),
+        }
 
 
 _DESCRIPTIONS: dict[ToolName, str] = {

@@ -73,7 +73,13 @@ class Backoff:
     jitter: float = 0.3
 
     def delay(self, attempt: int, rng: random.Random) -> float:
-        base = min(self.cap_s, self.initial_s * self.factor ** attempt)
+        try:
+            grown = self.initial_s * self.factor ** attempt
+        except OverflowError:
+            # Hours of failed attempts (about 1,000 at the default factor) overflow the
+            # float; the delay is long since capped, and the retry loop must not die of it.
+            grown = self.cap_s
+        base = min(self.cap_s, grown)
         return base * (1 + rng.uniform(0, self.jitter))
 
 

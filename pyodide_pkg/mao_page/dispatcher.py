@@ -76,6 +76,7 @@ class Dispatcher:
             return
         task = asyncio.get_event_loop().create_task(self._run(request))
         self._running[request_id] = task
+        task.add_done_callback(lambda done: self._settle_cancelled_before_start(request, done))
 
     def cancel(self, message: Cancel) -> None:
         task = self._running.get(message.request_id)
@@ -101,6 +102,18 @@ class Dispatcher:
             result = self._failure(request_id, ErrorCode.INTERNAL_ERROR, f"{request.tool} failed inside the SDK: {type(error).__name__}: {error}")
         finally:
             self._running.pop(request_id, None)
+        self._remember(result)
+        self._send(result.to_wire())
+
+    def _settle_cancelled_before_start(self, request: PageToolRequest, task: asyncio.Task[None]) -> None:
+        # A task cancelled before its first step (a cancel or disconnect arriving in the same
+        # burst as the request) never enters ``_run``, so its handlers cannot answer. The
+        # request still owes exactly one result (W3) and must not stay "running", or every
+        # retry of its requestId would be ignored (W2).
+        if not task.cancelled() or self._running.get(request.request_id) is not task:
+            return
+        del self._running[request.request_id]
+        result = self._failure(request.request_id, ErrorCode.CANCELLED, f"{request.tool} was cancelled before it started")
         self._remember(result)
         self._send(result.to_wire())
 

@@ -25,16 +25,16 @@ class DocumentIndex:
         self.by_id: dict[str, int] = {}
         self.labels_for: dict[str, list[int]] = {}
         # Rendered-hidden: display:none on the element or an ancestor, or visibility hidden.
+        # Only display:none hides a whole subtree: visibility is inherited through the
+        # computed style, which a descendant may set back to visible (CSS 2 §11.2).
         self.hidden = [False] * len(rows)
+        display_none = [False] * len(rows)
         for index, row in enumerate(rows):
             parent = row[F.PARENT]
             if parent >= 0:
                 self.children[parent].append(index)
-            self.hidden[index] = (
-                (parent >= 0 and self.hidden[parent])
-                or row[F.DISPLAY] == "none"
-                or row[F.VISIBILITY] != "visible"
-            )
+            display_none[index] = (parent >= 0 and display_none[parent]) or row[F.DISPLAY] == "none"
+            self.hidden[index] = display_none[index] or row[F.VISIBILITY] != "visible"
             if row[F.ID] and row[F.ID] not in self.by_id:
                 self.by_id[row[F.ID]] = index
             if row[F.TAG] == "label" and row[F.LABEL_FOR]:
@@ -113,7 +113,9 @@ def accessible_name(index: int, role: str, doc: DocumentIndex) -> tuple[str, str
             labels.extend(doc.labels_for.get(row[F.ID], ()))
         for ancestor in doc.ancestors(index):
             if doc.rows[ancestor][F.TAG] == "label":
-                labels.append(ancestor)
+                # <label for=x> wrapping #x is one label, not two (its text once).
+                if ancestor not in labels:
+                    labels.append(ancestor)
                 break
         texts = [_label_text(label, index, doc) for label in labels]
         name = _squash(" ".join(t for t in texts if t))

@@ -545,8 +545,11 @@ def _make_action_args_model(tool: ToolName) -> type[WireModel]:
         if name == "action":
             continue
         # Single-form fields are optional here because a batch replaces them; the single
-        # form is validated against the action model itself in ``build_request``.
-        fields[name] = (info.annotation | None, Field(default=None, description=info.description))
+        # form is validated against the action model itself in ``build_request``. Pydantic
+        # moves a field's constraints (pattern, lengths, ranges) from the annotation into
+        # ``info.metadata``; put them back so the agents' JSON Schema states them too.
+        annotation = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        fields[name] = (annotation | None, Field(default=None, description=info.description))
     fields["actions"] = (
         Annotated[list[PageAction], Field(min_length=1, max_length=MAX_BATCH_ACTIONS)] | None,
         Field(

@@ -53,11 +53,13 @@ def element_line(element: PageElement) -> str:
 def render_text(*, url: str, title: str, snapshot_id: str, elements: list[PageElement], max_tokens: int) -> tuple[str, int]:
     """(text, number of elements left out)."""
     nonce = secrets.token_hex(6)
-    header = [f"snapshot {snapshot_id}", f"url: {url}", f"title: {_quote(title)}"]
+    header = [f"snapshot {snapshot_id}"]
     opening = f"<<<page-content {nonce} (untrusted text from the page)>>>"
     closing = f"<<<end page-content {nonce}>>>"
+    # The URL and title are page-controlled too (S8), so they sit inside the block.
+    page_lines = [f"url: {url}", f"title: {_quote(title)}"]
     budget = max_tokens * CHARS_PER_TOKEN
-    used = sum(len(line) + 1 for line in (*header, opening, closing)) + 40
+    used = sum(len(line) + 1 for line in (*header, opening, *page_lines, closing)) + 40
     lines: list[str] = []
     # Elements in the viewport first, so a tight budget drops off-viewport ones (S7).
     ordered = sorted(elements, key=lambda e: (not e.in_viewport,))
@@ -68,7 +70,7 @@ def render_text(*, url: str, title: str, snapshot_id: str, elements: list[PageEl
         lines.append(line)
         used += len(line) + 1
     left_out = len(elements) - len(lines)
-    body = [*header, opening, *lines, closing]
+    body = [*header, opening, *page_lines, *lines, closing]
     if left_out:
         body.append(f"[truncated: {left_out} nodes]")
     return "\n".join(body), left_out

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import facts as F
 from .names import DocumentIndex, accessible_name, nearby_text
-from .roles import WIDGET_ROLES, kind_of, role_of
+from .roles import WIDGET_ROLES, explicit_role, kind_of, role_of
 from .sensitive import is_sensitive
 
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
@@ -77,11 +77,14 @@ def is_interactive(index: int, row: list[Any], role: str, doc: DocumentIndex) ->
         return row[F.TYPE] != "hidden"
     if tag in ("a", "area") and row[F.HREF]:
         return True
-    if role in WIDGET_ROLES:
-        return True
-    if row[F.CONTENTEDITABLE]:
+    if row[F.CONTENTEDITABLE] and not explicit_role(row):
+        # isContentEditable holds for every descendant of the editing host, and each one
+        # gets the implicit textbox role; only the host is the field.
         parent = row[F.PARENT]
-        return parent < 0 or not doc.rows[parent][F.CONTENTEDITABLE]
+        if parent < 0 or not doc.rows[parent][F.CONTENTEDITABLE]:
+            return True
+    elif role in WIDGET_ROLES:
+        return True
     tabindex = _tabindex(row)
     if tabindex is not None and tabindex >= 0:
         return True

@@ -104,7 +104,10 @@ class FakePage:
 
     async def open_socket(self) -> ClientConnection:
         self._socket = await websockets.connect(
-            self.ws_url, origin=self.origin, max_size=None, ping_interval=None  # type: ignore[arg-type]
+            self.ws_url,
+            origin=self.origin,
+            max_size=None,
+            ping_interval=None,  # type: ignore[arg-type]
         )
         return self._socket
 
@@ -117,7 +120,9 @@ class FakePage:
         try:
             first = parse_server_message(await asyncio.wait_for(socket.recv(), 5))
         except websockets.ConnectionClosed as closed:
-            raise HandshakeRefusedByServer(None, closed.rcvd.code if closed.rcvd else None) from None
+            raise HandshakeRefusedByServer(
+                None, closed.rcvd.code if closed.rcvd else None
+            ) from None
         if isinstance(first, ErrorMessage):
             code = None
             with contextlib.suppress(websockets.ConnectionClosed):
@@ -133,7 +138,9 @@ class FakePage:
 
     async def send(self, message: dict[str, Any] | str | bytes) -> None:
         assert self._socket is not None
-        await self._socket.send(message if isinstance(message, str | bytes) else json.dumps(message))
+        await self._socket.send(
+            message if isinstance(message, str | bytes) else json.dumps(message)
+        )
 
     async def wait_until(self, condition: Callable[[], bool], timeout_s: float = 5.0) -> None:
         async with asyncio.timeout(timeout_s):
@@ -184,7 +191,11 @@ class FakePage:
                     self.pings.append(message)
                     if self.answer_pings:
                         await self.send(
-                            {"type": "pong", "ts": message.ts, "page": {"url": self.url, "title": self.title}}
+                            {
+                                "type": "pong",
+                                "ts": message.ts,
+                                "page": {"url": self.url, "title": self.title},
+                            }
                         )
                 else:
                     self.other.append(message)

@@ -42,7 +42,8 @@ def make_server(base_config: ServerConfig) -> Iterator[Callable[..., RunningServ
 
     yield make
     for running in started:
-        running.stop()
+        # Signalled only: the daemon thread winds down while the next test runs.
+        running.stop(wait=False)
 
 
 @pytest.fixture

@@ -43,7 +43,9 @@ async def test_sessions_lists_connected_pages_in_the_contract_shape(
     assert isinstance(entry["connectedAt"], str)
 
 
-async def test_tools_lists_the_twelve_page_tools_with_schemas_from_the_protocol(server: RunningServer) -> None:
+async def test_tools_lists_the_twelve_page_tools_with_schemas_from_the_protocol(
+    server: RunningServer,
+) -> None:
     # SPEC B1: schemas generated from the same pydantic models the page uses.
     async with httpx.AsyncClient() as client:
         tools = (await client.get(f"{server.url}/api/tools")).json()
@@ -54,7 +56,9 @@ async def test_tools_lists_the_twelve_page_tools_with_schemas_from_the_protocol(
     assert all(t["inputSchema"].get("additionalProperties") is False for t in tools)
 
 
-async def test_tool_call_returns_the_page_result(server: RunningServer, make_page: MakePage) -> None:
+async def test_tool_call_returns_the_page_result(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = await connected(server, make_page)
     async with httpx.AsyncClient() as client:
         answer = await client.post(tool_url(server, page.session_id, "page_fill"), json=FILL)
@@ -64,7 +68,9 @@ async def test_tool_call_returns_the_page_result(server: RunningServer, make_pag
     assert page.requests[0].actions is not None and page.requests[0].actions[0].action == "fill"
 
 
-async def test_tool_without_arguments_accepts_an_empty_body(server: RunningServer, make_page: MakePage) -> None:
+async def test_tool_without_arguments_accepts_an_empty_body(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = await connected(server, make_page)
     async with httpx.AsyncClient() as client:
         answer = await client.post(tool_url(server, page.session_id, "page_observe"))
@@ -109,14 +115,18 @@ async def test_body_that_is_not_a_json_object_is_400(
 ) -> None:
     page = await connected(server, make_page)
     async with httpx.AsyncClient() as client:
-        answer = await client.post(tool_url(server, page.session_id, "page_observe"), content=content)
+        answer = await client.post(
+            tool_url(server, page.session_id, "page_observe"), content=content
+        )
     assert answer.status_code == 400 and answer.json()["error"]["code"] == "invalid_request"
 
 
 async def test_unknown_tool_is_404(server: RunningServer, make_page: MakePage) -> None:
     page = await connected(server, make_page)
     async with httpx.AsyncClient() as client:
-        answer = await client.post(tool_url(server, page.session_id, "page_eval"), json={"script": "1"})
+        answer = await client.post(
+            tool_url(server, page.session_id, "page_eval"), json={"script": "1"}
+        )
     assert answer.status_code == 404 and answer.json()["error"]["code"] == "unknown_tool"
 
 
@@ -126,7 +136,9 @@ async def test_unknown_session_is_404(server: RunningServer) -> None:
     assert answer.status_code == 404 and answer.json()["error"]["code"] == "session_not_found"
 
 
-async def test_repeated_x_request_id_is_executed_once(server: RunningServer, make_page: MakePage) -> None:
+async def test_repeated_x_request_id_is_executed_once(
+    server: RunningServer, make_page: MakePage
+) -> None:
     # SPEC W2
     page = await connected(server, make_page)
     url = tool_url(server, page.session_id, "page_fill")
@@ -148,7 +160,9 @@ async def test_api_key_is_required_when_configured(
     async with httpx.AsyncClient() as client:
         missing = await client.post(url, json={})
         wrong = await client.post(url, json={}, headers={"Authorization": "Bearer nope"})
-        listing = await client.get(f"{server.url}/api/sessions", headers={"Authorization": "Bearer nope"})
+        listing = await client.get(
+            f"{server.url}/api/sessions", headers={"Authorization": "Bearer nope"}
+        )
         right = await client.post(url, json={}, headers={"Authorization": "Bearer k-123"})
     assert (missing.status_code, wrong.status_code, listing.status_code) == (401, 401, 401)
     assert missing.json()["error"]["code"] == "unauthorized"
@@ -163,7 +177,9 @@ def test_without_api_key_remote_clients_are_refused(base_config: ServerConfig) -
     assert answer.status_code == 403 and answer.json()["error"]["code"] == "unauthorized"
 
 
-async def test_without_api_key_a_web_page_cannot_call_the_api(server: RunningServer, make_page: MakePage) -> None:
+async def test_without_api_key_a_web_page_cannot_call_the_api(
+    server: RunningServer, make_page: MakePage
+) -> None:
     # A page in the user's browser is a loopback client too; its Origin gives it away.
     page = await connected(server, make_page)
     async with httpx.AsyncClient() as client:
@@ -175,12 +191,17 @@ async def test_without_api_key_a_web_page_cannot_call_the_api(server: RunningSer
     assert answer.status_code == 403 and page.requests == []
 
 
-async def test_without_api_key_a_rebound_hostname_cannot_call_the_api(server: RunningServer) -> None:
+async def test_without_api_key_a_rebound_hostname_cannot_call_the_api(
+    server: RunningServer,
+) -> None:
     # DNS rebinding: evil.example resolving to 127.0.0.1 still sends Host: evil.example.
     async with httpx.AsyncClient() as client:
         answer = await client.get(
             f"{server.url}/api/sessions",
-            headers={"Host": f"evil.example:{server.port}", "Origin": f"http://evil.example:{server.port}"},
+            headers={
+                "Host": f"evil.example:{server.port}",
+                "Origin": f"http://evil.example:{server.port}",
+            },
         )
     assert answer.status_code == 403
 

@@ -22,18 +22,35 @@ def test_audit_file_uses_write_ahead_logging(tmp_path: Path) -> None:
 
 def test_records_come_back_in_order_and_filtered(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.db")
-    log.record(AuditEvent.TOOL_CALL, session_id="s1", request_id="r1", tool="page_fill", code="ok", duration_ms=3.5)
-    log.record(AuditEvent.TOOL_CALL, session_id="s2", request_id="r2", tool="page_click", code="timeout")
+    log.record(
+        AuditEvent.TOOL_CALL,
+        session_id="s1",
+        request_id="r1",
+        tool="page_fill",
+        code="ok",
+        duration_ms=3.5,
+    )
+    log.record(
+        AuditEvent.TOOL_CALL, session_id="s2", request_id="r2", tool="page_click", code="timeout"
+    )
     log.record(AuditEvent.RESULT_IGNORED, session_id="s1", request_id="r9")
     calls = log.query(event=AuditEvent.TOOL_CALL)
-    assert [(c.request_id, c.tool, c.code) for c in calls] == [("r1", "page_fill", "ok"), ("r2", "page_click", "timeout")]
-    assert [r.event for r in log.query(session_id="s1")] == [AuditEvent.TOOL_CALL, AuditEvent.RESULT_IGNORED]
+    assert [(c.request_id, c.tool, c.code) for c in calls] == [
+        ("r1", "page_fill", "ok"),
+        ("r2", "page_click", "timeout"),
+    ]
+    assert [r.event for r in log.query(session_id="s1")] == [
+        AuditEvent.TOOL_CALL,
+        AuditEvent.RESULT_IGNORED,
+    ]
     log.close()
 
 
 def test_records_survive_a_restart(tmp_path: Path) -> None:
     first = AuditLog(tmp_path / "audit.db")
-    first.record(AuditEvent.CONNECTION_REFUSED, origin="https://evil.example", code="origin_not_allowed")
+    first.record(
+        AuditEvent.CONNECTION_REFUSED, origin="https://evil.example", code="origin_not_allowed"
+    )
     first.close()
     second = AuditLog(tmp_path / "audit.db")
     assert [r.origin for r in second.query()] == ["https://evil.example"]

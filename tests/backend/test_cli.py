@@ -16,8 +16,25 @@ from mao_embed.config import load_config
 from mao_embed.tokens import verify_token
 
 
-def test_token_prints_one_token_signed_with_the_given_secret(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["token", "--user", "u1", "--agent", "a1", "--origin", "https://shop.example", "--secret", "s"]) == 0
+def test_token_prints_one_token_signed_with_the_given_secret(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert (
+        main(
+            [
+                "token",
+                "--user",
+                "u1",
+                "--agent",
+                "a1",
+                "--origin",
+                "https://shop.example",
+                "--secret",
+                "s",
+            ]
+        )
+        == 0
+    )
     token = capsys.readouterr().out.strip()
     claims = verify_token("s", token)
     assert (claims.user_id, claims.agent_id, claims.origin) == ("u1", "a1", "https://shop.example")
@@ -49,7 +66,17 @@ def test_serve_runs_the_backend_with_demo_origins(tmp_path: Path) -> None:
     }
     env.pop("MAO_EMBED_API_KEY", None)
     process = subprocess.Popen(
-        [sys.executable, "-m", "mao_embed.cli", "serve", "--host", "127.0.0.1", "--port", "0", "--demo"],
+        [
+            sys.executable,
+            "-m",
+            "mao_embed.cli",
+            "serve",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--demo",
+        ],
         env=env,
         stderr=subprocess.PIPE,
         text=True,

@@ -40,7 +40,11 @@ def test_state_files_honour_xdg_state_home(tmp_path: Path) -> None:
 
 
 def test_load_config_reads_api_key_from_environment(tmp_path: Path) -> None:
-    env = {"MAO_EMBED_API_KEY": "k", "XDG_CONFIG_HOME": str(tmp_path), "XDG_STATE_HOME": str(tmp_path)}
+    env = {
+        "MAO_EMBED_API_KEY": "k",
+        "XDG_CONFIG_HOME": str(tmp_path),
+        "XDG_STATE_HOME": str(tmp_path),
+    }
     config = load_config(environ=env)
     assert config.api_key == "k"
     assert config.db_path == tmp_path / "mao-embed" / "audit.db"

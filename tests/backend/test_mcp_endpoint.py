@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import httpx
 import httpx2
 import pytest
-from backend_fakes import FakePage
+from backend_fakes import FakePage, answer_never
 from mao_embed.server import RunningServer
 from mao_page.protocol import TOOL_ARGS, ToolName
 from mcp import Client
@@ -40,7 +41,8 @@ async def test_agent_lists_selects_and_acts_on_a_page(
     async with Client(f"{server.url}/mcp", mode=mode) as client:
         listed = await client.call_tool("list_sessions", {})
         assert {s["sessionId"] for s in listed.structured_content["sessions"]} == {
-            first.session_id, second.session_id
+            first.session_id,
+            second.session_id,
         }
         unselected = await client.call_tool("page_fill", FILL)
         assert unselected.is_error
@@ -52,7 +54,9 @@ async def test_agent_lists_selects_and_acts_on_a_page(
     assert first.requests == [] and len(second.requests) == 1
 
 
-async def test_explicit_session_id_overrides_the_selection(server: RunningServer, make_page: MakePage) -> None:
+async def test_explicit_session_id_overrides_the_selection(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = make_page(server)
     await page.connect()
     async with Client(f"{server.url}/mcp") as client:
@@ -66,17 +70,85 @@ async def test_smuggled_selector_is_a_tool_error_and_nothing_reaches_the_page(
     page = make_page(server)
     await page.connect()
     async with Client(f"{server.url}/mcp") as client:
-        result = await client.call_tool("page_click", {"snapshotId": "s1", "elementId": "e1", "selector": "#buy"})
+        result = await client.call_tool(
+            "page_click", {"snapshotId": "s1", "elementId": "e1", "selector": "#buy"}
+        )
     assert result.is_error
     assert result.structured_content["error"]["code"] == "invalid_request"
     assert page.requests == []
 
 
-async def test_mcp_requires_the_api_key_when_configured(make_server: Callable[..., RunningServer]) -> None:
+async def test_mcp_requires_the_api_key_when_configured(
+    make_server: Callable[..., RunningServer],
+) -> None:
     server = make_server(api_key="k-123")
     async with httpx.AsyncClient() as plain:
-        refused = await plain.post(f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        refused = await plain.post(
+            f"{server.url}/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        )
     assert refused.status_code == 401
     keyed = httpx2.AsyncClient(headers={"Authorization": "Bearer k-123"})
-    async with keyed, Client(streamable_http_client(f"{server.url}/mcp", http_client=keyed)) as client:
+    async with (
+        keyed,
+        Client(streamable_http_client(f"{server.url}/mcp", http_client=keyed)) as client,
+    ):
         assert (await client.call_tool("list_sessions", {})).structured_content == {"sessions": []}
+
+
+async def test_mcp_cancellation_cancels_the_page_request(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    # SPEC W3: cancellation reaches the page from the agent's side too. Raw JSON-RPC so the
+    # notifications/cancelled is sent at a known moment.
+    page = make_page(server, answer=answer_never)
+    await page.connect()
+    url = f"{server.url}/mcp"
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with httpx.AsyncClient(timeout=10) as http:
+        init = await http.post(
+            url,
+            headers=headers,
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "0"},
+                },
+            },
+        )
+        headers["Mcp-Session-Id"] = init.headers["mcp-session-id"]
+        headers["Mcp-Protocol-Version"] = "2025-11-25"
+        await http.post(
+            url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
+        call = asyncio.create_task(
+            http.post(
+                url,
+                headers=headers,
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {
+                        "name": "page_wait",
+                        "arguments": {"sessionId": page.session_id, "timeMs": 20000},
+                    },
+                },
+            )
+        )
+        await page.wait_until(lambda: len(page.requests) == 1)
+        await http.post(
+            url,
+            headers=headers,
+            json={
+                "jsonrpc": "2.0",
+                "method": "notifications/cancelled",
+                "params": {"requestId": 2},
+            },
+        )
+        await page.wait_until(lambda: len(page.cancels) == 1)
+        call.cancel()
+    assert page.cancels[0].request_id == page.requests[0].request_id

@@ -61,7 +61,9 @@ def hello(user: str = "u1", agent: str = "a1", resume: str | None = None) -> Hel
 
 
 def ok(request_id: str, **result: Any) -> PageToolResult:
-    return PageToolResult(request_id=request_id, success=True, page_version="v1", result=result or None)
+    return PageToolResult(
+        request_id=request_id, success=True, page_version="v1", result=result or None
+    )
 
 
 @pytest.fixture
@@ -91,7 +93,9 @@ async def test_result_from_the_page_is_returned_to_the_caller(relay: Relay) -> N
     session_id, page = await attach(relay)
     call = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
     request = await page.wait_for("page_tool_request")
-    assert request["actions"] == [{"action": "fill", "snapshotId": "s1", "elementId": "e1", "value": "Ada"}]
+    assert request["actions"] == [
+        {"action": "fill", "snapshotId": "s1", "elementId": "e1", "value": "Ada"}
+    ]
     relay.accept_result(session_id, ok("r1", filled=True))
     result = await call
     assert result.success and result.result == {"filled": True}
@@ -110,7 +114,9 @@ async def test_smuggled_fields_are_invalid_requests_and_nothing_is_sent(
 ) -> None:
     # SPEC W1, S5: no selector, script or xpath reaches the page.
     session_id, page = await attach(relay)
-    result = await relay.call_tool(session_id, "page_click", {"snapshotId": "s1", "elementId": "e1", **smuggled})
+    result = await relay.call_tool(
+        session_id, "page_click", {"snapshotId": "s1", "elementId": "e1", **smuggled}
+    )
     assert result.error is not None and result.error.code is ErrorCode.INVALID_REQUEST
     assert next(iter(smuggled)) in result.error.message
     assert page.sent == []
@@ -123,7 +129,9 @@ async def test_unknown_session_answers_session_not_found(relay: Relay) -> None:
 
 async def test_malformed_request_id_is_an_invalid_request(relay: Relay) -> None:
     session_id, page = await attach(relay)
-    result = await relay.call_tool(session_id, "page_observe", {}, request_id="has spaces/and slashes")
+    result = await relay.call_tool(
+        session_id, "page_observe", {}, request_id="has spaces/and slashes"
+    )
     assert result.error is not None and result.error.code is ErrorCode.INVALID_REQUEST
     assert page.sent == []
 
@@ -149,7 +157,9 @@ async def test_repeated_request_id_after_completion_returns_the_first_result(rel
     await page.wait_for("page_tool_request")
     relay.accept_result(session_id, ok("r1", attempt=1))
     first = await call
-    again = await relay.call_tool(session_id, "page_fill", {**FILL, "value": "other"}, request_id="r1")
+    again = await relay.call_tool(
+        session_id, "page_fill", {**FILL, "value": "other"}, request_id="r1"
+    )
     assert again == first and again.result == {"attempt": 1}
     assert len(page.of_type("page_tool_request")) == 1
 
@@ -158,21 +168,29 @@ async def test_result_cache_is_bounded(audit: AuditLog, clock: FakeClock) -> Non
     relay = Relay(audit=audit, completed_cache_size=2, response_grace_ms=0, clock=clock)
     session_id, page = await attach(relay)
     for index in range(3):
-        call = asyncio.create_task(relay.call_tool(session_id, "page_observe", {}, request_id=f"r{index}"))
+        call = asyncio.create_task(
+            relay.call_tool(session_id, "page_observe", {}, request_id=f"r{index}")
+        )
         await page.wait_for("page_tool_request", index + 1)
         relay.accept_result(session_id, ok(f"r{index}"))
         await call
     # r0 was evicted, so it is a new request; r2 is still answered from the cache.
     await relay.call_tool(session_id, "page_observe", {}, request_id="r2")
     assert len(page.of_type("page_tool_request")) == 3
-    asyncio.create_task(relay.call_tool(session_id, "page_observe", {}, request_id="r0"))
+    replayed = asyncio.create_task(relay.call_tool(session_id, "page_observe", {}, request_id="r0"))
     await page.wait_for("page_tool_request", 4)
+    relay.accept_result(session_id, ok("r0"))
+    assert (await replayed).success
 
 
-async def test_timeout_answers_timeout_and_tells_the_page_to_cancel(relay: Relay, audit: AuditLog) -> None:
+async def test_timeout_answers_timeout_and_tells_the_page_to_cancel(
+    relay: Relay, audit: AuditLog
+) -> None:
     # SPEC W3
     session_id, page = await attach(relay)
-    result = await relay.call_tool(session_id, "page_click", {"snapshotId": "s1", "elementId": "e1"}, timeout_ms=100)
+    result = await relay.call_tool(
+        session_id, "page_click", {"snapshotId": "s1", "elementId": "e1"}, timeout_ms=100
+    )
     assert result.error is not None and result.error.code is ErrorCode.TIMEOUT
     assert result.error.details == {"mayHaveApplied": True}
     cancel = await page.wait_for("cancel")
@@ -181,8 +199,10 @@ async def test_timeout_answers_timeout_and_tells_the_page_to_cancel(relay: Relay
     assert [(c.tool, c.code) for c in calls] == [("page_click", "timeout")]
 
 
-async def test_late_result_after_timeout_is_ignored_and_audited(relay: Relay, audit: AuditLog) -> None:
-    session_id, page = await attach(relay)
+async def test_late_result_after_timeout_is_ignored_and_audited(
+    relay: Relay, audit: AuditLog
+) -> None:
+    session_id, _ = await attach(relay)
     result = await relay.call_tool(session_id, "page_observe", {}, request_id="r1", timeout_ms=100)
     relay.accept_result(session_id, ok("r1"))
     assert (await relay.call_tool(session_id, "page_observe", {}, request_id="r1")) == result
@@ -197,14 +217,18 @@ async def test_duplicate_result_is_ignored(relay: Relay, audit: AuditLog) -> Non
     relay.accept_result(session_id, ok("r1", n=1))
     relay.accept_result(session_id, ok("r1", n=2))
     assert (await call).result == {"n": 1}
-    assert (await relay.call_tool(session_id, "page_observe", {}, request_id="r1")).result == {"n": 1}
+    assert (await relay.call_tool(session_id, "page_observe", {}, request_id="r1")).result == {
+        "n": 1
+    }
     assert "duplicate" in (audit.query(event=AuditEvent.RESULT_IGNORED)[0].detail or "")
 
 
 async def test_result_from_another_session_is_ignored(relay: Relay) -> None:
     session_a, page_a = await attach(relay)
     session_b, _ = await attach(relay, user="u2")
-    call = asyncio.create_task(relay.call_tool(session_a, "page_observe", {}, request_id="r1", timeout_ms=200))
+    call = asyncio.create_task(
+        relay.call_tool(session_a, "page_observe", {}, request_id="r1", timeout_ms=200)
+    )
     await page_a.wait_for("page_tool_request")
     relay.accept_result(session_b, ok("r1"))
     result = await call
@@ -249,7 +273,9 @@ async def test_resume_keeps_the_session_id_and_never_replays_a_write(relay: Rela
 async def test_resume_for_another_user_gets_a_new_session(relay: Relay) -> None:
     session_id, page = await attach(relay)
     relay.detach(session_id, page, reason="test drop")
-    attachment = await relay.attach(hello(user="intruder", resume=session_id), ORIGIN, MemoryTransport())
+    attachment = await relay.attach(
+        hello(user="intruder", resume=session_id), ORIGIN, MemoryTransport()
+    )
     assert attachment.session_id != session_id and not attachment.resumed
 
 
@@ -263,7 +289,9 @@ async def test_resume_after_the_window_gets_a_new_session(relay: Relay, clock: F
 
 async def test_resume_of_a_half_dead_live_session_takes_it_over(relay: Relay) -> None:
     session_id, old = await attach(relay)
-    call = asyncio.create_task(relay.call_tool(session_id, "page_click", {"snapshotId": "s", "elementId": "e"}))
+    call = asyncio.create_task(
+        relay.call_tool(session_id, "page_click", {"snapshotId": "s", "elementId": "e"})
+    )
     await old.wait_for("page_tool_request")
     attachment = await relay.attach(hello(resume=session_id), ORIGIN, MemoryTransport())
     assert attachment.resumed and attachment.session_id == session_id
@@ -285,7 +313,16 @@ async def test_sessions_describe_connected_pages(relay: Relay) -> None:
     relay.touch(session_id, PageInfo(url="https://shop.example/pay", title="Pay"))
     (info,) = relay.sessions()
     wire = info.to_wire()
-    assert set(wire) == {"sessionId", "userId", "agentId", "origin", "url", "title", "ready", "connectedAt"}
+    assert set(wire) == {
+        "sessionId",
+        "userId",
+        "agentId",
+        "origin",
+        "url",
+        "title",
+        "ready",
+        "connectedAt",
+    }
     assert (wire["userId"], wire["agentId"], wire["origin"]) == ("u1", "a1", ORIGIN)
     assert (wire["url"], wire["title"], wire["ready"]) == ("https://shop.example/pay", "Pay", True)
     assert wire["connectedAt"].endswith("Z")
@@ -300,7 +337,13 @@ async def test_wait_for_session_returns_when_a_page_attaches(relay: Relay) -> No
 
 async def test_raw_messages_bypass_dedup_and_every_result_is_collected(relay: Relay) -> None:
     session_id, page = await attach(relay)
-    request = {"type": "page_tool_request", "requestId": "raw1", "sessionId": session_id, "tool": "page_observe", "actions": [{"action": "observe"}]}
+    request = {
+        "type": "page_tool_request",
+        "requestId": "raw1",
+        "sessionId": session_id,
+        "tool": "page_observe",
+        "actions": [{"action": "observe"}],
+    }
     await relay.send_raw(session_id, request)
     await relay.send_raw(session_id, request)
     assert len(page.of_type("page_tool_request")) == 2
@@ -317,7 +360,9 @@ async def test_send_raw_to_an_unknown_session_raises(relay: Relay) -> None:
 
 async def test_explicit_cancel_answers_cancelled_and_tells_the_page(relay: Relay) -> None:
     session_id, page = await attach(relay)
-    call = asyncio.create_task(relay.call_tool(session_id, "page_wait", {"timeMs": 5000}, request_id="r1"))
+    call = asyncio.create_task(
+        relay.call_tool(session_id, "page_wait", {"timeMs": 5000}, request_id="r1")
+    )
     await page.wait_for("page_tool_request")
     assert await relay.cancel(session_id, "r1", "user pressed stop")
     result = await call

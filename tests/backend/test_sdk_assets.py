@@ -17,9 +17,22 @@ from starlette.testclient import TestClient
 BUILD = "b-0123abcd"
 
 
-@pytest.fixture
-def sdk_dir(base_config: ServerConfig) -> Path:
-    root = base_config.sdk_dir
+@pytest.fixture(scope="module")
+def assets_config(tmp_path_factory: pytest.TempPathFactory) -> ServerConfig:
+    base = tmp_path_factory.mktemp("assets")
+    (base / "sdk").mkdir()
+    return ServerConfig(
+        secret="s",
+        allowed_origins=(PAGE_ORIGIN,),
+        db_path=None,
+        sdk_dir=base / "sdk",
+        demo_dir=base / "demo",
+    )
+
+
+@pytest.fixture(scope="module")
+def sdk_dir(assets_config: ServerConfig) -> Path:
+    root = assets_config.sdk_dir
     (root / "mao-chat.js").write_text("window.MaoChat = {};\n")
     build = root / BUILD
     (build / "wheels").mkdir(parents=True)
@@ -39,9 +52,9 @@ def sdk_dir(base_config: ServerConfig) -> Path:
     return root
 
 
-@pytest.fixture
-def client(base_config: ServerConfig, sdk_dir: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(base_config)) as test_client:
+@pytest.fixture(scope="module")
+def client(assets_config: ServerConfig, sdk_dir: Path) -> Iterator[TestClient]:
+    with TestClient(create_app(assets_config)) as test_client:
         yield test_client
 
 
@@ -57,7 +70,9 @@ def client(base_config: ServerConfig, sdk_dir: Path) -> Iterator[TestClient]:
         (f"{BUILD}/wheels/mao_page-0.1.0-py3-none-any.whl", "application/octet-stream"),
     ],
 )
-def test_assets_are_served_with_their_media_type(client: TestClient, path: str, media_type: str) -> None:
+def test_assets_are_served_with_their_media_type(
+    client: TestClient, path: str, media_type: str
+) -> None:
     answer = client.get(f"/sdk/{path}", headers={"Accept-Encoding": "identity"})
     assert answer.status_code == 200
     assert answer.headers["content-type"].split(";")[0] == media_type
@@ -86,7 +101,9 @@ def test_precompressed_brotli_is_preferred_when_accepted(client: TestClient) -> 
 
 
 def test_precompressed_gzip_is_used_when_brotli_is_not_accepted(client: TestClient) -> None:
-    answer = client.get(f"/sdk/{BUILD}/pyodide.asm.wasm", headers={"Accept-Encoding": "gzip, br;q=0"})
+    answer = client.get(
+        f"/sdk/{BUILD}/pyodide.asm.wasm", headers={"Accept-Encoding": "gzip, br;q=0"}
+    )
     assert answer.headers["content-encoding"] == "gzip"
     assert answer.content == b"\0asm\1\0\0\0"
 
@@ -113,8 +130,12 @@ def test_other_origin_gets_no_cors_headers(client: TestClient) -> None:
 
 def test_preflight_is_answered_for_allowed_origins_only(client: TestClient) -> None:
     headers = {"Access-Control-Request-Method": "GET", "Access-Control-Request-Headers": "range"}
-    allowed = client.options(f"/sdk/{BUILD}/pyodide.asm.wasm", headers={**headers, "Origin": PAGE_ORIGIN})
-    refused = client.options(f"/sdk/{BUILD}/pyodide.asm.wasm", headers={**headers, "Origin": "https://evil.example"})
+    allowed = client.options(
+        f"/sdk/{BUILD}/pyodide.asm.wasm", headers={**headers, "Origin": PAGE_ORIGIN}
+    )
+    refused = client.options(
+        f"/sdk/{BUILD}/pyodide.asm.wasm", headers={**headers, "Origin": "https://evil.example"}
+    )
     assert allowed.status_code == 204
     assert allowed.headers["access-control-allow-origin"] == PAGE_ORIGIN
     assert "GET" in allowed.headers["access-control-allow-methods"]

@@ -25,14 +25,19 @@ MakePage = Callable[..., FakePage]
 FILL = {"snapshotId": "s1", "elementId": "e1", "value": "Ada"}
 
 
-async def test_page_with_valid_token_gets_a_session(server: RunningServer, make_page: MakePage) -> None:
+async def test_page_with_valid_token_gets_a_session(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = make_page(server)
     welcome = await page.connect()
     assert welcome.session_id and not welcome.resumed
     assert welcome.heartbeat_interval_ms == server.config.heartbeat_interval_ms
     (info,) = server.sessions()
     assert (info.session_id, info.user_id, info.agent_id, info.origin) == (
-        welcome.session_id, USER_ID, AGENT_ID, PAGE_ORIGIN
+        welcome.session_id,
+        USER_ID,
+        AGENT_ID,
+        PAGE_ORIGIN,
     )
 
 
@@ -42,7 +47,9 @@ async def test_handshake_from_a_foreign_origin_is_refused_with_403(server: Runni
         await websockets.connect(server.ws_url, origin="https://evil.example")  # type: ignore[arg-type]
     assert refused.value.response.status_code == 403
     refusals = server.app.state.audit.query(event=AuditEvent.CONNECTION_REFUSED)
-    assert [(r.origin, r.code) for r in refusals] == [("https://evil.example", "origin_not_allowed")]
+    assert [(r.origin, r.code) for r in refusals] == [
+        ("https://evil.example", "origin_not_allowed")
+    ]
 
 
 async def test_handshake_without_origin_is_refused(server: RunningServer) -> None:
@@ -55,7 +62,10 @@ async def test_handshake_without_origin_is_refused(server: RunningServer) -> Non
     [
         ({"user_id": "someone-else", "agent_id": AGENT_ID}, "another user"),
         ({"user_id": USER_ID, "agent_id": "other-agent"}, "another agent"),
-        ({"user_id": USER_ID, "agent_id": AGENT_ID, "origin": "https://other.example"}, "another origin"),
+        (
+            {"user_id": USER_ID, "agent_id": AGENT_ID, "origin": "https://other.example"},
+            "another origin",
+        ),
     ],
 )
 async def test_token_for_someone_else_is_refused_and_nothing_executes(
@@ -70,8 +80,12 @@ async def test_token_for_someone_else_is_refused_and_nothing_executes(
     assert server.sessions() == [] and page.requests == []
 
 
-async def test_token_signed_with_another_secret_is_refused(server: RunningServer, make_page: MakePage) -> None:
-    page = make_page(server, token=issue_token("not-the-server-secret", user_id=USER_ID, agent_id=AGENT_ID))
+async def test_token_signed_with_another_secret_is_refused(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    page = make_page(
+        server, token=issue_token("not-the-server-secret", user_id=USER_ID, agent_id=AGENT_ID)
+    )
     with pytest.raises(HandshakeRefusedByServer) as refused:
         await page.connect()
     assert refused.value.error is not None and refused.value.error.code is ErrorCode.UNAUTHORIZED
@@ -80,7 +94,9 @@ async def test_token_signed_with_another_secret_is_refused(server: RunningServer
     assert page.token not in json.dumps([r.detail for r in audited])
 
 
-async def test_token_bound_to_the_page_origin_is_accepted(server: RunningServer, make_page: MakePage) -> None:
+async def test_token_bound_to_the_page_origin_is_accepted(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = make_page(server, token=server.issue_token(USER_ID, AGENT_ID, origin=PAGE_ORIGIN))
     assert (await page.connect()).session_id
 
@@ -91,11 +107,15 @@ async def test_other_protocol_version_is_refused_as_protocol_mismatch(
     page = make_page(server)
     with pytest.raises(HandshakeRefusedByServer) as refused:
         await page.connect(protocolVersion=2, futureField=True)
-    assert refused.value.error is not None and refused.value.error.code is ErrorCode.PROTOCOL_MISMATCH
+    assert (
+        refused.value.error is not None and refused.value.error.code is ErrorCode.PROTOCOL_MISMATCH
+    )
     assert refused.value.close_code == 1008
 
 
-async def test_first_message_other_than_hello_is_refused(server: RunningServer, make_page: MakePage) -> None:
+async def test_first_message_other_than_hello_is_refused(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = make_page(server)
     socket = await page.open_socket()
     await socket.send(json.dumps({"type": "pong", "ts": 1}))
@@ -119,7 +139,12 @@ async def test_silent_page_is_refused_after_the_hello_timeout(
     ("frame", "named"),
     [
         ("{not json", "json"),
-        (json.dumps({"type": "page_tool_result", "requestId": "r1", "success": True, "selector": "#x"}), "selector"),
+        (
+            json.dumps(
+                {"type": "page_tool_result", "requestId": "r1", "success": True, "selector": "#x"}
+            ),
+            "selector",
+        ),
         (json.dumps({"type": "pong", "ts": 1, "script": "alert(1)"}), "script"),
         (json.dumps({"type": "teleport"}), "type"),
     ],
@@ -137,7 +162,9 @@ async def test_malformed_frames_get_a_structured_error_and_the_session_survives(
     assert result.success
 
 
-async def test_error_for_a_malformed_result_names_its_request(server: RunningServer, make_page: MakePage) -> None:
+async def test_error_for_a_malformed_result_names_its_request(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = make_page(server)
     await page.connect()
     await page.send({"type": "page_tool_result", "requestId": "r-9", "success": "maybe?"})
@@ -157,7 +184,9 @@ async def test_oversized_frame_is_refused_and_the_connection_closed(
     assert await page.wait_closed() == 1009
 
 
-async def test_tool_call_round_trip_through_the_socket(server: RunningServer, make_page: MakePage) -> None:
+async def test_tool_call_round_trip_through_the_socket(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = make_page(server)
     await page.connect()
     result = await server.run_async(server.relay.call_tool(page.session_id, "page_fill", FILL))
@@ -173,33 +202,48 @@ async def test_timeout_answers_timeout_and_a_cancel_reaches_the_page(
     page = make_page(server, answer=answer_never)
     await page.connect()
     result = await server.run_async(
-        server.relay.call_tool(page.session_id, "page_click", {"snapshotId": "s1", "elementId": "e1"}, timeout_ms=150)
+        server.relay.call_tool(
+            page.session_id, "page_click", {"snapshotId": "s1", "elementId": "e1"}, timeout_ms=150
+        )
     )
     assert result.error is not None and result.error.code is ErrorCode.TIMEOUT
     await page.wait_until(lambda: len(page.cancels) == 1)
     assert page.cancels[0].request_id == result.request_id
 
 
-async def test_repeated_request_id_is_executed_once(server: RunningServer, make_page: MakePage) -> None:
+async def test_repeated_request_id_is_executed_once(
+    server: RunningServer, make_page: MakePage
+) -> None:
     # SPEC W2: the page sees the request once however often the agent repeats it.
     async def slow_answer(request: PageToolRequest) -> PageToolResult:
         await asyncio.sleep(0.1)
-        return PageToolResult(request_id=request.request_id, success=True, result={"n": len(page.requests)})
+        return PageToolResult(
+            request_id=request.request_id, success=True, result={"n": len(page.requests)}
+        )
 
     page = make_page(server, answer=slow_answer)
     await page.connect()
-    calls = [server.relay.call_tool(page.session_id, "page_fill", FILL, request_id="once") for _ in range(3)]
+    calls = [
+        server.relay.call_tool(page.session_id, "page_fill", FILL, request_id="once")
+        for _ in range(3)
+    ]
     results = await asyncio.gather(*(server.run_async(c) for c in calls))
-    later = await server.run_async(server.relay.call_tool(page.session_id, "page_fill", FILL, request_id="once"))
+    later = await server.run_async(
+        server.relay.call_tool(page.session_id, "page_fill", FILL, request_id="once")
+    )
     assert len(page.requests) == 1
     assert all(r == results[0] for r in [*results, later])
 
 
-async def test_late_and_duplicate_results_are_ignored(server: RunningServer, make_page: MakePage) -> None:
+async def test_late_and_duplicate_results_are_ignored(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = make_page(server, answer=answer_never)
     await page.connect()
     result = await server.run_async(
-        server.relay.call_tool(page.session_id, "page_observe", {}, request_id="slow", timeout_ms=100)
+        server.relay.call_tool(
+            page.session_id, "page_observe", {}, request_id="slow", timeout_ms=100
+        )
     )
     for _ in range(2):
         await page.send(PageToolResult(request_id="slow", success=True).to_wire())
@@ -212,7 +256,9 @@ async def test_late_and_duplicate_results_are_ignored(server: RunningServer, mak
     async with asyncio.timeout(3):
         while await ignored() < 3:
             await asyncio.sleep(0.02)
-    again = await server.run_async(server.relay.call_tool(page.session_id, "page_observe", {}, request_id="slow"))
+    again = await server.run_async(
+        server.relay.call_tool(page.session_id, "page_observe", {}, request_id="slow")
+    )
     assert again == result and again.error is not None and again.error.code is ErrorCode.TIMEOUT
 
 
@@ -234,7 +280,9 @@ async def test_drop_during_a_write_reports_may_have_applied_and_resume_never_rep
     again = make_page(server)
     welcome = await again.connect(resume_session_id=session_id)
     assert welcome.resumed and welcome.session_id == session_id
-    retried = await server.run_async(server.relay.call_tool(session_id, "page_fill", FILL, request_id="w1"))
+    retried = await server.run_async(
+        server.relay.call_tool(session_id, "page_fill", FILL, request_id="w1")
+    )
     assert retried == result and again.requests == []
 
 
@@ -262,7 +310,9 @@ async def test_page_that_misses_three_pings_is_closed(
     assert server.sessions() == []
 
 
-async def test_ping_from_the_page_is_answered_with_pong(server: RunningServer, make_page: MakePage) -> None:
+async def test_ping_from_the_page_is_answered_with_pong(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = make_page(server)
     await page.connect()
     await page.send({"type": "ping", "ts": 42})
@@ -270,7 +320,9 @@ async def test_ping_from_the_page_is_answered_with_pong(server: RunningServer, m
     assert page.other[-1].ts == 42
 
 
-async def test_flood_of_frames_is_rate_limited(make_server: Callable[..., RunningServer], make_page: MakePage) -> None:
+async def test_flood_of_frames_is_rate_limited(
+    make_server: Callable[..., RunningServer], make_page: MakePage
+) -> None:
     server = make_server(inbound_rate_per_s=1, inbound_burst=5)
     page = make_page(server)
     await page.connect()
@@ -280,10 +332,14 @@ async def test_flood_of_frames_is_rate_limited(make_server: Callable[..., Runnin
     assert error.code is ErrorCode.RATE_LIMITED
 
 
-async def test_session_events_are_audited_without_tokens(server: RunningServer, make_page: MakePage) -> None:
+async def test_session_events_are_audited_without_tokens(
+    server: RunningServer, make_page: MakePage
+) -> None:
     page = make_page(server)
     await page.connect()
-    await server.run_async(server.relay.call_tool(page.session_id, "page_observe", {}, request_id="r-a"))
+    await server.run_async(
+        server.relay.call_tool(page.session_id, "page_observe", {}, request_id="r-a")
+    )
     await page.close()
     audit = server.app.state.audit
     async with asyncio.timeout(3):
@@ -291,7 +347,11 @@ async def test_session_events_are_audited_without_tokens(server: RunningServer, 
             await asyncio.sleep(0.02)
     records = audit.query(session_id=page.session_id)
     events = [r.event for r in records]
-    assert events == [AuditEvent.SESSION_CONNECTED, AuditEvent.TOOL_CALL, AuditEvent.SESSION_DISCONNECTED]
+    assert events == [
+        AuditEvent.SESSION_CONNECTED,
+        AuditEvent.TOOL_CALL,
+        AuditEvent.SESSION_DISCONNECTED,
+    ]
     call = records[1]
     assert (call.request_id, call.tool, call.code) == ("r-a", "page_observe", "ok")
     assert call.duration_ms is not None and call.duration_ms >= 0

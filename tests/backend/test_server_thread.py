@@ -22,9 +22,8 @@ def test_port_zero_reports_the_real_port_and_stop_releases_it(base_config: Serve
 
 
 def test_port_in_use_fails_loudly(base_config: ServerConfig) -> None:
-    with start_in_thread(base_config) as first:
-        with pytest.raises(RuntimeError):
-            start_in_thread(replace(base_config, port=first.port))
+    with start_in_thread(base_config) as first, pytest.raises(RuntimeError):
+        start_in_thread(replace(base_config, port=first.port))
 
 
 async def test_demo_mode_allows_the_servers_own_origin(base_config: ServerConfig) -> None:

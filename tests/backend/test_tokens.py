@@ -13,7 +13,9 @@ SECRET = "s3cret"
 
 
 def test_issued_token_verifies_to_its_claims() -> None:
-    token = issue_token(SECRET, user_id="u1", agent_id="a1", origin="https://shop.example", now=1000)
+    token = issue_token(
+        SECRET, user_id="u1", agent_id="a1", origin="https://shop.example", now=1000
+    )
     claims = verify_token(SECRET, token, now=1001)
     assert (claims.user_id, claims.agent_id, claims.origin) == ("u1", "a1", "https://shop.example")
     assert claims.expires_at == 1000 + 3600

@@ -1,0 +1,64 @@
+"""Synthetic fact rows for the scanner tests.
+
+A row mirrors ``factsOf`` in ``loader_js/dom-primitives.js`` (column layout in
+``mao_page.facts``). ``PageRows`` builds one document: ``html`` and ``body`` first, then the
+elements a test adds, each with defaults of an ordinary visible block inside the viewport.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mao_page import facts as F
+from mao_page.scanner import ScannedElement, Viewport, scan
+
+VIEWPORT = Viewport(width=1280, height=800, scroll_x=0, scroll_y=0)
+BODY = 1
+
+_DEFAULTS: dict[int, Any] = {
+    F.TAG: "div", F.PARENT: -1, F.ID: "", F.ROLE: "", F.TYPE: "", F.ARIA_LABEL: "",
+    F.ARIA_LABELLEDBY: "", F.TITLE: "", F.PLACEHOLDER: "", F.NAME: "", F.HREF: "",
+    F.TABINDEX: "", F.CONTENTEDITABLE: False, F.CURSOR: "auto", F.DISPLAY: "block",
+    F.VISIBILITY: "visible", F.OPACITY: 1.0, F.X: 10.0, F.Y: 10.0, F.WIDTH: 120.0,
+    F.HEIGHT: 24.0, F.DISABLED: False, F.READONLY: False, F.REQUIRED: False, F.CHECKED: -1,
+    F.VALUE: "", F.OWN_TEXT: "", F.ARIA_CHECKED: "", F.ARIA_EXPANDED: "", F.ARIA_SELECTED: "",
+    F.ARIA_DISABLED: "", F.ARIA_HIDDEN: "", F.AUTOCOMPLETE: "", F.LABEL_FOR: "", F.ALT: "",
+    F.FORM: -1, F.OPTIONS: 0, F.PRIVACY: "", F.POINTER_EVENTS: "auto", F.FORM_ACTION: "",
+    F.FORM_METHOD: "", F.MULTIPLE: False, F.ARIA_REQUIRED: "", F.ARIA_READONLY: "",
+    F.IS_PASSWORD: 0, F.VALUE_ATTR: "",
+}
+assert len(_DEFAULTS) == F.COLUMNS
+
+
+def fact_row(tag: str, parent: int = -1, **columns: Any) -> list[Any]:
+    """One row; keyword names are the ``mao_page.facts`` column names in lower case."""
+    row = [_DEFAULTS[i] for i in range(F.COLUMNS)]
+    row[F.TAG] = tag
+    row[F.PARENT] = parent
+    for name, value in columns.items():
+        row[getattr(F, name.upper())] = value
+    # factsOf derives this column from el.type; keep synthetic rows consistent with it.
+    if tag == "input" and row[F.TYPE] == "password" and "is_password" not in columns:
+        row[F.IS_PASSWORD] = 1
+    return row
+
+
+class PageRows:
+    def __init__(self) -> None:
+        self.rows: list[list[Any]] = [fact_row("html"), fact_row("body", 0)]
+
+    def add(self, tag: str, parent: int = BODY, **columns: Any) -> int:
+        self.rows.append(fact_row(tag, parent, **columns))
+        return len(self.rows) - 1
+
+    def scan(self, *, include_offscreen: bool = False) -> list[ScannedElement]:
+        return scan(self.rows, VIEWPORT, include_offscreen=include_offscreen)
+
+    def scanned(self, index: int, **options: Any) -> ScannedElement:
+        """The scanned element for row ``index``; fails the test when it was not listed."""
+        found = [e for e in self.scan(**options) if e.index == index]
+        assert found, f"row {index} ({self.rows[index][F.TAG]}) was not listed"
+        return found[0]
+
+    def listed(self, **options: Any) -> set[int]:
+        return {e.index for e in self.scan(**options)}

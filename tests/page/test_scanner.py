@@ -1,0 +1,463 @@
+"""The page scanner over synthetic fact rows (SPEC S1-S4, P5).
+
+Rows stand in for what ``factsOf`` reads from the DOM; computed-style columns hold computed
+values (an inherited ``visibility: hidden`` or ``cursor: pointer`` appears on descendants too).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .page_rows import PageRows
+
+# -- SPEC S1: which elements are interactive -------------------------------------------------
+
+
+@pytest.mark.parametrize("tag", ["button", "select", "textarea", "summary", "input"])
+def test_native_controls_are_listed(tag: str) -> None:  # SPEC S1
+    page = PageRows()
+    control = page.add(tag)
+    assert page.listed() == {control}
+
+
+def test_hidden_input_is_not_listed() -> None:  # SPEC S1
+    page = PageRows()
+    page.add("input", type="hidden", value="csrf-token")
+    assert page.listed() == set()
+
+
+def test_link_with_href_is_listed_and_anchor_without_href_is_not() -> None:  # SPEC S1
+    page = PageRows()
+    link = page.add("a", href="https://shop.example/cart", own_text="Cart")
+    page.add("a", own_text="Just an anchor")
+    assert page.listed() == {link}
+
+
+def test_only_the_contenteditable_host_is_listed() -> None:  # SPEC S1
+    page = PageRows()
+    editor = page.add("div", contenteditable=True)
+    paragraph = page.add("p", editor, contenteditable=True, own_text="Draft")
+    assert page.listed() == {editor}
+    assert paragraph not in page.listed()
+
+
+@pytest.mark.parametrize(
+    "role",
+    ["button", "link", "textbox", "searchbox", "combobox", "listbox", "option", "checkbox",
+     "radio", "switch", "menuitem", "menuitemcheckbox", "menuitemradio", "tab", "slider",
+     "spinbutton", "treeitem"],
+)
+def test_aria_widget_roles_are_listed(role: str) -> None:  # SPEC S1
+    page = PageRows()
+    widget = page.add("div", role=role, own_text="Widget")
+    assert page.listed() == {widget}
+
+
+def test_plain_and_landmark_containers_are_not_listed() -> None:  # SPEC S1
+    page = PageRows()
+    page.add("div", own_text="Text")
+    page.add("nav", role="navigation", own_text="Menu")
+    page.add("span", role="presentation", own_text="Decor")
+    assert page.listed() == set()
+
+
+@pytest.mark.parametrize(("tabindex", "listed"), [("0", True), ("3", True), ("-1", False), ("x", False)])
+def test_tabindex_of_zero_or_more_makes_an_element_interactive(tabindex: str, listed: bool) -> None:  # SPEC S1
+    page = PageRows()
+    card = page.add("div", tabindex=tabindex, own_text="Card")
+    assert (card in page.listed()) is listed
+
+
+def test_cursor_pointer_counts_only_on_the_element_introducing_it() -> None:  # SPEC S1
+    page = PageRows()
+    tile = page.add("div", cursor="pointer")
+    page.add("span", tile, cursor="pointer", own_text="Open")
+    page.add("span", tile, cursor="pointer", own_text="details")
+    assert page.listed() == {tile}
+
+
+def test_clickable_wrapper_around_one_native_control_collapses_into_it() -> None:  # SPEC S1
+    page = PageRows()
+    wrapper = page.add("div", cursor="pointer")
+    checkbox = page.add("input", wrapper, type="checkbox", checked=0, aria_label="Agree")
+    assert page.listed() == {checkbox}
+
+
+def test_clickable_wrapper_around_two_controls_stays_listed() -> None:  # SPEC S1
+    page = PageRows()
+    wrapper = page.add("div", cursor="pointer", own_text="Row")
+    first = page.add("button", wrapper, own_text="Edit")
+    second = page.add("button", wrapper, own_text="Delete")
+    assert page.listed() == {wrapper, first, second}
+
+
+def test_wrapper_with_its_own_widget_role_is_not_collapsed() -> None:  # SPEC S1
+    page = PageRows()
+    option = page.add("div", role="option", own_text="Express shipping")
+    radio = page.add("input", option, type="radio", checked=0)
+    assert page.listed() == {option, radio}
+
+
+# -- SPEC S4: visibility and viewport ---------------------------------------------------------
+
+
+def test_descendant_of_display_none_is_not_listed() -> None:  # SPEC S4
+    page = PageRows()
+    menu = page.add("div", display="none")
+    inner = page.add("div", menu)
+    page.add("button", inner, own_text="Hidden item")
+    assert page.listed() == set()
+    assert page.listed(include_offscreen=True) == set()
+
+
+def test_visibility_hidden_element_is_not_listed() -> None:  # SPEC S4
+    page = PageRows()
+    page.add("button", visibility="hidden", own_text="Ghost")
+    assert page.listed() == set()
+
+
+def test_visible_child_of_a_visibility_hidden_parent_is_listed() -> None:  # SPEC S4, S1 recall
+    page = PageRows()
+    panel = page.add("div", visibility="hidden")
+    page.add("button", panel, visibility="hidden", own_text="Inherits hidden")
+    shown = page.add("button", panel, visibility="visible", own_text="Sets visible again")
+    assert page.listed() == {shown}
+
+
+def test_descendant_of_an_opacity_zero_ancestor_is_not_listed() -> None:  # SPEC S4
+    page = PageRows()
+    faded = page.add("div", opacity=0.0)
+    page.add("button", faded, own_text="Invisible")
+    translucent = page.add("button", opacity=0.5, own_text="Half")
+    assert page.listed() == {translucent}
+
+
+@pytest.mark.parametrize(("width", "height"), [(0, 24), (120, 0)])
+def test_zero_size_element_is_not_listed(width: float, height: float) -> None:  # SPEC S4
+    page = PageRows()
+    page.add("button", width=width, height=height, own_text="Collapsed")
+    assert page.listed(include_offscreen=True) == set()
+
+
+def test_element_below_the_fold_is_left_out_by_default() -> None:  # SPEC S4
+    page = PageRows()
+    above = page.add("button", y=100, own_text="Top")
+    page.add("button", y=2000, own_text="Footer")
+    assert page.listed() == {above}
+
+
+def test_include_offscreen_lists_elements_outside_the_viewport_marked_as_such() -> None:  # SPEC S4
+    page = PageRows()
+    page.add("button", y=100, own_text="Top")
+    footer = page.add("button", y=2000, own_text="Footer")
+    scrolled_past = page.add("button", y=-300, own_text="Header")
+    assert {footer, scrolled_past} <= page.listed(include_offscreen=True)
+    assert page.scanned(footer, include_offscreen=True).in_viewport is False
+    assert page.scanned(scrolled_past, include_offscreen=True).in_viewport is False
+
+
+def test_partly_visible_element_counts_as_in_viewport() -> None:  # SPEC S4
+    page = PageRows()
+    edge = page.add("button", y=790, height=40, own_text="Half in view")
+    assert page.scanned(edge).in_viewport is True
+
+
+# -- SPEC S4: what the page owner marks --------------------------------------------------------
+
+
+def test_data_mao_ignore_excludes_the_whole_subtree() -> None:  # SPEC S4
+    page = PageRows()
+    admin = page.add("div", privacy="ignore")
+    page.add("button", admin, own_text="Impersonate")
+    page.add("input", admin, value="internal")
+    kept = page.add("button", own_text="Save")
+    assert page.listed(include_offscreen=True) == {kept}
+
+
+def test_data_mao_private_field_is_listed_without_its_value() -> None:  # SPEC S4, P5
+    page = PageRows()
+    notes = page.add("textarea", privacy="private", aria_label="Notes", value="my diagnosis")
+    element = page.scanned(notes)
+    assert element.private is True
+    assert element.value is None
+    assert element.label == "Notes"
+
+
+def test_data_mao_private_element_does_not_expose_its_text() -> None:  # SPEC S4
+    page = PageRows()
+    balance = page.add("div", privacy="private", tabindex="0", aria_label="Balance")
+    page.add("span", balance, own_text="$12,345")
+    element = page.scanned(balance)
+    assert "$12,345" not in element.text
+
+
+# -- SPEC S3: accessible names ---------------------------------------------------------------
+
+
+def test_aria_labelledby_wins_over_aria_label_and_uses_referenced_text_in_order() -> None:  # SPEC S3
+    page = PageRows()
+    page.add("span", id="first", own_text="Shipping")
+    page.add("span", id="second", display="none", own_text="address")
+    field = page.add("input", aria_labelledby="first second", aria_label="ignored", id="addr")
+    page.add("label", label_for="addr", own_text="also ignored")
+    element = page.scanned(field)
+    assert (element.label, element.label_source) == ("Shipping address", "aria-labelledby")
+
+
+def test_aria_label_wins_over_a_label_element() -> None:  # SPEC S3
+    page = PageRows()
+    page.add("label", label_for="q", own_text="Search the shop")
+    field = page.add("input", id="q", aria_label="Search")
+    assert page.scanned(field).label == "Search"
+
+
+def test_blank_aria_label_is_skipped() -> None:  # SPEC S3
+    page = PageRows()
+    button = page.add("button", aria_label="   ", own_text="Pay")
+    assert page.scanned(button).label == "Pay"
+
+
+def test_label_for_names_its_control() -> None:  # SPEC S3
+    page = PageRows()
+    page.add("label", label_for="email", own_text="Email address")
+    field = page.add("input", id="email", type="email", placeholder="you@example.com")
+    element = page.scanned(field)
+    assert (element.label, element.label_source) == ("Email address", "label")
+
+
+def test_wrapping_label_names_its_control_without_the_controls_value() -> None:  # SPEC S3
+    page = PageRows()
+    label = page.add("label", own_text="Full name")
+    field = page.add("input", label, value="Ada Lovelace")
+    assert page.scanned(field).label == "Full name"
+
+
+def test_label_that_both_wraps_and_points_at_a_control_is_read_once() -> None:  # SPEC S3
+    page = PageRows()
+    label = page.add("label", label_for="email", own_text="Email")
+    field = page.add("input", label, id="email", type="email")
+    assert page.scanned(field).label == "Email"
+
+
+def test_button_is_named_from_content_before_title() -> None:  # SPEC S3
+    page = PageRows()
+    button = page.add("button", title="Add the item to your cart")
+    page.add("span", button, own_text="Add to cart")
+    page.add("span", button, aria_hidden="true", own_text="(icon)")
+    element = page.scanned(button)
+    assert (element.label, element.label_source) == ("Add to cart", "content")
+
+
+def test_link_is_named_from_image_alt_text() -> None:  # SPEC S3
+    page = PageRows()
+    link = page.add("a", href="https://shop.example/")
+    page.add("img", link, alt="Home")
+    assert page.scanned(link).label == "Home"
+
+
+def test_title_comes_before_placeholder() -> None:  # SPEC S3
+    page = PageRows()
+    field = page.add("input", title="Coupon code", placeholder="e.g. SPRING10")
+    element = page.scanned(field)
+    assert (element.label, element.label_source) == ("Coupon code", "title")
+
+
+def test_placeholder_names_an_otherwise_unlabelled_field() -> None:  # SPEC S3
+    page = PageRows()
+    field = page.add("input", placeholder="Search products")
+    element = page.scanned(field)
+    assert (element.label, element.label_source) == ("Search products", "placeholder")
+
+
+def test_nearby_text_is_the_last_resort() -> None:  # SPEC S3
+    page = PageRows()
+    row = page.add("div")
+    page.add("span", row, own_text="Quantity")
+    field = page.add("input", row, type="number", value="2")
+    element = page.scanned(field)
+    assert (element.label, element.label_source) == ("Quantity", "nearby")
+
+
+def test_submit_input_without_value_is_named_submit() -> None:  # SPEC S3 (HTML-AAM)
+    page = PageRows()
+    submit = page.add("input", type="submit")
+    assert page.scanned(submit).label == "Submit"
+
+
+def test_button_text_equal_to_its_label_is_not_repeated() -> None:  # SPEC S2
+    page = PageRows()
+    button = page.add("button", own_text="Checkout")
+    element = page.scanned(button)
+    assert (element.label, element.text) == ("Checkout", "")
+
+
+# -- SPEC S2: roles, kinds, types -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tag", "columns", "role", "kind"),
+    [
+        ("button", {}, "button", "button"),
+        ("a", {"href": "https://x.example/"}, "link", "link"),
+        ("input", {}, "textbox", "form-control"),
+        ("input", {"type": "email"}, "textbox", "form-control"),
+        ("input", {"type": "search"}, "searchbox", "form-control"),
+        ("input", {"type": "number"}, "spinbutton", "form-control"),
+        ("input", {"type": "range"}, "slider", "form-control"),
+        ("input", {"type": "checkbox", "checked": 0}, "checkbox", "form-control"),
+        ("input", {"type": "radio", "checked": 0}, "radio", "form-control"),
+        ("input", {"type": "submit"}, "button", "button"),
+        ("select", {}, "combobox", "form-control"),
+        ("select", {"multiple": True}, "listbox", "form-control"),
+        ("textarea", {}, "textbox", "form-control"),
+        ("summary", {}, "button", "button"),
+        ("div", {"contenteditable": True}, "textbox", "form-control"),
+        ("div", {"tabindex": "0"}, "generic", "other"),
+        ("div", {"role": "switch"}, "switch", "form-control"),
+        ("div", {"role": "tab"}, "tab", "button"),
+        ("span", {"role": "link"}, "link", "link"),
+        ("div", {"role": "fancy button"}, "button", "button"),
+    ],
+    ids=lambda v: repr(v) if isinstance(v, dict) else str(v),
+)
+def test_role_and_kind(tag: str, columns: dict, role: str, kind: str) -> None:  # SPEC S2
+    page = PageRows()
+    index = page.add(tag, aria_label="Thing", **columns)
+    element = page.scanned(index)
+    assert (element.role, element.kind) == (role, kind)
+
+
+def test_input_without_a_type_reports_type_text() -> None:  # SPEC S2
+    page = PageRows()
+    field = page.add("input")
+    assert page.scanned(field).type == "text"
+
+
+def test_form_ownership_is_reported() -> None:  # SPEC S2
+    page = PageRows()
+    form = page.add("form", id="checkout", name="checkout-form", form_action="https://shop.example/pay", form_method="post")
+    field = page.add("input", form, form=form, aria_label="Name")
+    loose = page.add("input", aria_label="Newsletter")
+    assert page.scanned(field).form == ("checkout", "checkout-form", "https://shop.example/pay", "post")
+    assert page.scanned(loose).form is None
+
+
+# -- SPEC S2: values, options and states ------------------------------------------------------
+
+
+def test_text_field_reports_its_value() -> None:  # SPEC S2
+    page = PageRows()
+    field = page.add("input", aria_label="City", value="Lisbon")
+    assert page.scanned(field).value == "Lisbon"
+
+
+def test_contenteditable_value_is_its_text() -> None:  # SPEC S2
+    page = PageRows()
+    editor = page.add("div", contenteditable=True, aria_label="Comment")
+    page.add("p", editor, contenteditable=True, own_text="Looks good")
+    assert page.scanned(editor).value == "Looks good"
+
+
+def test_select_reports_options_and_the_chosen_value() -> None:  # SPEC S2
+    page = PageRows()
+    options = [["s", "Small", False, False], ["m", "Medium", True, False], ["xl", "XL", False, True]]
+    size = page.add("select", aria_label="Size", options=options)
+    element = page.scanned(size)
+    assert element.options == (("s", "Small", False, False), ("m", "Medium", True, False), ("xl", "XL", False, True))
+    assert element.value == "m"
+
+
+def test_multiple_select_reports_every_chosen_value() -> None:  # SPEC S2
+    page = PageRows()
+    options = [["r", "Red", True, False], ["g", "Green", False, False], ["b", "Blue", True, False]]
+    colours = page.add("select", aria_label="Colours", multiple=True, options=options)
+    assert page.scanned(colours).value == ["r", "b"]
+
+
+def test_select_with_nothing_chosen_reports_an_empty_value() -> None:  # SPEC S2
+    page = PageRows()
+    size = page.add("select", aria_label="Size", options=[["s", "Small", False, False]])
+    assert page.scanned(size).value == ""
+
+
+@pytest.mark.parametrize(("checked", "state"), [(0, False), (1, True), (2, "mixed")])
+def test_native_checkbox_state(checked: int, state: object) -> None:  # SPEC S2
+    page = PageRows()
+    box = page.add("input", type="checkbox", checked=checked, aria_label="Agree")
+    element = page.scanned(box)
+    assert element.checked == state
+    assert element.value is None
+
+
+@pytest.mark.parametrize(("aria_checked", "state"), [("false", False), ("true", True), ("mixed", "mixed"), ("", None)])
+def test_aria_checked_state(aria_checked: str, state: object) -> None:  # SPEC S2
+    page = PageRows()
+    switch = page.add("div", role="switch", aria_checked=aria_checked, aria_label="Dark mode")
+    assert page.scanned(switch).checked == state
+
+
+def test_aria_states_are_reported() -> None:  # SPEC S2
+    page = PageRows()
+    tab = page.add("div", role="tab", aria_selected="true", aria_expanded="false", aria_disabled="true",
+                   aria_label="Billing")
+    element = page.scanned(tab)
+    assert (element.selected, element.expanded, element.disabled) == (True, False, True)
+
+
+def test_native_disabled_readonly_and_required_are_reported() -> None:  # SPEC S2
+    page = PageRows()
+    field = page.add("input", aria_label="Code", disabled=True, readonly=True, required=True)
+    element = page.scanned(field)
+    assert (element.disabled, element.readonly, element.required) == (True, True, True)
+
+
+def test_aria_required_and_readonly_are_reported() -> None:  # SPEC S2
+    page = PageRows()
+    box = page.add("div", role="textbox", aria_required="true", aria_readonly="true", aria_label="Bio")
+    element = page.scanned(box)
+    assert (element.required, element.readonly) == (True, True)
+
+
+# -- SPEC P5: sensitive fields ----------------------------------------------------------------
+
+
+def test_password_field_is_sensitive_and_its_value_withheld() -> None:  # SPEC P5
+    page = PageRows()
+    field = page.add("input", type="password", aria_label="Login secret", value="hunter2")
+    element = page.scanned(field)
+    assert (element.sensitive, element.value) == (True, None)
+
+
+@pytest.mark.parametrize("autocomplete", ["one-time-code", "cc-number", "cc-csc", "billing cc-exp", "new-password"])
+def test_sensitive_autocomplete_tokens(autocomplete: str) -> None:  # SPEC P5
+    page = PageRows()
+    field = page.add("input", autocomplete=autocomplete, aria_label="Field", value="4242")
+    element = page.scanned(field)
+    assert (element.sensitive, element.value) == (True, None)
+
+
+@pytest.mark.parametrize(
+    "label",
+    ["Card number", "CVV", "One-time code", "PIN", "支付密码", "密码", "短信验证码", "银行卡号", "身份证号码"],
+)
+def test_sensitive_labels_in_english_and_chinese(label: str) -> None:  # SPEC P5
+    page = PageRows()
+    page.add("label", label_for="f", own_text=label)
+    field = page.add("input", id="f", value="123456")
+    element = page.scanned(field)
+    assert (element.sensitive, element.value) == (True, None)
+
+
+def test_sensitive_detection_reads_the_placeholder_too() -> None:  # SPEC P5
+    page = PageRows()
+    field = page.add("input", aria_label="Step 2", placeholder="请输入验证码", value="8841")
+    element = page.scanned(field)
+    assert (element.sensitive, element.value) == (True, None)
+
+
+@pytest.mark.parametrize("label", ["Email", "用户名", "Shipping address", "Spinner speed", "Topic"])
+def test_ordinary_fields_are_not_sensitive(label: str) -> None:  # SPEC P5
+    page = PageRows()
+    field = page.add("input", aria_label=label, value="visible")
+    element = page.scanned(field)
+    assert (element.sensitive, element.value) == (False, "visible")

@@ -1,0 +1,180 @@
+"""Snapshots and opaque element refs (SPEC R1-R3)."""
+
+from __future__ import annotations
+
+import pytest
+from mao_page.errors import ToolFailure
+from mao_page.protocol import ErrorCode, PageToolRequest
+from mao_page.snapshots import ElementEntry, Snapshot, SnapshotStore, suggest_replacement
+
+URL = "https://shop.example/cart"
+
+
+class FakeHandle:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.released = False
+
+    def release(self) -> None:
+        self.released = True
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _snapshot(store: SnapshotStore, epoch: int = 0, url: str = URL) -> Snapshot:
+    return store.create(page_version="v1", navigation_epoch=epoch, url=url, title="Cart", mutations=0)
+
+
+def _add(snapshot: Snapshot, handle: FakeHandle, *, role: str = "button", label: str = "Buy",
+         tag: str = "button", type: str = "", placeholder: str = "") -> str:
+    return SnapshotStore.add(snapshot, handle=handle, key=(tag, role, label), role=role, label=label,
+                             tag=tag, type=type, placeholder=placeholder)
+
+
+def _entry(element_id: str, *, role: str = "button", label: str = "Buy", tag: str = "button") -> ElementEntry:
+    return ElementEntry(element_id, FakeHandle(element_id), (tag, role, label), role, label, tag, "", "")
+
+
+def test_element_ids_are_unique_within_a_snapshot() -> None:  # SPEC R1
+    snapshot = _snapshot(SnapshotStore())
+    ids = [_add(snapshot, FakeHandle(str(i))) for i in range(500)]
+    assert len(set(ids)) == 500
+
+
+def test_ids_are_valid_protocol_refs() -> None:  # SPEC R1, W1
+    store = SnapshotStore()
+    snapshot = _snapshot(store)
+    element_id = _add(snapshot, FakeHandle("a"))
+    request = PageToolRequest.model_validate({
+        "requestId": "r1", "sessionId": "s", "tool": "page_click",
+        "actions": [{"action": "click", "snapshotId": snapshot.snapshot_id, "elementId": element_id}],
+    })
+    assert request.actions[0].element_id == element_id
+
+
+def test_element_ids_do_not_encode_position() -> None:  # SPEC R1: opaque, no index leaks
+    store = SnapshotStore()
+    first, second = _snapshot(store), _snapshot(store)
+    first_ids = [_add(first, FakeHandle(str(i))) for i in range(20)]
+    second_ids = [_add(second, FakeHandle(str(i))) for i in range(20)]
+    # The same elements added in the same order get unrelated ids in another snapshot.
+    assert first_ids != second_ids
+    assert not any(str(position) == element_id.lstrip("e") for position, element_id in enumerate(first_ids))
+
+
+def test_snapshot_ids_are_unique() -> None:  # SPEC R1
+    store = SnapshotStore(max_snapshots=100)
+    ids = {_snapshot(store).snapshot_id for _ in range(100)}
+    assert len(ids) == 100
+
+
+def test_resolve_returns_the_entry_behind_a_ref() -> None:  # SPEC R1
+    store = SnapshotStore()
+    snapshot = _snapshot(store)
+    handle = FakeHandle("buy")
+    element_id = _add(snapshot, handle)
+    found_snapshot, entry = store.resolve(snapshot.snapshot_id, element_id, navigation_epoch=0, url=URL)
+    assert found_snapshot is snapshot
+    assert entry.handle is handle
+
+
+def test_unknown_snapshot_is_a_stale_ref() -> None:  # SPEC R2
+    store = SnapshotStore()
+    with pytest.raises(ToolFailure) as failure:
+        store.resolve("s-never", "e1", navigation_epoch=0, url=URL)
+    assert failure.value.code is ErrorCode.STALE_REF
+
+
+@pytest.mark.parametrize(("epoch", "url"), [(1, URL), (0, URL + "#step-2")], ids=["reload", "spa-route"])
+def test_ref_from_before_a_navigation_is_a_stale_ref(epoch: int, url: str) -> None:  # SPEC R2
+    store = SnapshotStore()
+    snapshot = _snapshot(store)
+    element_id = _add(snapshot, FakeHandle("buy"))
+    with pytest.raises(ToolFailure) as failure:
+        store.resolve(snapshot.snapshot_id, element_id, navigation_epoch=epoch, url=url)
+    assert failure.value.code is ErrorCode.STALE_REF
+    assert failure.value.details == {"reason": "navigated"}
+    assert failure.value.element_id == element_id
+
+
+def test_unknown_element_in_a_live_snapshot_is_not_found() -> None:  # SPEC A6
+    store = SnapshotStore()
+    snapshot = _snapshot(store)
+    _add(snapshot, FakeHandle("buy"))
+    with pytest.raises(ToolFailure) as failure:
+        store.resolve(snapshot.snapshot_id, "e-missing", navigation_epoch=0, url=URL)
+    assert failure.value.code is ErrorCode.NOT_FOUND
+    assert failure.value.to_error().element_id == "e-missing"
+
+
+def test_oldest_snapshot_is_evicted_beyond_the_count_and_releases_its_handles() -> None:  # SPEC R2
+    store = SnapshotStore(max_snapshots=2)
+    oldest = _snapshot(store)
+    handles = [FakeHandle("a"), FakeHandle("b")]
+    element_id = _add(oldest, handles[0])
+    _add(oldest, handles[1])
+    _snapshot(store)
+    assert not any(h.released for h in handles)
+    _snapshot(store)
+    assert all(h.released for h in handles)
+    with pytest.raises(ToolFailure) as failure:
+        store.resolve(oldest.snapshot_id, element_id, navigation_epoch=0, url=URL)
+    assert failure.value.code is ErrorCode.STALE_REF
+
+
+def test_snapshot_expires_after_its_ttl_and_releases_its_handles() -> None:  # SPEC R2
+    clock = FakeClock()
+    store = SnapshotStore(clock=clock, ttl_s=60)
+    snapshot = _snapshot(store)
+    handle = FakeHandle("buy")
+    element_id = _add(snapshot, handle)
+    clock.now += 60
+    store.resolve(snapshot.snapshot_id, element_id, navigation_epoch=0, url=URL)
+    clock.now += 1
+    with pytest.raises(ToolFailure) as failure:
+        store.resolve(snapshot.snapshot_id, element_id, navigation_epoch=0, url=URL)
+    assert failure.value.code is ErrorCode.STALE_REF
+    assert handle.released
+
+
+def test_latest_is_the_newest_live_snapshot() -> None:  # SPEC R3
+    clock = FakeClock()
+    store = SnapshotStore(clock=clock, ttl_s=60)
+    _snapshot(store)
+    newest = _snapshot(store)
+    assert store.latest() is newest
+    clock.now += 61
+    assert store.latest() is None
+
+
+def test_invalidate_all_releases_every_handle() -> None:  # SPEC R2
+    store = SnapshotStore()
+    handles = [FakeHandle("a"), FakeHandle("b")]
+    _add(_snapshot(store), handles[0])
+    _add(_snapshot(store), handles[1])
+    store.invalidate_all()
+    assert all(h.released for h in handles)
+    assert list(store) == []
+
+
+def test_replacement_is_suggested_for_a_unique_match() -> None:  # SPEC R3
+    stale = _entry("e-old", label="Checkout")
+    fresh = [_entry("e1", label="Cart"), _entry("e2", label="Checkout"), _entry("e3", role="link", label="Checkout", tag="a")]
+    assert suggest_replacement(stale, fresh) == "e2"
+
+
+def test_no_replacement_when_the_match_is_ambiguous() -> None:  # SPEC R3
+    stale = _entry("e-old", label="Delete")
+    fresh = [_entry("e1", label="Delete"), _entry("e2", label="Delete")]
+    assert suggest_replacement(stale, fresh) is None
+
+
+def test_no_replacement_when_nothing_matches() -> None:  # SPEC R3
+    stale = _entry("e-old", label="Delete")
+    assert suggest_replacement(stale, [_entry("e1", label="Edit")]) is None
