@@ -5,7 +5,7 @@ are in flight, which results were already given. Transports (the WebSocket endpo
 feed it parsed messages, and agents (HTTP API, MCP, Python callers) only call
 ``Relay.call_tool``. Everything runs on one event loop, so no locks are needed.
 
-Guarantees, each tested in ``tests/backend/test_relay*.py``:
+Guarantees (tested in ``tests/backend/test_relay.py`` and ``test_sdk_socket.py``):
 
 - ``call_tool`` always returns a ``PageToolResult``; expected failures are results with a
   stable error code, never exceptions (SPEC A6).
