@@ -12,4 +12,5 @@ One module per concept:
 - ``agent_api``: the agent HTTP API; ``mcp_server``: the MCP endpoint (SPEC B4)
 - ``audit``: the SQLite audit log (SPEC P6)
 - ``app``: routes; ``server``: uvicorn, ``start_in_thread``; ``cli``: ``mao-embed``
+- ``assets``, ``demo``, ``testing``, ``pytest_plugin``: asset build, scripted demo, test helpers
 """
