@@ -92,7 +92,7 @@
           packages: ["mao-embed-page"],
           stdout: (line) => console.debug("[mao-embed py]", line),
           stderr: (line) => console.warn("[mao-embed py]", line),
-        }));
+        }).then((pyodide) => { performance.mark("mao:pyodide-loaded"); return pyodide; }));
       pyodidePromise.catch(() => { pyodidePromise = null; });
     }
     return pyodidePromise;
@@ -155,6 +155,7 @@
       signalReady: (info) => {
         if (instance.destroyed) return;
         clearTimeout(timer);
+        performance.mark("mao:session-ready");
         ui.setStatus("ready", "page tools ready");
         settle(deferred, true, info && info.toJs ? info.toJs({ dict_converter: Object.fromEntries }) : info);
         emit("ready", {});
@@ -168,6 +169,7 @@
         pyodide.registerJsModule("_mao_host", hostApi);
         const runtime = pyodide.pyimport("mao_page.runtime");
         instance.controller = await runtime.boot();
+        performance.mark("mao:python-ready");
         runtime.destroy();
         if (instance.destroyed) instance.controller.stop();
       })

@@ -1,0 +1,9 @@
+"""Mao Embed benchmarks: ``python -m bench`` (or ``nox -s bench``); see bench/README.md.
+
+One module per benchmark, registered in ``BENCHMARKS``; the shared runner is ``bench.runner``.
+Not part of the pytest suite (pytest collects ``tests/`` only).
+"""
+
+BENCHMARKS = {
+    "startup": "bench.startup",
+}
