@@ -136,13 +136,14 @@ def mao_embed(mao_context: Any, mao_pages: PageServer, mao_backend: RunningServe
         path: str | None = None,
         headers: dict[str, str] | None = None,
         wait_ready: bool = True,
+        wait_until: str = "load",
     ) -> EmbeddedPage:
         token = mao_backend.issue_token(user_id, agent_id, origin=mao_pages.origin)
         snippet = embed_snippet(mao_backend.url, agent_id=agent_id, user_id=user_id, token=token, extra=init)
         url = mao_pages.add(path or f"/page-{next(_page_counter)}.html", page_html(body, snippet, title=title, head=head), headers)
         known = {s["sessionId"] for s in mao_agent.sessions()}
         page = mao_context.new_page()
-        page.goto(url)
+        page.goto(url, wait_until=wait_until)
         if not wait_ready:
             return EmbeddedPage(page, url, "", mao_agent, mao_backend)
         page.evaluate("() => MaoChat.ready")

@@ -20,6 +20,7 @@ Connection lifecycle (one WebSocket per page, ``/ws/sdk``):
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import cache
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import (
@@ -104,6 +105,9 @@ class WireModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
+        # Build validators on first use, not at import: in Pyodide, building every schema at
+        # import cost ~1 s of main-thread time during page start-up (measured, issue 2).
+        defer_build=True,
     )
 
     def to_wire(self) -> dict[str, Any]:
@@ -377,9 +381,21 @@ ServerMessage = Annotated[
     Union[Welcome, PageToolRequest, Cancel, Ping, Pong, ErrorMessage], Field(discriminator="type")
 ]
 
-client_message_adapter: TypeAdapter[Any] = TypeAdapter(ClientMessage)
-server_message_adapter: TypeAdapter[Any] = TypeAdapter(ServerMessage)
-action_adapter: TypeAdapter[Any] = TypeAdapter(PageAction)
+
+
+@cache
+def client_message_adapter() -> TypeAdapter[Any]:
+    return TypeAdapter(ClientMessage)
+
+
+@cache
+def server_message_adapter() -> TypeAdapter[Any]:
+    return TypeAdapter(ServerMessage)
+
+
+@cache
+def action_adapter() -> TypeAdapter[Any]:
+    return TypeAdapter(PageAction)
 
 
 # ---------------------------------------------------------------------------
@@ -487,12 +503,12 @@ class ActionBatchResult(WireModel):
 
 def parse_client_message(raw: str | bytes) -> Any:
     """Parse one frame received by the backend; raises ValidationError on any defect."""
-    return client_message_adapter.validate_json(raw)
+    return client_message_adapter().validate_json(raw)
 
 
 def parse_server_message(raw: str | bytes) -> Any:
     """Parse one frame received by the SDK; raises ValidationError on any defect."""
-    return server_message_adapter.validate_json(raw)
+    return server_message_adapter().validate_json(raw)
 
 
 def describe_validation_error(error: ValidationError, limit: int = 5) -> str:
@@ -608,7 +624,7 @@ def build_request(
                     f"(got {', '.join(sorted(to_camel(k) for k in single))})"
                 )
             return PageToolRequest(**common, actions=actions)
-        action = action_adapter.validate_python({"action": TOOL_ACTION[tool_name], **single})
+        action = action_adapter().validate_python({"action": TOOL_ACTION[tool_name], **single})
         return PageToolRequest(**common, actions=[action])
     except ValidationError as error:
         raise ArgumentError(describe_validation_error(error)) from None
