@@ -66,6 +66,11 @@ class BuiltAssets:
     sdk_dir: Path
 
 
+def source_checkout() -> bool:
+    """True when running from the repository (the build inputs are present)."""
+    return (LOADER_DIR / "package-lock.json").is_file() and BROWSER_PKG_DIR.is_dir()
+
+
 def sdk_dir() -> Path:
     return SDK_DIR
 
@@ -312,8 +317,12 @@ def _precompress_file(path: Path) -> None:
 
 
 def ensure_built() -> BuiltAssets:
-    """Build when sources changed; cheap when up to date. Used by serve, demo and tests."""
-    if os.environ.get("MAO_EMBED_SKIP_BUILD") == "1" and current_build_id():
+    """Build when sources changed; cheap when up to date. Used by serve, demo and tests.
+
+    An installed wheel carries its assets and no build inputs: use them as they are."""
+    if current_build_id() and (
+        not source_checkout() or os.environ.get("MAO_EMBED_SKIP_BUILD") == "1"
+    ):
         return BuiltAssets(current_build_id() or "", SDK_DIR)
     return build()
 

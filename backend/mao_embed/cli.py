@@ -83,7 +83,14 @@ def _token(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    from mao_embed.assets import SDK_DIR, ensure_built, source_checkout
     from mao_embed.server import serve_forever
+
+    if source_checkout():
+        ensure_built()  # cheap when up to date; rebuilds after a change to the page package
+    elif not (SDK_DIR / "manifest.json").is_file():
+        print("mao-embed: the SDK assets are missing from this installation", file=sys.stderr)
+        return 2
 
     origins = list(args.allow_origin)
     if args.demo and args.port:
