@@ -11,23 +11,26 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import _mao_host  # type: ignore[import-not-found]  # registered by mao-chat.js
+import sys
+
 import js  # type: ignore[import-not-found]
 from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull  # type: ignore[import-not-found]
 
-_primitives = _mao_host.primitives
+HOST_MODULE = "_mao_host"
+
+
+def current_host_api() -> Any:
+    """The host object the loader registered for the current ``MaoChat.init``.
+
+    Looked up afresh per SDK instance, never cached at import: after ``destroy()`` and a new
+    ``init()`` the loader registers a new object under the same module name.
+    """
+    sys.modules.pop(HOST_MODULE, None)
+    return __import__(HOST_MODULE)
 
 
 class BridgeError(RuntimeError):
     """A primitive failed in JavaScript; carries the JS message."""
-
-
-def _to_py(value: Any) -> Any:
-    if value is jsnull:
-        return None
-    if isinstance(value, JsProxy):
-        return value.to_py()
-    return value
 
 
 class ElementHandle:
@@ -71,40 +74,41 @@ class DocumentFacts:
 class Page:
     """DOM reads and acts for the main window, one crossing per call."""
 
-    def __init__(self) -> None:
-        self._window = _mao_host.window
-        self._sdk_host = _mao_host.sdkHost
-        self._watch = _primitives.watchPage(self._window, self._sdk_host)
+    def __init__(self, api: Any) -> None:
+        self._primitives = api.primitives
+        self._window = api.window
+        self._sdk_host = api.sdkHost
+        self._watch = self._primitives.watchPage(self._window, self._sdk_host)
 
     # -- reads --------------------------------------------------------------------------
 
     def collect_main_document(self) -> DocumentFacts:
         try:
-            result = _primitives.collectDocument(self._window.document, self._sdk_host)
+            result = self._primitives.collectDocument(self._window.document, self._sdk_host)
         except JsException as error:
             raise BridgeError(str(error)) from error
         return DocumentFacts(result.facts.to_py(), result.nodes)
 
     def row_of(self, handle: ElementHandle) -> list[Any]:
-        return _primitives.rowOf(handle.proxy).to_py()
+        return self._primitives.rowOf(handle.proxy).to_py()
 
     def is_connected(self, handle: ElementHandle) -> bool:
-        return bool(_primitives.isConnected(handle.proxy))
+        return bool(self._primitives.isConnected(handle.proxy))
 
     def is_rendered(self, handle: ElementHandle) -> bool:
-        return bool(_primitives.isRendered(handle.proxy))
+        return bool(self._primitives.isRendered(handle.proxy))
 
     def read_value(self, handle: ElementHandle) -> str:
-        return str(_primitives.readValue(handle.proxy))
+        return str(self._primitives.readValue(handle.proxy))
 
     def hit_test(self, handle: ElementHandle) -> dict[str, Any]:
-        result = _primitives.hitTest(handle.proxy, self._sdk_host)
+        result = self._primitives.hitTest(handle.proxy, self._sdk_host)
         out = {"ok": bool(result.ok), "x": float(result.x), "y": float(result.y),
                "hit": str(result.hit), "sdk": bool(result.sdk)}
         return out
 
     def viewport(self) -> list[float]:
-        return _primitives.viewport(self._window).to_py()
+        return self._primitives.viewport(self._window).to_py()
 
     def counters(self) -> tuple[int, int, float, str, str]:
         """(mutations, navigations, ms since last mutation, url, title)."""
@@ -114,19 +118,19 @@ class Page:
     # -- acts ---------------------------------------------------------------------------
 
     def scroll_into_view(self, handle: ElementHandle) -> bool:
-        return bool(_primitives.scrollIntoView(handle.proxy))
+        return bool(self._primitives.scrollIntoView(handle.proxy))
 
     def click(self, handle: ElementHandle, x: float, y: float) -> None:
-        _primitives.click(handle.proxy, x, y)
+        self._primitives.click(handle.proxy, x, y)
 
     def fill(self, handle: ElementHandle, value: str) -> str:
-        return str(_primitives.fill(handle.proxy, value))
+        return str(self._primitives.fill(handle.proxy, value))
 
     def scroll_page(self, dx: float, dy: float) -> list[float]:
-        return _primitives.scrollPage(self._window, dx, dy).to_py()
+        return self._primitives.scrollPage(self._window, dx, dy).to_py()
 
     async def next_frame(self) -> None:
-        await _primitives.nextFrame(self._window)
+        await self._primitives.nextFrame(self._window)
 
     def close(self) -> None:
         watch, self._watch = self._watch, None
@@ -137,37 +141,38 @@ class Page:
 class Host:
     """What the loader handed over: options, token provider, status UI, ready signal."""
 
-    def __init__(self) -> None:
-        options = _mao_host.options
+    def __init__(self, api: Any) -> None:
+        self._api = api
+        options = api.options
         user = options.user
         self.server_url = str(options.serverUrl)
         self.agent_id = str(options.agentId)
         self.user_id = str(user.id)
         self.user_name = None if getattr(user, "name", None) in (None, jsnull) else str(user.name)
-        self.sdk_version = str(_mao_host.sdkVersion)
+        self.sdk_version = str(self._api.sdkVersion)
         self.token_is_function = callable(options.token)
         self._options = options
 
     async def token(self) -> str:
-        return str(await _mao_host.getToken())
+        return str(await self._api.getToken())
 
     def location(self) -> tuple[str, str]:
-        window = _mao_host.window
+        window = self._api.window
         return str(window.location.href), str(window.document.title)
 
     def set_status(self, state: str, message: str) -> None:
-        _mao_host.ui.setStatus(state, message)
+        self._api.ui.setStatus(state, message)
 
     def signal_ready(self, session_id: str) -> None:
-        _mao_host.signalReady(js.Object.fromEntries([["sessionId", session_id]]))
+        self._api.signalReady(js.Object.fromEntries([["sessionId", session_id]]))
 
     def signal_failure(self, code: str, message: str) -> None:
-        _mao_host.signalFailure(code, message)
+        self._api.signalFailure(code, message)
 
     def emit(self, event: str, detail: dict[str, Any]) -> None:
         from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
-        _mao_host.emit(event, to_js(detail, dict_converter=js.Object.fromEntries))
+        self._api.emit(event, to_js(detail, dict_converter=js.Object.fromEntries))
 
 
 class BrowserWebSocket:

@@ -23,8 +23,9 @@ class Controller:
     """One running SDK instance; ``stop()`` is what ``MaoChat.destroy()`` calls."""
 
     def __init__(self) -> None:
-        self.host = bridge.Host()
-        self.page = bridge.Page()
+        api = bridge.current_host_api()
+        self.host = bridge.Host(api)
+        self.page = bridge.Page(api)
         self.store = SnapshotStore()
         self.tools = PageTools(self.page, self.store)
         self.dispatcher = Dispatcher(self.tools.run, lambda data: None, self.tools.page_version)

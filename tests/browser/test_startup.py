@@ -55,3 +55,17 @@ def test_token_function_is_called_and_never_put_in_the_url(mao_embed, mao_backen
     assert embedded.page.evaluate("window.__tokenCalls") >= 1
     sockets = embedded.page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
     assert all(token not in name for name in sockets)
+
+
+def test_reinit_after_destroy_starts_a_fresh_session_with_the_new_options(mao_embed, mao_backend, mao_pages, mao_agent):
+    # SPEC E2: destroy() then init() again gives a new session for the new user, not the old.
+    embedded = mao_embed(COUNTER_BUTTON, user_id="first-user")
+    token = mao_backend.issue_token("second-user", "test-agent", origin=mao_pages.origin)
+    info = embedded.page.evaluate(
+        "async ([url, token]) => { MaoChat.destroy(); return await MaoChat.init({serverUrl: url, agentId: 'test-agent', user: {id: 'second-user'}, token}); }",
+        [mao_backend.url, token],
+    )
+    assert info["sessionId"] != embedded.session_id
+    sessions = {s["sessionId"]: s for s in mao_agent.sessions()}
+    assert sessions[info["sessionId"]]["userId"] == "second-user"
+    assert embedded.page.evaluate("document.querySelectorAll('mao-embed-host').length") == 1
