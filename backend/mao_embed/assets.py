@@ -276,7 +276,6 @@ def build(force: bool = False) -> BuiltAssets:
     wheels = _download_wheels()
     build_id = _inputs_digest(pyodide_dir, wheels, _browser_sources_digest())
     if not force and current_build_id() == build_id and (SDK_DIR / build_id).is_dir():
-        print(f"SDK assets up to date (build {build_id})", file=sys.stderr)
         return BuiltAssets(build_id, SDK_DIR)
 
     with tempfile.TemporaryDirectory(prefix="mao-sdk-") as tmp:

@@ -106,8 +106,11 @@ def mao_agent(mao_backend: RunningServer) -> Iterator[AgentClient]:
     client.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def mao_browser() -> Iterator[Any]:
+    # Module scope on purpose: Playwright's sync API leaves its event loop marked as running
+    # on the main thread while it is open, which breaks pytest-asyncio tests elsewhere in the
+    # session. Closing it per module keeps async tests in other modules working.
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
