@@ -2,7 +2,8 @@
 virtualenvs: the browser runtime and Chromium are shared, and re-installing per session
 would only add minutes.
 
-    nox -s tests          the whole suite: CPython unit tests and real-Chromium tests
+    nox -s tests          lint, then the whole suite: CPython unit tests and real-Chromium tests
+    nox -s lint           ruff only
     nox -s tests_unit     CPython only (fast)
     nox -s bench          benchmarks; JSON results under bench/results/
 """
@@ -17,8 +18,17 @@ nox.options.default_venv_backend = "none"
 nox.options.sessions = ["tests"]
 
 
+LINTED = ("pyodide_pkg", "backend", "tests", "bench", "noxfile.py")
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.run(sys.executable, "-m", "ruff", "check", *LINTED)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
+    session.run(sys.executable, "-m", "ruff", "check", *LINTED)
     session.run(sys.executable, "-m", "pytest", "-q", "-ra", *session.posargs)
 
 

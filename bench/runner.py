@@ -9,6 +9,7 @@ printing; a benchmark only measures.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import math
@@ -88,11 +89,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, align: str |
     """Plain fixed-width table; ``align`` is one char per column, "l" or "r" (default: first
     column left, the rest right)."""
     align = align or ("l" + "r" * (len(headers) - 1))
-    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows)]
+    widths = [max(len(str(c)) for c in col) for col in zip(headers, *rows, strict=True)]
 
     def line(cells: Sequence[str]) -> str:
         out = []
-        for cell, width, a in zip(cells, widths, align):
+        for cell, width, a in zip(cells, widths, align, strict=True):
             out.append(str(cell).ljust(width) if a == "l" else str(cell).rjust(width))
         return "  ".join(out).rstrip()
 
@@ -112,13 +113,13 @@ def _run_text(cmd: list[str]) -> str | None:
 
 
 def environment_info() -> dict[str, Any]:
+    from importlib.metadata import PackageNotFoundError, version
+
     from mao_embed.testing import chromium_path
 
     try:
-        from importlib.metadata import version
-
-        playwright_version = version("playwright")
-    except Exception:  # pragma: no cover - playwright is a declared dependency
+        playwright_version: str | None = version("playwright")
+    except PackageNotFoundError:  # pragma: no cover - playwright is a declared dependency
         playwright_version = None
     chromium = _run_text([chromium_path(), "--version"])
     lock = json.loads((REPO_DIR / "loader_js" / "package-lock.json").read_text())
@@ -283,10 +284,11 @@ class NetworkRecorder:
         self._cdp.send("Runtime.evaluate", {"expression": "0"})
 
     def detach(self) -> None:
-        try:
+        from playwright.sync_api import Error as PlaywrightError
+
+        # Detaching from a page that already closed raises; there is nothing left to detach.
+        with contextlib.suppress(PlaywrightError):
             self._cdp.detach()
-        except Exception:
-            pass
 
     def _entry(self, request_id: str) -> dict[str, Any]:
         return self.requests.setdefault(

@@ -39,7 +39,15 @@ import pytest
 from .assets import ensure_built
 from .config import ServerConfig
 from .server import RunningServer, start_in_thread
-from .testing import CHROMIUM_ARGS, AgentClient, PageServer, chromium_path, embed_snippet, page_html, random_secret
+from .testing import (
+    CHROMIUM_ARGS,
+    AgentClient,
+    PageServer,
+    chromium_path,
+    embed_snippet,
+    page_html,
+    random_secret,
+)
 
 _page_counter = itertools.count(1)
 

@@ -9,9 +9,8 @@ JavaScript are created here and destroyed on close (STYLE 7). Element references
 from __future__ import annotations
 
 import asyncio
-from typing import Any
-
 import sys
+from typing import Any
 
 import js  # type: ignore[import-not-found]
 from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull  # type: ignore[import-not-found]

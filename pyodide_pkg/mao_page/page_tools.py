@@ -376,7 +376,7 @@ def _page_element(element_id: str, item: Any) -> PageElement:
         label=item.label,
         text=item.text,
         value=item.value,
-        options=[PageOption(value=v, label=l, selected=s, disabled=d) for v, l, s, d in item.options],
+        options=[PageOption(value=v, label=text, selected=s, disabled=d) for v, text, s, d in item.options],
         visible=item.visible,
         in_viewport=item.in_viewport,
         disabled=item.disabled,

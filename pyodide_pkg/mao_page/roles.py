@@ -47,7 +47,7 @@ NAME_FROM_CONTENT_ROLES = frozenset(
     {
         "button", "link", "checkbox", "radio", "switch", "menuitem", "menuitemcheckbox",
         "menuitemradio", "tab", "treeitem", "option", "gridcell", "heading", "cell", "row",
-        "columnheader", "rowheader", "tooltip", "cell",
+        "columnheader", "rowheader", "tooltip",
     }
 )
 

@@ -6,7 +6,6 @@ import shutil
 
 import pytest
 from browser_helpers import ref
-
 from mao_embed.testing import CHROMIUM_ARGS, chromium_path, embed_snippet, page_html
 
 pytestmark = pytest.mark.selenium

@@ -49,8 +49,8 @@ def test_token_function_is_called_and_never_put_in_the_url(mao_embed, mao_backen
     embedded = mao_embed(body, user_id="fn-user", wait_ready=False)
     # Re-init with the function provider instead of the string the fixture passed.
     embedded.page.evaluate(
-        "async () => { MaoChat.destroy(); await MaoChat.init({serverUrl: %r, agentId: 'test-agent', user: {id: 'fn-user'}, token: window.__token}); }"
-        % mao_backend.url
+        "async (url) => { MaoChat.destroy(); await MaoChat.init({serverUrl: url, agentId: 'test-agent', user: {id: 'fn-user'}, token: window.__token}); }",
+        mao_backend.url,
     )
     assert embedded.page.evaluate("window.__tokenCalls") >= 1
     sockets = embedded.page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
