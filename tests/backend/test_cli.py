@@ -83,7 +83,11 @@ def test_serve_runs_the_backend_with_demo_origins(tmp_path: Path) -> None:
     )
     try:
         assert process.stderr is not None
+        # From a checkout, serve may first rebuild the SDK assets and say so; skip to the
+        # announcement line.
         line = process.stderr.readline()
+        while line and "serving on" not in line:
+            line = process.stderr.readline()
         url = re.search(r"http://127\.0\.0\.1:\d+", line)
         assert url, line
         deadline = time.monotonic() + 10
