@@ -168,7 +168,7 @@
       buildId: BUILD_ID,
       sdkVersion: VERSION,
       serverUrl: options.serverUrl,
-      primitives: MaoDomPrimitives,
+      primitives: Object.freeze(MaoDom),
       sdkHost: host,
       ui,
       window,

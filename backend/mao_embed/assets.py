@@ -10,7 +10,8 @@ One build step, offline apart from the package registries:
 * A Pyodide lock file we write ourselves: Pyodide's bundled lock lists older pydantic
   versions, and ``pyodide-lock`` does not know the ``pyemscripten_2026_0`` tag
   (NOTES-pyodide.md).
-* The loader ``mao-chat.js`` with the DOM primitives, stamped with the build id.
+* The loader ``mao-chat.js`` with the DOM primitives (``loader_js/primitives/*.js``),
+  stamped with the build id.
 
 Layout of the output (``backend/mao_embed/_sdk/``)::
 
@@ -238,7 +239,10 @@ def _precompress(directory: Path) -> None:
 
 def _loader_source() -> str:
     """The served loader: DOM primitives first, then the loader proper, one file."""
-    primitives = (LOADER_DIR / "dom-primitives.js").read_text()
+    parts = [LOADER_DIR / "primitives" / "common.js"] + sorted(
+        p for p in (LOADER_DIR / "primitives").glob("*.js") if p.name != "common.js"
+    )
+    primitives = "\n".join(f"// --- primitives/{p.name}\n" + p.read_text() for p in parts)
     loader = (LOADER_DIR / "mao-chat.js").read_text()
     # One closure around both, so the primitives are reachable only through the loader
     # and never as a page global a script could replace.

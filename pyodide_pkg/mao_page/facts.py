@@ -1,6 +1,6 @@
 """Column layout of the fact rows produced by ``collectDocument`` / ``rowOf``.
 
-Mirrors ``factsOf`` in ``loader_js/dom-primitives.js``; change both together. Rows are plain
+Mirrors ``factsOf`` in ``loader_js/primitives/*.js``; change both together. Rows are plain
 lists (not objects) because converting one flat array per document is the cheap way across
 the Pyodide boundary (NOTES-pyodide.md: 5 ms per 1k elements versus 23 ms through proxies).
 """

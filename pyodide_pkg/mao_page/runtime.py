@@ -7,9 +7,9 @@ import asyncio
 from . import __version__, bridge
 from .client import ClientState, Identity, SdkClient
 from .dispatcher import Dispatcher
-from .page_tools import PageTools
 from .protocol import PageInfo
 from .snapshots import SnapshotStore
+from .tools import PageTools
 
 _STATUS_TEXT = {
     ClientState.CONNECTING: ("starting", "connecting"),

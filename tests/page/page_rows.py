@@ -1,6 +1,6 @@
 """Synthetic fact rows for the scanner tests.
 
-A row mirrors ``factsOf`` in ``loader_js/dom-primitives.js`` (column layout in
+A row mirrors ``factsOf`` in ``loader_js/primitives/collect.js`` (column layout in
 ``mao_page.facts``). ``PageRows`` builds one document: ``html`` and ``body`` first, then the
 elements a test adds, each with defaults of an ordinary visible block inside the viewport.
 """

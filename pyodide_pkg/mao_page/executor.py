@@ -1,59 +1,29 @@
-"""The page tools: inspect, actions (click, fill so far) and observe.
-
-Runs against a ``Page`` (``mao_page.bridge.Page`` in the browser). Every tool answers a
-``PageToolResult``; failures inside are ``ToolFailure`` and become structured errors here.
-Tools whose issue has not landed answer ``unsupported`` (issue 2).
-"""
+"""The executor: actions with actionability checks, settle and verification (SPEC A)."""
 
 from __future__ import annotations
 
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from . import facts as F
 from .errors import ToolFailure
+from .inspector import Inspector
+from .page import Page, PageState
 from .protocol import (
     ActionBatchResult,
     ErrorCode,
-    FormOwner,
-    InspectOptions,
     PageChanges,
-    PageElement,
-    PageOption,
-    PageSnapshot,
     PageToolRequest,
     PageToolResult,
-    Rect,
     StepResult,
-    ToolName,
-    Viewport,
 )
-from .render import render_text
-from .roles import role_of
-from .scanner import Viewport as ScanViewport
-from .scanner import is_fillable, key_of, scan
-from .snapshots import ElementEntry, Snapshot, SnapshotStore, suggest_replacement
+from .scanner import is_fillable
+from .snapshots import ElementEntry, Snapshot
 
 SUPPORTED_ACTIONS = frozenset({"click", "fill", "observe"})
-
-
-class Page(Protocol):
-    """What the tools need from the DOM (implemented by ``bridge.Page``)."""
-
-    def collect_main_document(self) -> Any: ...
-    def row_of(self, handle: Any) -> list[Any]: ...
-    def is_connected(self, handle: Any) -> bool: ...
-    def is_rendered(self, handle: Any) -> bool: ...
-    def read_value(self, handle: Any) -> str: ...
-    def hit_test(self, handle: Any) -> dict[str, Any]: ...
-    def viewport(self) -> list[float]: ...
-    def counters(self) -> tuple[int, int, float, str, str]: ...
-    def scroll_into_view(self, handle: Any) -> bool: ...
-    def click(self, handle: Any, x: float, y: float) -> None: ...
-    def fill(self, handle: Any, value: str) -> str: ...
-    async def next_frame(self) -> None: ...
+HIT_TEST_BACKOFF_MS = (0, 20, 100, 250)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,112 +36,14 @@ class SettlePolicy:
     poll_ms: float = 50
 
 
-@dataclass(frozen=True, slots=True)
-class PageState:
-    mutations: int
-    navigations: int
-    url: str
-    title: str
-
-    @property
-    def version(self) -> str:
-        return f"{self.navigations}.{self.mutations}"
-
-
-HIT_TEST_BACKOFF_MS = (0, 20, 100, 250)
-
-
-class PageTools:
-    def __init__(self, page: Page, store: SnapshotStore, settle: SettlePolicy | None = None) -> None:
+class Executor:
+    def __init__(self, page: Page, inspector: Inspector, settle: SettlePolicy | None = None) -> None:
         self._page = page
-        self._store = store
+        self._inspector = inspector
         self._settle = settle or SettlePolicy()
 
-    # -- state --------------------------------------------------------------------------
-
     def state(self) -> PageState:
-        mutations, navigations, _quiet, url, title = self._page.counters()
-        return PageState(mutations, navigations, url, title)
-
-    def page_version(self) -> str:
-        return self.state().version
-
-    async def run(self, request: PageToolRequest) -> PageToolResult:
-        try:
-            if request.tool is ToolName.INSPECT:
-                snapshot = self.inspect(request.inspect or InspectOptions())
-                return PageToolResult(
-                    request_id=request.request_id,
-                    success=True,
-                    page_version=snapshot.page_version,
-                    snapshot_id=snapshot.snapshot_id,
-                    result=snapshot.to_wire(),
-                )
-            if request.tool is ToolName.SCREENSHOT:
-                raise ToolFailure(ErrorCode.UNSUPPORTED, "page_screenshot is not available in this version yet")
-            return await self.run_actions(request)
-        except ToolFailure as failure:
-            return PageToolResult(
-                request_id=request.request_id,
-                success=False,
-                page_version=self.page_version(),
-                error=failure.to_error(),
-            )
-
-    # -- inspect (SPEC S1-S8) -----------------------------------------------------------
-
-    def inspect(self, options: InspectOptions) -> PageSnapshot:
-        before = self.state()
-        facts = self._page.collect_main_document()
-        try:
-            width, height, scroll_x, scroll_y, ratio = self._page.viewport()
-            scanned = scan(
-                facts.rows,
-                ScanViewport(width, height, scroll_x, scroll_y, ratio),
-                include_offscreen=options.include_offscreen,
-            )
-            snapshot = self._store.create(
-                page_version=before.version,
-                navigation_epoch=before.navigations,
-                url=before.url,
-                title=before.title,
-                mutations=before.mutations,
-            )
-            elements = []
-            for item in scanned:
-                element_id = self._store.add(
-                    snapshot,
-                    handle=facts.handle(item.index),
-                    key=item.key,
-                    role=item.role,
-                    label=item.label,
-                    tag=item.tag,
-                    type=item.type,
-                    placeholder=item.placeholder,
-                    sensitive=item.sensitive or item.private,
-                )
-                elements.append(_page_element(element_id, item))
-        finally:
-            facts.release()
-        text = None
-        truncated = 0
-        if options.format == "text":
-            text, truncated = render_text(
-                url=before.url, title=before.title, snapshot_id=snapshot.snapshot_id,
-                elements=elements, max_tokens=options.max_tokens,
-            )
-        return PageSnapshot(
-            snapshot_id=snapshot.snapshot_id,
-            page_version=before.version,
-            url=before.url,
-            title=before.title,
-            viewport=Viewport(width=width, height=height, scroll_x=scroll_x, scroll_y=scroll_y, device_pixel_ratio=ratio),
-            elements=elements,
-            text=text,
-            truncated=truncated,
-        )
-
-    # -- actions (SPEC A1-A5) -----------------------------------------------------------
+        return self._inspector.state()
 
     async def run_actions(self, request: PageToolRequest) -> PageToolResult:
         start = self.state()
@@ -222,42 +94,10 @@ class PageTools:
         if kind == "observe":
             return self.observe().to_wire(), "", None
         snapshot_id = action.snapshot_id or default_snapshot
-        entry, row = self._resolve(snapshot_id, action.element_id)
+        entry, row = self._inspector.resolve(snapshot_id, action.element_id)
         if kind == "click":
             return await self._click(entry, row), entry.label, entry.element_id
         return await self._fill(entry, row, action.value), entry.label, entry.element_id
-
-    def _resolve(self, snapshot_id: str, element_id: str) -> tuple[ElementEntry, list[Any]]:
-        state = self.state()
-        _snapshot, entry = self._store.resolve(
-            snapshot_id, element_id, navigation_epoch=state.navigations, url=state.url
-        )
-        if not self._page.is_connected(entry.handle):
-            raise self._stale(entry, "the element is no longer in the page")
-        row = self._page.row_of(entry.handle)
-        if key_of(row, role_of(row)) != entry.key:
-            raise self._stale(entry, "the element's role, type or label changed")
-        return entry, row
-
-    def _stale(self, entry: ElementEntry, reason: str) -> ToolFailure:
-        """SPEC R2/R3: refuse, and suggest a unique match from a fresh snapshot."""
-        details: dict[str, Any] = {"reason": reason}
-        try:
-            fresh = self.inspect(InspectOptions(include_offscreen=True))
-        except ToolFailure:
-            fresh = None
-        if fresh is not None:
-            latest = self._store.get(fresh.snapshot_id)
-            suggestion = suggest_replacement(entry, list(latest.entries.values()))
-            if suggestion is not None:
-                details["suggestion"] = {"snapshotId": fresh.snapshot_id, "elementId": suggestion, "label": entry.label, "role": entry.role}
-        return ToolFailure(
-            ErrorCode.STALE_REF,
-            f"{reason}; the ref is stale and nothing was done. Call page_inspect again"
-            + (" (a likely replacement is in details.suggestion; verify before using it)" if "suggestion" in details else ""),
-            element_id=entry.element_id,
-            details=details,
-        )
 
     async def _actionable(self, entry: ElementEntry, row: list[Any], *, editable: bool = False) -> tuple[float, float]:
         """SPEC A2, like Playwright's actionability: visible, enabled, editable, stable,
@@ -363,31 +203,7 @@ class PageTools:
         )
 
     def observe(self) -> PageChanges:
-        latest = self._store.latest()
+        latest = self._inspector.store.latest()
         return self.changes_since(latest if latest is not None else self.state())
 
 
-def _page_element(element_id: str, item: Any) -> PageElement:
-    return PageElement(
-        element_id=element_id,
-        kind=item.kind,
-        role=item.role,
-        type=item.type,
-        label=item.label,
-        text=item.text,
-        value=item.value,
-        options=[PageOption(value=v, label=text, selected=s, disabled=d) for v, text, s, d in item.options],
-        visible=item.visible,
-        in_viewport=item.in_viewport,
-        disabled=item.disabled,
-        readonly=item.readonly,
-        required=item.required,
-        rect=Rect(x=item.rect[0], y=item.rect[1], width=item.rect[2], height=item.rect[3]),
-        checked=item.checked,
-        selected=item.selected,
-        expanded=item.expanded,
-        placeholder=item.placeholder or None,
-        href=item.href or None,
-        sensitive=item.sensitive,
-        form=FormOwner(form_id=item.form[0], form_name=item.form[1], action=item.form[2], method=item.form[3]) if item.form else None,
-    )

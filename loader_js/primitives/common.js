@@ -1,0 +1,29 @@
+// Bulk DOM primitives handed to the Python runtime (mao_page.bridge).
+//
+// Why JavaScript at all: crossing the Pyodide proxy boundary costs 1-7 us per property
+// (NOTES-pyodide.md), so reading a page element by element from Python is 5-7x slower
+// than one call per document that returns flat facts. These functions only READ facts or
+// PERFORM one fixed, named act; every decision (what is interactive, its role, its name,
+// whether it is visible, whether an action is allowed) is made in Python.
+//
+// The files in this folder are concatenated, common.js first, into one closure with the
+// loader (mao_embed/assets.py); each adds its functions to MaoDom with Object.assign.
+"use strict";
+
+const MaoDom = {};
+const squash = (s) => (s || "").replace(/\s+/g, " ").trim();
+
+function describe(el) {
+  if (!el || el.nodeType !== 1) return "nothing";
+  const label = squash(el.getAttribute("aria-label") || el.textContent || "").slice(0, 40);
+  return `<${el.localName}${el.id ? "#" + el.id : ""}>${label ? ' "' + label + '"' : ""}`;
+}
+
+function composedContains(ancestor, node) {
+  for (let n = node; n; n = n.parentNode || (n instanceof ShadowRoot ? n.host : null)) {
+    if (n === ancestor) return true;
+  }
+  return false;
+}
+
+Object.assign(MaoDom, { describe, isConnected: (el) => el.isConnected === true });

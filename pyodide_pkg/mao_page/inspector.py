@@ -1,0 +1,147 @@
+"""The snapshot engine's entry point: ``page_inspect`` and ref resolution (SPEC S, R)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .errors import ToolFailure
+from .page import Page, PageState, read_state
+from .protocol import (
+    ErrorCode,
+    FormOwner,
+    InspectOptions,
+    PageElement,
+    PageOption,
+    PageSnapshot,
+    Rect,
+    Viewport,
+)
+from .render import render_text
+from .roles import role_of
+from .scanner import Viewport as ScanViewport
+from .scanner import key_of, scan
+from .snapshots import ElementEntry, SnapshotStore, suggest_replacement
+
+
+class Inspector:
+    def __init__(self, page: Page, store: SnapshotStore) -> None:
+        self._page = page
+        self._store = store
+
+    @property
+    def store(self) -> SnapshotStore:
+        return self._store
+
+    def state(self) -> PageState:
+        return read_state(self._page)
+
+    def inspect(self, options: InspectOptions) -> PageSnapshot:
+        before = self.state()
+        facts = self._page.collect_main_document()
+        try:
+            width, height, scroll_x, scroll_y, ratio = self._page.viewport()
+            scanned = scan(
+                facts.rows,
+                ScanViewport(width, height, scroll_x, scroll_y, ratio),
+                include_offscreen=options.include_offscreen,
+            )
+            snapshot = self._store.create(
+                page_version=before.version,
+                navigation_epoch=before.navigations,
+                url=before.url,
+                title=before.title,
+                mutations=before.mutations,
+            )
+            elements = []
+            for item in scanned:
+                element_id = self._store.add(
+                    snapshot,
+                    handle=facts.handle(item.index),
+                    key=item.key,
+                    role=item.role,
+                    label=item.label,
+                    tag=item.tag,
+                    type=item.type,
+                    placeholder=item.placeholder,
+                    sensitive=item.sensitive or item.private,
+                )
+                elements.append(_page_element(element_id, item))
+        finally:
+            facts.release()
+        text = None
+        truncated = 0
+        if options.format == "text":
+            text, truncated = render_text(
+                url=before.url, title=before.title, snapshot_id=snapshot.snapshot_id,
+                elements=elements, max_tokens=options.max_tokens,
+            )
+        return PageSnapshot(
+            snapshot_id=snapshot.snapshot_id,
+            page_version=before.version,
+            url=before.url,
+            title=before.title,
+            viewport=Viewport(width=width, height=height, scroll_x=scroll_x, scroll_y=scroll_y, device_pixel_ratio=ratio),
+            elements=elements,
+            text=text,
+            truncated=truncated,
+        )
+
+    def resolve(self, snapshot_id: str, element_id: str) -> tuple[ElementEntry, list[Any]]:
+        """The live element behind a ref, or ``stale_ref`` / ``not_found`` (SPEC R2).
+        Returns the entry and a fresh fact row of the element."""
+        state = self.state()
+        _snapshot, entry = self._store.resolve(
+            snapshot_id, element_id, navigation_epoch=state.navigations, url=state.url
+        )
+        if not self._page.is_connected(entry.handle):
+            raise self._stale(entry, "the element is no longer in the page")
+        row = self._page.row_of(entry.handle)
+        if key_of(row, role_of(row)) != entry.key:
+            raise self._stale(entry, "the element's role, type or label changed")
+        return entry, row
+
+    def _stale(self, entry: ElementEntry, reason: str) -> ToolFailure:
+        """SPEC R2/R3: refuse, and suggest a unique match from a fresh snapshot."""
+        details: dict[str, Any] = {"reason": reason}
+        try:
+            fresh = self.inspect(InspectOptions(include_offscreen=True))
+        except ToolFailure:
+            fresh = None
+        if fresh is not None:
+            latest = self._store.get(fresh.snapshot_id)
+            suggestion = suggest_replacement(entry, list(latest.entries.values()))
+            if suggestion is not None:
+                details["suggestion"] = {"snapshotId": fresh.snapshot_id, "elementId": suggestion, "label": entry.label, "role": entry.role}
+        return ToolFailure(
+            ErrorCode.STALE_REF,
+            f"{reason}; the ref is stale and nothing was done. Call page_inspect again"
+            + (" (a likely replacement is in details.suggestion; verify before using it)" if "suggestion" in details else ""),
+            element_id=entry.element_id,
+            details=details,
+        )
+
+
+def _page_element(element_id: str, item: Any) -> PageElement:
+    return PageElement(
+        element_id=element_id,
+        kind=item.kind,
+        role=item.role,
+        type=item.type,
+        label=item.label,
+        text=item.text,
+        value=item.value,
+        options=[PageOption(value=v, label=text, selected=s, disabled=d) for v, text, s, d in item.options],
+        visible=item.visible,
+        in_viewport=item.in_viewport,
+        disabled=item.disabled,
+        readonly=item.readonly,
+        required=item.required,
+        rect=Rect(x=item.rect[0], y=item.rect[1], width=item.rect[2], height=item.rect[3]),
+        checked=item.checked,
+        selected=item.selected,
+        expanded=item.expanded,
+        placeholder=item.placeholder or None,
+        href=item.href or None,
+        sensitive=item.sensitive,
+        form=FormOwner(form_id=item.form[0], form_name=item.form[1], action=item.form[2], method=item.form[3]) if item.form else None,
+    )

@@ -1,0 +1,46 @@
+"""The page tools: route each request to the inspector or the executor.
+
+Every tool answers a ``PageToolResult``; failures inside are ``ToolFailure`` and become
+structured errors here. Tools whose issue has not landed answer ``unsupported``.
+"""
+
+from __future__ import annotations
+
+from .errors import ToolFailure
+from .executor import Executor, SettlePolicy
+from .inspector import Inspector
+from .page import Page, read_state
+from .protocol import ErrorCode, InspectOptions, PageToolRequest, PageToolResult, ToolName
+from .snapshots import SnapshotStore
+
+
+class PageTools:
+    def __init__(self, page: Page, store: SnapshotStore, settle: SettlePolicy | None = None) -> None:
+        self._page = page
+        self.inspector = Inspector(page, store)
+        self.executor = Executor(page, self.inspector, settle)
+
+    def page_version(self) -> str:
+        return read_state(self._page).version
+
+    async def run(self, request: PageToolRequest) -> PageToolResult:
+        try:
+            if request.tool is ToolName.INSPECT:
+                snapshot = self.inspector.inspect(request.inspect or InspectOptions())
+                return PageToolResult(
+                    request_id=request.request_id,
+                    success=True,
+                    page_version=snapshot.page_version,
+                    snapshot_id=snapshot.snapshot_id,
+                    result=snapshot.to_wire(),
+                )
+            if request.tool is ToolName.SCREENSHOT:
+                raise ToolFailure(ErrorCode.UNSUPPORTED, "page_screenshot is not available in this version yet")
+            return await self.executor.run_actions(request)
+        except ToolFailure as failure:
+            return PageToolResult(
+                request_id=request.request_id,
+                success=False,
+                page_version=self.page_version(),
+                error=failure.to_error(),
+            )
