@@ -305,11 +305,43 @@ def build(force: bool = False) -> BuiltAssets:
         (staging / "manifest.json").write_text(
             json.dumps({"buildId": build_id, "browserPackage": BROWSER_PACKAGE, "files": files}, indent=1)
         )
-        if SDK_DIR.exists():
-            shutil.rmtree(SDK_DIR)
-        shutil.copytree(staging, SDK_DIR)
+        _publish(staging, build_id)
     print(f"SDK assets built (build {build_id}) in {SDK_DIR}", file=sys.stderr)
     return BuiltAssets(build_id, SDK_DIR)
+
+
+KEEP_BUILDS = 3
+
+
+def _publish(staging: Path, build_id: str) -> None:
+    """Put a build in place without breaking pages that are loading the previous one.
+
+    The versioned directory goes in first (under a temporary name, then renamed), the
+    unversioned loader and manifest are swapped in with atomic renames, and only builds older
+    than the last few are removed: a page (or a test run) that fetched the old loader a
+    moment ago still finds every file it references.
+    """
+    SDK_DIR.mkdir(parents=True, exist_ok=True)
+    target = SDK_DIR / build_id
+    if not target.is_dir():
+        incoming = SDK_DIR / f".incoming-{build_id}-{os.getpid()}"
+        shutil.copytree(staging / build_id, incoming)
+        try:
+            incoming.rename(target)
+        except OSError:  # another process published the same build first: same content
+            shutil.rmtree(incoming, ignore_errors=True)
+    for name in ("mao-chat.js", "mao-chat.js.gz", "mao-chat.js.br", "manifest.json"):
+        source = staging / name
+        if source.is_file():
+            temporary = SDK_DIR / f".{name}.{os.getpid()}"
+            shutil.copy2(source, temporary)
+            os.replace(temporary, SDK_DIR / name)
+    builds = sorted(
+        (d for d in SDK_DIR.iterdir() if d.is_dir() and not d.name.startswith(".") and d.name != build_id),
+        key=lambda d: d.stat().st_mtime,
+    )
+    for old in builds[: max(0, len(builds) - (KEEP_BUILDS - 1))]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _precompress_file(path: Path) -> None:
