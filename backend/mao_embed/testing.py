@@ -109,10 +109,15 @@ class PageServer:
         self._server.start()
         return self
 
-    def add(self, path: str, body: str, headers: dict[str, str] | None = None) -> str:
+    def add(self, path: str, body: str, headers: dict[str, str] | None = None, *, content_type: str | None = None) -> str:
+        """Serve ``body`` at ``path``; HTML unless ``content_type`` (or a Content-Type header)
+        says otherwise, e.g. ``content_type="text/javascript"`` for a script."""
         if not path.startswith("/"):
             path = "/" + path
-        self.pages[path] = (body, headers or {})
+        headers = dict(headers or {})
+        if content_type is not None:
+            headers["Content-Type"] = content_type
+        self.pages[path] = (body, headers)
         return self.origin + path
 
     def stop(self) -> None:
