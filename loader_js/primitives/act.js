@@ -1,7 +1,41 @@
-// Acting: fixed, named event sequences and reads that verify them (see common.js).
+// Acting: fixed, named event sequences and the reads that verify them (see common.js).
+// Python decides whether and what to do (mao_page/executor.py); these only perform it.
 
-// Hit test at the centre of the element's visible box, descending into open shadow roots,
-// like a real pointer would land (SPEC A2).
+function viewOf(el) {
+  return el.ownerDocument.defaultView;
+}
+
+// The element that has focus, looking through open shadow roots and same-origin iframes.
+function deepActiveElement(doc) {
+  let active = doc.activeElement;
+  for (;;) {
+    if (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
+    else if (active && active.localName === "iframe" && sameOriginDocument(active)) active = sameOriginDocument(active).activeElement;
+    else return active;
+  }
+}
+
+function sameOriginDocument(frame) {
+  try {
+    return frame.contentDocument || null;
+  } catch (error) {
+    return null; // cross-origin: the browser refuses, by design (SPEC S6)
+  }
+}
+
+function hitAt(doc, x, y) {
+  let hit = doc.elementFromPoint(x, y);
+  while (hit && hit.shadowRoot) {
+    const inner = hit.shadowRoot.elementFromPoint(x, y);
+    if (!inner || inner === hit) break;
+    hit = inner;
+  }
+  return hit;
+}
+
+// Hit test at the centre of the element's visible box, like a real pointer would land
+// (SPEC A2): in the element's own document (descending into open shadow roots), then in each
+// enclosing same-origin frame, where the point must land on the frame element itself.
 function hitTest(el, exclude) {
   const doc = el.ownerDocument;
   const view = doc.defaultView;
@@ -13,77 +47,392 @@ function hitTest(el, exclude) {
   if (right <= left || bottom <= top) return { ok: false, x: 0, y: 0, hit: "outside the viewport", sdk: false };
   const x = (left + right) / 2;
   const y = (top + bottom) / 2;
-  let hit = doc.elementFromPoint(x, y);
-  while (hit && hit.shadowRoot) {
-    const inner = hit.shadowRoot.elementFromPoint(x, y);
-    if (!inner || inner === hit) break;
-    hit = inner;
-  }
+  const hit = hitAt(doc, x, y);
   const sdk = !!(exclude && hit && composedContains(exclude, hit));
-  const ok = !!hit && !sdk && (hit === el || composedContains(el, hit));
-  return { ok, x, y, hit: sdk ? "the Mao Embed panel" : describe(hit), sdk };
+  if (!hit || sdk || !(hit === el || composedContains(el, hit))) {
+    return { ok: false, x, y, hit: sdk ? "the Mao Embed panel" : describe(hit), sdk };
+  }
+  // Up through the frames: the frame must be what receives the point in its parent.
+  let frame = view.frameElement;
+  let fx = x;
+  let fy = y;
+  while (frame) {
+    const fr = frame.getBoundingClientRect();
+    fx += fr.left + frame.clientLeft;
+    fy += fr.top + frame.clientTop;
+    const parentDoc = frame.ownerDocument;
+    const outer = hitAt(parentDoc, fx, fy);
+    const outerSdk = !!(exclude && outer && composedContains(exclude, outer));
+    if (outer !== frame) return { ok: false, x, y, hit: outerSdk ? "the Mao Embed panel" : describe(outer), sdk: outerSdk };
+    frame = parentDoc.defaultView.frameElement;
+  }
+  return { ok: true, x, y, hit: describe(hit), sdk: false };
 }
 
-function mouseInit(el, x, y, buttons, detail) {
+function mouseInit(el, x, y, buttons, detail, modifiers) {
   return {
-    bubbles: true, cancelable: true, composed: true, view: el.ownerDocument.defaultView,
+    bubbles: true, cancelable: true, composed: true, view: viewOf(el),
     clientX: x, clientY: y, screenX: x, screenY: y, button: 0, buttons, detail,
+    ctrlKey: !!(modifiers && modifiers.ctrl), shiftKey: !!(modifiers && modifiers.shift),
+    altKey: !!(modifiers && modifiers.alt), metaKey: !!(modifiers && modifiers.meta),
   };
 }
 
 // The event sequence of a real left click: pointer and mouse down/up, focus, click.
-function click(el, x, y) {
-  const view = el.ownerDocument.defaultView;
+function click(el, x, y, modifiers) {
+  const view = viewOf(el);
   const P = view.PointerEvent;
   const M = view.MouseEvent;
   const pointer = (type, buttons) =>
-    new P(type, { ...mouseInit(el, x, y, buttons, 0), pointerId: 1, pointerType: "mouse", isPrimary: true });
+    new P(type, { ...mouseInit(el, x, y, buttons, 0, modifiers), pointerId: 1, pointerType: "mouse", isPrimary: true });
   el.dispatchEvent(pointer("pointerover", 0));
-  el.dispatchEvent(new M("mouseover", mouseInit(el, x, y, 0, 0)));
+  el.dispatchEvent(pointer("pointerenter", 0));
+  el.dispatchEvent(new M("mouseover", mouseInit(el, x, y, 0, 0, modifiers)));
+  el.dispatchEvent(pointer("pointermove", 0));
+  el.dispatchEvent(new M("mousemove", mouseInit(el, x, y, 0, 0, modifiers)));
   el.dispatchEvent(pointer("pointerdown", 1));
-  const downAllowed = el.dispatchEvent(new M("mousedown", mouseInit(el, x, y, 1, 1)));
-  if (downAllowed && typeof el.focus === "function") el.focus({ preventScroll: true });
+  const downAllowed = el.dispatchEvent(new M("mousedown", mouseInit(el, x, y, 1, 1, modifiers)));
+  if (downAllowed) focusTarget(el);
   el.dispatchEvent(pointer("pointerup", 0));
-  el.dispatchEvent(new M("mouseup", mouseInit(el, x, y, 0, 1)));
-  el.dispatchEvent(new M("click", mouseInit(el, x, y, 0, 1)));
+  el.dispatchEvent(new M("mouseup", mouseInit(el, x, y, 0, 1, modifiers)));
+  el.dispatchEvent(new M("click", mouseInit(el, x, y, 0, 1, modifiers)));
 }
 
-// Write a value the way React and Vue observe it (SPEC A3): the prototype's native value
-// setter (React tracks the instance setter), then beforeinput/input/change, then blur.
-function fill(el, value) {
-  const view = el.ownerDocument.defaultView;
-  if (typeof el.focus === "function") el.focus({ preventScroll: true });
-  if (el.isContentEditable) {
-    el.dispatchEvent(new view.InputEvent("beforeinput", { bubbles: true, cancelable: true, composed: true, inputType: "insertText", data: value }));
-    el.textContent = value;
-    el.dispatchEvent(new view.InputEvent("input", { bubbles: true, composed: true, inputType: "insertText", data: value }));
-  } else {
-    const proto =
-      el.localName === "textarea" ? view.HTMLTextAreaElement.prototype
-      : el.localName === "select" ? view.HTMLSelectElement.prototype
-      : view.HTMLInputElement.prototype;
-    const setter = Object.getOwnPropertyDescriptor(proto, "value").set;
-    el.dispatchEvent(new view.InputEvent("beforeinput", { bubbles: true, cancelable: true, composed: true, inputType: "insertReplacementText", data: value }));
-    setter.call(el, value);
-    el.dispatchEvent(new view.InputEvent("input", { bubbles: true, composed: true, inputType: "insertReplacementText", data: value }));
-    el.dispatchEvent(new view.Event("change", { bubbles: true }));
+// mousedown focuses the nearest focusable ancestor (or nothing), like a real click.
+function focusTarget(el) {
+  for (let n = el; n; n = n.parentElement || (n.getRootNode && n.getRootNode().host) || null) {
+    if (n.nodeType === 1 && typeof n.focus === "function" && (n.tabIndex >= 0 || n.isContentEditable || n.matches("a[href],button,input,select,textarea,[tabindex]"))) {
+      n.focus({ preventScroll: true });
+      return n;
+    }
   }
+  return null;
+}
+
+function focusElement(el) {
+  el.focus({ preventScroll: true });
+  return deepActiveElement(el.ownerDocument) === el;
+}
+
+function nativeSetter(el) {
+  const view = viewOf(el);
+  const proto =
+    el.localName === "textarea" ? view.HTMLTextAreaElement.prototype
+    : el.localName === "select" ? view.HTMLSelectElement.prototype
+    : view.HTMLInputElement.prototype;
+  return Object.getOwnPropertyDescriptor(proto, "value").set;
+}
+
+function inputEvent(el, type, inputType, data) {
+  return new (viewOf(el).InputEvent)(type, { bubbles: true, cancelable: type === "beforeinput", composed: true, inputType, data });
+}
+
+// Write a value the way React and Vue observe it (SPEC A3): focus, the prototype's native
+// value setter (React tracks the instance's own setter), beforeinput, input, change.
+// Returns the value read back at once; blur is a separate step so Python can read between.
+function fill(el, value) {
+  const view = viewOf(el);
+  if (typeof el.focus === "function") el.focus({ preventScroll: true });
+  if (el.isContentEditable) return fillEditable(el, value);
+  if (!el.dispatchEvent(inputEvent(el, "beforeinput", "insertReplacementText", value))) return readValue(el);
+  nativeSetter(el).call(el, value);
+  el.dispatchEvent(inputEvent(el, "input", "insertReplacementText", value));
+  el.dispatchEvent(new view.Event("change", { bubbles: true }));
+  return readValue(el);
+}
+
+// contenteditable: select the contents and insert through the editing machinery, so rich
+// editors that listen to beforeinput/input see an ordinary insertion.
+function fillEditable(el, value) {
+  const doc = el.ownerDocument;
+  const selection = doc.getSelection();
+  const range = doc.createRange();
+  range.selectNodeContents(el);
+  selection.removeAllRanges();
+  selection.addRange(range);
+  let inserted = false;
+  if (typeof doc.execCommand === "function") {
+    inserted = value === "" ? doc.execCommand("delete", false) : doc.execCommand("insertText", false, value);
+  }
+  if (!inserted) {
+    el.dispatchEvent(inputEvent(el, "beforeinput", "insertText", value));
+    el.textContent = value;
+    el.dispatchEvent(inputEvent(el, "input", "insertText", value));
+  }
+  return readValue(el);
+}
+
+function blur(el) {
+  const view = viewOf(el);
   if (typeof el.blur === "function") el.blur();
-  el.dispatchEvent(new view.FocusEvent("focusout", { bubbles: true, composed: true }));
+  if (deepActiveElement(el.ownerDocument) === el) el.dispatchEvent(new view.FocusEvent("focusout", { bubbles: true, composed: true }));
   return readValue(el);
 }
 
 function readValue(el) {
-  if (el.isContentEditable) return squash(el.textContent);
+  if (el.isContentEditable) return squash(el.innerText || el.textContent);
   return valueOf(el);
+}
+
+// Native <select>: choose options by value, else by visible label (exact, then trimmed and
+// case-insensitive). Returns [matchedValues, missing]; sets nothing when anything is missing.
+function selectNative(el, wanted) {
+  const view = viewOf(el);
+  const options = Array.from(el.options);
+  const norm = (s) => squash(s).toLowerCase();
+  const chosen = [];
+  const missing = [];
+  for (const want of wanted) {
+    const match = options.find((o) => o.value === want) || options.find((o) => squash(o.label || o.text) === squash(want))
+      || options.find((o) => norm(o.label || o.text) === norm(want));
+    if (!match || match.disabled) missing.push(want);
+    else chosen.push(match);
+  }
+  if (missing.length) return [[], missing];
+  el.focus({ preventScroll: true });
+  if (el.multiple) {
+    for (const o of options) o.selected = chosen.includes(o);
+  } else {
+    nativeSetter(el).call(el, chosen[0].value);
+  }
+  el.dispatchEvent(new view.Event("input", { bubbles: true, composed: true }));
+  el.dispatchEvent(new view.Event("change", { bubbles: true }));
+  return [options.filter((o) => o.selected).map((o) => o.value), []];
+}
+
+function accessibleText(el) {
+  const label = el.getAttribute("aria-label");
+  if (label) return squash(label);
+  const ids = (el.getAttribute("aria-labelledby") || "").split(/\s+/).filter(Boolean);
+  if (ids.length) {
+    const doc = el.ownerDocument;
+    const text = ids.map((id) => doc.getElementById(id)).filter(Boolean).map((n) => n.textContent).join(" ");
+    if (squash(text)) return squash(text);
+  }
+  return squash(el.innerText || el.textContent || el.getAttribute("title") || "");
+}
+
+function byIdIn(root, id) {
+  return (root.getElementById ? root.getElementById(id) : null) || root.ownerDocument?.getElementById(id) || null;
+}
+
+// ARIA combobox/listbox options (SPEC A1): through aria-controls / aria-owns /
+// aria-activedescendant, wherever they are rendered (body-level portals included). Returns
+// {listbox, nodes, facts: [[label, value, selected, visible, disabled], ...], active}.
+function ariaOptions(el) {
+  const root = el.getRootNode();
+  const doc = el.ownerDocument;
+  const containers = [];
+  if (el.getAttribute("role") === "listbox") containers.push(el);
+  for (const attr of ["aria-controls", "aria-owns"]) {
+    for (const id of (el.getAttribute(attr) || "").split(/\s+/).filter(Boolean)) {
+      const target = byIdIn(root, id) || doc.getElementById(id);
+      if (target) containers.push(target);
+    }
+  }
+  // A combobox input inside a wrapper: the wrapper may carry the relation instead.
+  const wrapper = el.closest("[role=combobox]");
+  if (wrapper && wrapper !== el) {
+    for (const id of (wrapper.getAttribute("aria-controls") || wrapper.getAttribute("aria-owns") || "").split(/\s+/).filter(Boolean)) {
+      const target = byIdIn(root, id) || doc.getElementById(id);
+      if (target) containers.push(target);
+    }
+  }
+  const seen = new Set();
+  const nodes = [];
+  for (const container of containers) {
+    const candidates = container.getAttribute("role") === "option" ? [container] : container.querySelectorAll("[role=option]");
+    for (const option of candidates) {
+      if (!seen.has(option)) { seen.add(option); nodes.push(option); }
+    }
+  }
+  const activeId = el.getAttribute("aria-activedescendant") || (wrapper && wrapper.getAttribute("aria-activedescendant")) || "";
+  const active = activeId ? (byIdIn(root, activeId) || doc.getElementById(activeId)) : null;
+  if (active && active.getAttribute("role") === "option" && !seen.has(active)) nodes.push(active);
+  const facts = nodes.map((option) => {
+    const r = option.getBoundingClientRect();
+    const visible = r.width > 0 && r.height > 0 && isRendered(option);
+    return [accessibleText(option), option.getAttribute("data-value") || option.getAttribute("value") || "",
+      option.getAttribute("aria-selected") === "true" || option.getAttribute("aria-checked") === "true",
+      visible, option.getAttribute("aria-disabled") === "true"];
+  });
+  return { listbox: containers[0] || null, nodes, facts, active: active ? accessibleText(active) : "" };
+}
+
+// Elements that became visible since `before` and whose text equals `label`: how a
+// portal-rendered option without ARIA roles is found after opening a combobox. Innermost wins.
+function visibleTextMatches(doc, label, exclude) {
+  const want = squash(label).toLowerCase();
+  const out = [];
+  const walker = doc.createTreeWalker(doc.body || doc.documentElement, NodeFilter.SHOW_ELEMENT);
+  for (let n = walker.currentNode; n; n = walker.nextNode()) {
+    if (exclude && (n === exclude || composedContains(exclude, n))) continue;
+    if (squash(n.innerText || "").toLowerCase() !== want) continue;
+    if (!isRendered(n)) continue;
+    // Innermost: drop an ancestor already collected.
+    for (let i = out.length - 1; i >= 0; i--) if (out[i].contains(n)) out.splice(i, 1);
+    out.push(n);
+  }
+  return out;
+}
+
+function controlOf(el) {
+  if (el.localName === "label" && el.control) return el.control;
+  return el;
+}
+
+function labelFor(input) {
+  if (input.labels && input.labels.length) return input.labels[0];
+  return null;
+}
+
+// Keyboard: one event of a key press; returns true when the page did not cancel it.
+function dispatchKey(el, type, init) {
+  const target = el || deepActiveElement(document) || document.body;
+  const view = viewOf(target);
+  return target.dispatchEvent(new view.KeyboardEvent(type, { bubbles: true, cancelable: true, composed: true, view, ...init }));
+}
+
+function isTextField(el) {
+  return el.localName === "textarea" || (el.localName === "input" && /^(text|search|email|url|tel|password|number|)$/.test(el.type));
+}
+
+// Insert text at the caret (or over the selection), as typing would (SPEC A3 default action
+// that synthetic key events do not perform by themselves).
+function insertText(el, text) {
+  if (el.isContentEditable) {
+    el.ownerDocument.execCommand("insertText", false, text);
+    return readValue(el);
+  }
+  if (!el.dispatchEvent(inputEvent(el, "beforeinput", "insertText", text))) return readValue(el);
+  const value = el.value;
+  let start = value.length;
+  let end = value.length;
+  try { start = el.selectionStart ?? start; end = el.selectionEnd ?? end; } catch (error) { /* number/email have no selection API */ }
+  nativeSetter(el).call(el, value.slice(0, start) + text + value.slice(end));
+  try { el.setSelectionRange(start + text.length, start + text.length); } catch (error) { /* see above */ }
+  el.dispatchEvent(inputEvent(el, "input", "insertText", text));
+  return readValue(el);
+}
+
+function deleteText(el, forward) {
+  if (el.isContentEditable) {
+    el.ownerDocument.execCommand(forward ? "forwardDelete" : "delete", false);
+    return readValue(el);
+  }
+  const inputType = forward ? "deleteContentForward" : "deleteContentBackward";
+  if (!el.dispatchEvent(inputEvent(el, "beforeinput", inputType, null))) return readValue(el);
+  const value = el.value;
+  let start = value.length;
+  let end = value.length;
+  try { start = el.selectionStart ?? start; end = el.selectionEnd ?? end; } catch (error) { /* no selection API */ }
+  if (start === end) {
+    if (forward) end = Math.min(value.length, end + 1);
+    else start = Math.max(0, start - 1);
+  }
+  nativeSetter(el).call(el, value.slice(0, start) + value.slice(end));
+  try { el.setSelectionRange(start, start); } catch (error) { /* no selection API */ }
+  el.dispatchEvent(inputEvent(el, "input", inputType, null));
+  return readValue(el);
+}
+
+function selectAll(el) {
+  if (el.isContentEditable) {
+    const doc = el.ownerDocument;
+    const range = doc.createRange();
+    range.selectNodeContents(el);
+    doc.getSelection().removeAllRanges();
+    doc.getSelection().addRange(range);
+    return true;
+  }
+  if (typeof el.select === "function") { el.select(); return true; }
+  return false;
+}
+
+// Implicit submission (HTML §4.10.21.2): Enter in a field submits its form through the
+// default button, with validation, as the browser would.
+function submitImplicitly(el) {
+  const form = el.form;
+  if (!form) return false;
+  const button = form.querySelector("button[type=submit],button:not([type]),input[type=submit],input[type=image]");
+  if (button && button.disabled) return false;
+  if (typeof form.requestSubmit === "function") form.requestSubmit(button || undefined);
+  else form.submit();
+  return true;
+}
+
+// Sequential focus navigation order of one document: positive tabindex first, then 0 in
+// tree order; skips disabled, hidden and inert elements and the SDK host.
+function tabbables(doc, exclude) {
+  const out = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (exclude && (el === exclude || composedContains(exclude, el))) continue;
+      if (el.shadowRoot) walk(el.shadowRoot);
+      if (el.tabIndex < 0 || el.disabled || el.inert || el.closest("[inert]")) continue;
+      if (!isRendered(el)) continue;
+      if (el.localName === "input" && el.type === "hidden") continue;
+      out.push(el);
+    }
+  };
+  walk(doc);
+  const positive = out.filter((el) => el.tabIndex > 0).sort((a, b) => a.tabIndex - b.tabIndex);
+  return positive.concat(out.filter((el) => el.tabIndex === 0));
+}
+
+function moveFocus(current, backwards, exclude) {
+  const doc = current ? current.ownerDocument : document;
+  const order = tabbables(doc, exclude);
+  if (!order.length) return null;
+  let index = current ? order.indexOf(current) : -1;
+  index = backwards ? (index <= 0 ? order.length - 1 : index - 1) : (index + 1) % order.length;
+  const next = order[index];
+  next.focus();
+  return next;
+}
+
+// Arrow keys in a radio group move the checked state, as browsers do for real keys.
+function stepRadio(el, delta) {
+  if (!(el.localName === "input" && el.type === "radio" && el.name)) return null;
+  const scope = el.form || el.getRootNode();
+  const group = Array.from(scope.querySelectorAll("input[type=radio]")).filter((r) => r.name === el.name && !r.disabled);
+  const index = group.indexOf(el);
+  const next = group[(index + delta + group.length) % group.length];
+  next.focus();
+  next.click();
+  return next;
+}
+
+function stepSelect(el, delta) {
+  if (el.localName !== "select" || el.multiple) return false;
+  const view = viewOf(el);
+  const index = Math.max(0, Math.min(el.options.length - 1, el.selectedIndex + delta));
+  if (index === el.selectedIndex) return false;
+  el.selectedIndex = index;
+  el.dispatchEvent(new view.Event("input", { bubbles: true, composed: true }));
+  el.dispatchEvent(new view.Event("change", { bubbles: true }));
+  return true;
 }
 
 function scrollIntoView(el) {
   const r = el.getBoundingClientRect();
-  const view = el.ownerDocument.defaultView;
+  const view = viewOf(el);
   const inside = r.top >= 0 && r.left >= 0 && r.bottom <= view.innerHeight && r.right <= view.innerWidth;
   if (!inside) el.scrollIntoView({ block: "center", inline: "center", behavior: "instant" });
   return !inside;
+}
+
+// [scrollLeft, scrollTop, maxLeft, maxTop, clientWidth, clientHeight, scrollable]
+function scrollState(target) {
+  if (target.nodeType === 9 || target === target.window) {
+    const win = target.defaultView || target;
+    const root = win.document.scrollingElement || win.document.documentElement;
+    return [win.scrollX, win.scrollY, root.scrollWidth - win.innerWidth, root.scrollHeight - win.innerHeight, win.innerWidth, win.innerHeight, true];
+  }
+  const style = viewOf(target).getComputedStyle(target);
+  const scrollable = /(auto|scroll|overlay)/.test(style.overflowY + " " + style.overflowX)
+    && (target.scrollHeight > target.clientHeight || target.scrollWidth > target.clientWidth);
+  return [target.scrollLeft, target.scrollTop, target.scrollWidth - target.clientWidth, target.scrollHeight - target.clientHeight, target.clientWidth, target.clientHeight, scrollable];
 }
 
 function scrollPage(win, dx, dy) {
@@ -102,4 +451,78 @@ function nextFrame(win) {
   return new Promise((resolve) => win.requestAnimationFrame(() => resolve(true)));
 }
 
-Object.assign(MaoDom, { hitTest, click, fill, readValue, scrollIntoView, scrollPage, scrollElement, nextFrame });
+// Page dialogs raised during an action are answered (alert: ok, confirm: false, prompt:
+// null) and recorded, then the page's own functions are restored (SPEC A6, seed 000 §3).
+function interceptDialogs(win) {
+  const records = [];
+  const originals = { alert: win.alert, confirm: win.confirm, prompt: win.prompt };
+  const record = (type, answer) => function (message) {
+    records.push([type, String(message ?? "").slice(0, 500)]);
+    return answer;
+  };
+  win.alert = record("alert", undefined);
+  win.confirm = record("confirm", false);
+  win.prompt = record("prompt", null);
+  return {
+    restore() {
+      win.alert = originals.alert;
+      win.confirm = originals.confirm;
+      win.prompt = originals.prompt;
+      return records;
+    },
+  };
+}
+
+// Visible messages an app shows after an action: ARIA alerts, status and live regions,
+// <output>, open dialogs. [[kind, text], ...]
+function liveMessages(doc, exclude) {
+  const out = [];
+  const selector = "[role=alert],[role=alertdialog],[role=status],[role=log],[aria-live]:not([aria-live=off]),output,dialog[open],[role=dialog]";
+  for (const el of doc.querySelectorAll(selector)) {
+    if (exclude && composedContains(exclude, el)) continue;
+    if (!isRendered(el)) continue;
+    const text = squash(el.innerText || el.textContent || "").slice(0, 300);
+    if (!text) continue;
+    const role = el.getAttribute("role") || (el.localName === "dialog" ? "dialog" : el.localName === "output" ? "status" : "live");
+    out.push([role, text]);
+  }
+  return out;
+}
+
+function pageText(doc) {
+  return doc.body ? doc.body.innerText : "";
+}
+
+Object.assign(MaoDom, {
+  hitTest, click, focusElement, fill, blur, readValue, selectNative, ariaOptions, visibleTextMatches,
+  controlOf, labelFor, dispatchKey, insertText, deleteText, selectAll, submitImplicitly, moveFocus,
+  stepRadio, stepSelect, scrollIntoView, scrollState, scrollPage, scrollElement, nextFrame,
+  interceptDialogs, liveMessages, pageText, deepActiveElement: (doc) => deepActiveElement(doc || document),
+  isTextField,
+});
+
+// Keyboard activation of a button or link: a click event without pointer events, as the
+// browser sends for Enter/Space.
+function activate(el) {
+  el.click();
+  return true;
+}
+
+// What a combobox shows as its current choice: its own value and the text of its nearest
+// labelled container (custom selects render the choice in a sibling of their input).
+function comboboxDisplay(el) {
+  const parts = [];
+  if ("value" in el && typeof el.value === "string") parts.push(el.value);
+  let container = el.closest("[role=combobox]") || el;
+  for (let i = 0; i < 3 && container; i++) {
+    const text = squash(container.innerText || container.textContent || "");
+    if (text) { parts.push(text); break; }
+    container = container.parentElement;
+  }
+  for (const input of (container || el).querySelectorAll ? (container || el).querySelectorAll("input") : []) {
+    if (input.value) parts.push(input.value);
+  }
+  return squash(parts.join(" "));
+}
+
+Object.assign(MaoDom, { activate, comboboxDisplay });

@@ -70,6 +70,40 @@ class DocumentFacts:
         self._nodes = None
 
 
+class DialogGuard:
+    """Page dialogs answered and recorded while an action runs; ``restore`` puts the page's
+    own ``alert``/``confirm``/``prompt`` back and returns what was raised."""
+
+    __slots__ = ("_guard",)
+
+    def __init__(self, guard: JsProxy) -> None:
+        self._guard = guard
+
+    def restore(self) -> list[list[str]]:
+        guard, self._guard = self._guard, None
+        return guard.restore().to_py() if guard is not None else []
+
+
+def _to_js_arg(value: Any) -> Any:
+    from pyodide.ffi import to_js  # type: ignore[import-not-found]
+
+    if isinstance(value, ElementHandle):
+        return value.proxy
+    if isinstance(value, (dict, list, tuple)):
+        return to_js(value, dict_converter=js.Object.fromEntries)
+    return value
+
+
+def _from_js_result(value: Any) -> Any:
+    if value is None or value is jsnull:
+        return None
+    if isinstance(value, JsProxy):
+        if getattr(value, "nodeType", None) == 1:
+            return ElementHandle(value)
+        return value.to_py()
+    return value
+
+
 class Page:
     """DOM reads and acts for the main window, one crossing per call."""
 
@@ -127,6 +161,52 @@ class Page:
 
     def scroll_page(self, dx: float, dy: float) -> list[float]:
         return self._primitives.scrollPage(self._window, dx, dy).to_py()
+
+    # -- executor acts (loader_js/primitives/act.js) -----------------------------------
+
+    def act(self, name: str, *args: Any) -> Any:
+        """Call one named primitive of act.js. ``ElementHandle`` arguments are unwrapped,
+        dicts and lists become JS objects and arrays; an element result comes back as an
+        ``ElementHandle``, ``null`` as ``None``, anything else converted to Python."""
+        function = getattr(self._primitives, name)
+        try:
+            result = function(*(_to_js_arg(a) for a in args))
+        except JsException as error:
+            raise BridgeError(f"{name}: {error}") from error
+        return _from_js_result(result)
+
+    def aria_options(self, handle: ElementHandle) -> tuple[list[list[Any]], list[ElementHandle], str]:
+        """(facts, option handles, active option label) of a combobox or listbox."""
+        result = self._primitives.ariaOptions(handle.proxy)
+        nodes = result.nodes
+        handles = [ElementHandle(nodes[i]) for i in range(int(nodes.length))]
+        return result.facts.to_py(), handles, str(result.active)
+
+    def visible_text_matches(self, label: str) -> list[ElementHandle]:
+        nodes = self._primitives.visibleTextMatches(self._window.document, label, self._sdk_host)
+        return [ElementHandle(nodes[i]) for i in range(int(nodes.length))]
+
+    def intercept_dialogs(self) -> DialogGuard:
+        return DialogGuard(self._primitives.interceptDialogs(self._window))
+
+    def active_element(self) -> ElementHandle | None:
+        return _from_js_result(self._primitives.deepActiveElement(self._window.document))
+
+    def move_focus(self, current: ElementHandle | None, backwards: bool) -> ElementHandle | None:
+        return _from_js_result(self._primitives.moveFocus(current.proxy if current else None, backwards, self._sdk_host))
+
+    def live_messages(self) -> list[list[str]]:
+        return self._primitives.liveMessages(self._window.document, self._sdk_host).to_py()
+
+    def page_text(self) -> str:
+        return str(self._primitives.pageText(self._window.document))
+
+    def scroll_state(self, handle: ElementHandle | None) -> list[Any]:
+        target = handle.proxy if handle is not None else self._window.document
+        return self._primitives.scrollState(target).to_py()
+
+    def scroll_element(self, handle: ElementHandle, dx: float, dy: float) -> list[float]:
+        return self._primitives.scrollElement(handle.proxy, dx, dy).to_py()
 
     async def next_frame(self) -> None:
         await self._primitives.nextFrame(self._window)

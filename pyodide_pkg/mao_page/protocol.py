@@ -14,7 +14,8 @@ Connection lifecycle (one WebSocket per page, ``/ws/sdk``):
    exactly one ``page_tool_result`` (SPEC W2, W3).
 4. The backend sends ``ping`` every ``heartbeatIntervalMs``; the SDK answers ``pong`` with the
    current URL and title. Either side treats a silent peer as dead (SPEC W4).
-5. The SDK never sends anything unasked beyond ``hello`` and ``pong`` (SPEC W4).
+5. The SDK never sends anything unasked beyond ``hello`` and ``pong`` (SPEC W4), and
+   ``chat_message`` when the user types in the panel (see "Panel chat" below).
 """
 
 from __future__ import annotations
@@ -65,6 +66,9 @@ class ErrorCode(StrEnum):
     CANCELLED = "cancelled"
     NAVIGATED = "navigated"
     VERIFICATION_FAILED = "verification_failed"
+    # A batch stopped because the page changed under it (a modal opened, most of the elements
+    # it was planned against went away): re-inspect before going on (SPEC A5).
+    STRUCTURE_CHANGED = "structure_changed"
     INVALID_REQUEST = "invalid_request"
     SCREENSHOT_FAILED = "screenshot_failed"
     # Relay and session level.
@@ -376,9 +380,56 @@ class Cancel(WireModel):
     reason: Annotated[str, Field(max_length=500)] = ""
 
 
-ClientMessage = Annotated[Union[Hello, PageToolResult, Ping, Pong], Field(discriminator="type")]
+# ---------------------------------------------------------------------------
+# Panel chat (issue 7, SPEC B3, U1). Additive to protocol version 1: a backend or SDK that
+# does not know these messages answers them with ``invalid_request``, nothing else changes.
+#
+# The user types in the SDK panel; the page sends ``chat_message``. The backend's agent loop
+# answers with ``chat_event``s: ``assistant_text`` (what the model says), ``tool_step`` (a
+# page tool it started or finished, through the same relay as any other agent), ``error``,
+# ``not_configured`` (the operator set no model), and always one final ``done`` per message.
+# Page results reach the model as tool messages, never as user messages (SPEC B3).
+# ---------------------------------------------------------------------------
+
+MAX_CHAT_CHARS = 8000
+
+
+class ChatMessage(WireModel):
+    """Page -> backend: one message the user typed in the panel."""
+
+    type: Literal["chat_message"] = "chat_message"
+    text: Annotated[str, Field(min_length=1, max_length=MAX_CHAT_CHARS)]
+    message_id: Identifier | None = None
+
+
+class ChatEventKind(StrEnum):
+    ASSISTANT_TEXT = "assistant_text"
+    TOOL_STEP = "tool_step"
+    ERROR = "error"
+    DONE = "done"
+    NOT_CONFIGURED = "not_configured"
+
+
+class ChatEvent(WireModel):
+    """Backend -> page: what the agent says and does while answering one ``chat_message``."""
+
+    type: Literal["chat_event"] = "chat_event"
+    kind: ChatEventKind
+    message_id: Identifier | None = None
+    text: str = ""
+    # tool_step only: the tool, "started" or "finished", and for finished its outcome.
+    tool: Annotated[str, Field(max_length=80)] | None = None
+    phase: Literal["started", "finished"] | None = None
+    success: bool | None = None
+    code: Annotated[str, Field(max_length=80)] | None = None
+
+
+ClientMessage = Annotated[
+    Union[Hello, PageToolResult, Ping, Pong, ChatMessage], Field(discriminator="type")
+]
 ServerMessage = Annotated[
-    Union[Welcome, PageToolRequest, Cancel, Ping, Pong, ErrorMessage], Field(discriminator="type")
+    Union[Welcome, PageToolRequest, Cancel, Ping, Pong, ErrorMessage, ChatEvent],
+    Field(discriminator="type"),
 ]
 
 
@@ -483,6 +534,20 @@ class PageChanges(WireModel):
     navigated: bool = False
     mutations: int = 0
     messages: list[str] = Field(default_factory=list)
+    # Interactive elements compared with the reference point (by role, label, tag, type;
+    # "updated" = same element, different value or state).
+    added: int = 0
+    removed: int = 0
+    updated: int = 0
+    dialogs: list[PageDialog] = Field(default_factory=list)
+
+
+class PageDialog(WireModel):
+    """A page alert/confirm/prompt raised during an action, answered by the SDK (SPEC A6)."""
+
+    type: Literal["alert", "confirm", "prompt"]
+    message: str
+    answered: str
 
 
 class StepResult(WireModel):

@@ -26,7 +26,9 @@ class PageTools:
     async def run(self, request: PageToolRequest) -> PageToolResult:
         try:
             if request.tool is ToolName.INSPECT:
-                snapshot = self.inspector.inspect(request.inspect or InspectOptions())
+                options = request.inspect or InspectOptions()
+                snapshot = self.inspector.inspect(options)
+                self.executor.remember_snapshot(snapshot, options.include_offscreen)
                 return PageToolResult(
                     request_id=request.request_id,
                     success=True,
