@@ -6,4 +6,5 @@ Not part of the pytest suite (pytest collects ``tests/`` only).
 
 BENCHMARKS = {
     "startup": "bench.startup",
+    "actions": "bench.actions",
 }

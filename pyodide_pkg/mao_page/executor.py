@@ -149,9 +149,19 @@ class Executor:
             try:
                 outcome, label = await self._step(action, request.snapshot_id)
                 dialogs.extend(outcome.pop("_dialogs", []))
+                duration_ms = (time.monotonic() - began) * 1000
+                timing = outcome.pop("_timing", None)
+                if timing is not None:
+                    # Where the time went: checks (ref, actionability), the act, settling.
+                    action_ms, settle_ms = timing[0] * 1000, timing[1] * 1000
+                    outcome["timing"] = {
+                        "checksMs": round(max(0.0, duration_ms - action_ms - settle_ms), 1),
+                        "actionMs": round(action_ms, 1),
+                        "settleMs": round(settle_ms, 1),
+                    }
                 step = StepResult(
                     index=index, action=action.action, element_id=element_id, success=True,
-                    duration_ms=round((time.monotonic() - began) * 1000, 1), target_label=label, outcome=outcome,
+                    duration_ms=round(duration_ms, 1), target_label=label, outcome=outcome,
                 )
             except ToolFailure as failure:
                 step = StepResult(
@@ -258,8 +268,11 @@ class Executor:
         """Run one write with page dialogs intercepted, then settle (SPEC A4, A6)."""
         guard = self._page.intercept_dialogs()
         try:
+            began = time.monotonic()
             outcome = await perform()
+            acted = time.monotonic()
             outcome["settle"] = await self.settle()
+            outcome["_timing"] = (acted - began, time.monotonic() - acted)
         finally:
             raised = guard.restore()
         answers = {"alert": "ok", "confirm": "false", "prompt": "null"}
