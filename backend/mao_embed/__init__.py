@@ -10,6 +10,7 @@ One module per concept:
 - ``sdk_files``: SDK assets under ``/sdk/`` (SPEC E3)
 - ``tools``: the twelve page tools as agents see them (SPEC B1)
 - ``agent_api``: the agent HTTP API; ``mcp_server``: the MCP endpoint (SPEC B4)
+- ``agent_loop``: the panel chat's agent loop on an OpenAI-compatible model (SPEC B3)
 - ``audit``: the SQLite audit log (SPEC P6)
 - ``app``: routes; ``server``: uvicorn, ``start_in_thread``; ``cli``: ``mao-embed``
 - ``assets``, ``demo``, ``testing``, ``pytest_plugin``: asset build, scripted demo, test helpers

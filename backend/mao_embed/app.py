@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
 from mao_embed.agent_api import AgentApi
+from mao_embed.agent_loop import ChatAgent
 from mao_embed.audit import AuditLog
 from mao_embed.config import ServerConfig
 from mao_embed.mcp_server import McpEndpoint
@@ -38,9 +39,11 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
         default_timeout_ms=config.default_timeout_ms,
         resume_window_ms=config.resume_window_ms,
         response_grace_ms=config.response_grace_ms,
+        durable_audit=config.durable_audit,
     )
     origins = OriginPolicy(config.allowed_origins)
-    sdk_socket = SdkSocket(config, relay, origins, audit)
+    chat = ChatAgent(config.llm, relay, audit)
+    sdk_socket = SdkSocket(config, relay, origins, audit, chat)
     assets = SdkAssets(config.sdk_dir, origins)
     agent_api = AgentApi(config, relay)
 
@@ -88,6 +91,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
             async with mcp.running():
                 yield
         finally:
+            await chat.aclose()
             await relay.close_all(reason="server shutting down")
             audit.close()
 
@@ -96,6 +100,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
     app.state.relay = relay
     app.state.audit = audit
     app.state.origins = origins
+    app.state.chat = chat
     return app
 
 

@@ -7,9 +7,16 @@ ignored (late, duplicate, unknown). What is never recorded: token values, tool a
 
 Writes go through one dedicated thread that owns the SQLite connection. The event loop only
 puts a record on a queue, so a slow disk (fsync on a WAL checkpoint) never stalls WebSocket
-traffic; the thread commits whatever has queued up in one transaction. ``synchronous=NORMAL``
-is the documented safe setting for WAL: a power loss may lose the last transactions, never
-corrupt the file, which is the right trade for an audit trail written on every tool call.
+traffic; the thread commits whatever has queued up in one transaction (group commit).
+
+Durability. ``record`` is fire-and-forget. ``record_committed`` returns a future that resolves
+once the record's transaction has committed; the relay awaits it before answering a tool call,
+so a tool call an agent saw answered is on disk (in the WAL) even if the process is killed
+the next instant (``kill -9``; tested in ``tests/backend/test_chaos.py``). "Acknowledged"
+means exactly that: the agent received the result. ``synchronous=NORMAL`` is the documented
+safe setting for WAL: a committed transaction survives a process crash; only an OS crash or
+power loss may lose the last transactions, never corrupt the file. Records that are only
+``record``-ed (connections, refusals) may be lost in the last few milliseconds before a crash.
 """
 
 from __future__ import annotations
@@ -38,6 +45,8 @@ class AuditEvent(StrEnum):
     TOOL_CALL = "tool_call"
     CANCEL_SENT = "cancel_sent"
     RESULT_IGNORED = "result_ignored"
+    # One panel chat message answered by the agent loop; code says how it ended.
+    CHAT_TURN = "chat_turn"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +87,12 @@ CREATE INDEX IF NOT EXISTS audit_request ON audit (request_id);
 _STOP = object()
 
 
+@dataclass(frozen=True, slots=True)
+class _Acknowledged:
+    record: AuditRecord
+    committed: Future[None]
+
+
 class AuditLog:
     """Append-only audit trail. ``path=None`` keeps it in memory (tests, embedded servers)."""
 
@@ -95,6 +110,20 @@ class AuditLog:
         if self._closed:
             return
         self._queue.put(AuditRecord(event=event, at=values.pop("at", time.time()), **values))
+
+    def record_committed(self, event: AuditEvent, **values: Any) -> Future[None]:
+        """Like ``record``, but the future resolves once the record is committed.
+
+        It fails with ``sqlite3.Error`` if the write failed, and resolves at once (nothing
+        written) after ``close``.
+        """
+        committed: Future[None] = Future()
+        if self._closed:
+            committed.set_result(None)
+            return committed
+        record = AuditRecord(event=event, at=values.pop("at", time.time()), **values)
+        self._queue.put(_Acknowledged(record, committed))
+        return committed
 
     def query(
         self,
@@ -164,7 +193,12 @@ class AuditLog:
             connection.close()
 
     def _process(self, connection: sqlite3.Connection, batch: list[Any]) -> bool:
-        records = [item for item in batch if isinstance(item, AuditRecord)]
+        records = [
+            item.record if isinstance(item, _Acknowledged) else item
+            for item in batch
+            if isinstance(item, AuditRecord | _Acknowledged)
+        ]
+        waiting = [item.committed for item in batch if isinstance(item, _Acknowledged)]
         if records:
             placeholders = ", ".join("?" for _ in _COLUMNS)
             try:
@@ -173,10 +207,15 @@ class AuditLog:
                         f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES ({placeholders})",
                         [astuple(r) for r in records],
                     )
-            except sqlite3.Error:
+            except sqlite3.Error as error:
                 # The audit trail must not take the relay down with it; losing records is
-                # reported loudly instead.
+                # reported loudly instead, and to whoever waits for the commit.
                 logger.exception("could not write %d audit records", len(records))
+                for committed in waiting:
+                    committed.set_exception(error)
+            else:
+                for committed in waiting:
+                    committed.set_result(None)
         for item in batch:
             if isinstance(item, tuple):
                 job, future = item

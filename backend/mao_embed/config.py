@@ -18,6 +18,10 @@ from mao_page.protocol import MAX_MESSAGE_BYTES
 ENV_SECRET = "MAO_EMBED_SECRET"
 ENV_ORIGINS = "MAO_EMBED_ORIGINS"
 ENV_API_KEY = "MAO_EMBED_API_KEY"
+# The panel chat's agent loop (SPEC B3): any OpenAI-compatible chat-completions endpoint.
+ENV_LLM_BASE_URL = "MAO_EMBED_LLM_BASE_URL"
+ENV_LLM_MODEL = "MAO_EMBED_LLM_MODEL"
+ENV_LLM_API_KEY = "MAO_EMBED_LLM_API_KEY"
 
 PACKAGE_DIR = Path(__file__).parent
 # Produced by the asset build step (``mao-embed build-assets``); gitignored, shipped in the wheel.
@@ -26,6 +30,19 @@ DEFAULT_DEMO_DIR = PACKAGE_DIR / "demo_pages"
 
 # 32 random bytes is the HMAC-SHA256 block-strength recommendation (RFC 2104 §3).
 _SECRET_BYTES = 32
+
+
+@dataclass(frozen=True, slots=True)
+class LlmConfig:
+    """The model behind the panel chat. ``base_url`` ends before ``/chat/completions``
+    (e.g. ``http://127.0.0.1:11434/v1``); ``api_key`` may be unset for local servers."""
+
+    base_url: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    # Model turns per user message before the loop stops and says so.
+    max_steps: int = 12
+    request_timeout_s: float = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +70,10 @@ class ServerConfig:
     inbound_burst: int = 200
     sdk_dir: Path = DEFAULT_SDK_DIR
     demo_dir: Path = DEFAULT_DEMO_DIR
+    # None: the panel chat answers "no model configured" (SPEC B3).
+    llm: LlmConfig | None = None
+    # Answer a tool call only after its audit record committed (SPEC P6, ``audit`` docstring).
+    durable_audit: bool = True
 
     def __post_init__(self) -> None:
         if not self.secret:
@@ -139,6 +160,17 @@ def resolve_api_key(environ: Mapping[str, str] | None = None) -> str | None:
     return env.get(ENV_API_KEY) or None
 
 
+def resolve_llm(environ: Mapping[str, str] | None = None) -> LlmConfig | None:
+    """The panel chat's model from MAO_EMBED_LLM_BASE_URL / _MODEL / _API_KEY; both the base
+    URL and the model must be set, else the chat is not configured."""
+    env = os.environ if environ is None else environ
+    base_url = env.get(ENV_LLM_BASE_URL, "").strip()
+    model = env.get(ENV_LLM_MODEL, "").strip()
+    if not base_url or not model:
+        return None
+    return LlmConfig(base_url=base_url, model=model, api_key=env.get(ENV_LLM_API_KEY) or None)
+
+
 def load_config(
     *,
     host: str = "127.0.0.1",
@@ -154,6 +186,7 @@ def load_config(
 
     ``db_path=None`` means the default state file; pass ``overrides`` for any other field.
     """
+    overrides.setdefault("llm", resolve_llm(environ))
     return ServerConfig(
         host=host,
         port=port,

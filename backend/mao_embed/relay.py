@@ -19,14 +19,19 @@ Guarantees (tested in ``tests/backend/test_relay.py`` and ``test_sdk_socket.py``
 - A page that reconnects within the resume window with the same user, agent and origin gets
   its sessionId back, and with it the result cache, so a retried requestId still answers
   ``disconnected`` instead of replaying a write (SPEC W3, W4).
+- With ``durable_audit`` (the default) ``call_tool`` returns only after the tool call's audit
+  record has committed, so no answered call is missing from the audit log after a crash
+  (SPEC P6; ``audit`` module docstring).
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import re
 import secrets
+import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Coroutine
@@ -54,6 +59,9 @@ logger = logging.getLogger(__name__)
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,80}")
 _TOOL_NAMES = frozenset(t.value for t in ToolName)
+# How long an answer waits for its audit commit before going out anyway (a wedged disk must
+# not hang every agent); the miss is logged as an error.
+_AUDIT_COMMIT_WAIT_S = 10.0
 
 
 class CloseCode(IntEnum):
@@ -129,6 +137,8 @@ class Attachment:
 class _Pending:
     request: PageToolRequest
     future: asyncio.Future[PageToolResult]
+    # Resolves when the call's audit record has committed (immediately without durable audit).
+    committed: asyncio.Future[None]
     timer: asyncio.TimerHandle
     started: float
 
@@ -228,9 +238,11 @@ class Relay:
         resume_window_ms: int = 60_000,
         completed_cache_size: int = 1000,
         response_grace_ms: int = 500,
+        durable_audit: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._audit = audit
+        self._durable_audit = durable_audit and audit is not None
         self.default_timeout_ms = default_timeout_ms
         self._resume_window_s = resume_window_ms / 1000
         self._cache_size = completed_cache_size
@@ -393,8 +405,7 @@ class Relay:
         session = self._sessions.get(session_id)
         cached = self._cached_result(session_id, request_id)
         if cached is not None:
-            self._record(
-                AuditEvent.TOOL_CALL,
+            committed = self._record_tool_call(
                 session_id=session_id,
                 request_id=request_id,
                 tool=tool,
@@ -402,6 +413,7 @@ class Relay:
                 duration_ms=0.0,
                 detail="repeated requestId answered with the first result",
             )
+            await _wait_committed(committed, request_id)
             return cached
         if session is None:
             return failure(
@@ -410,7 +422,9 @@ class Relay:
         in_flight = session.pending.get(request_id)
         if in_flight is not None:
             # SPEC W2: the same requestId is executed once; a second caller shares the answer.
-            return await asyncio.shield(in_flight.future)
+            result = await asyncio.shield(in_flight.future)
+            await _wait_committed(in_flight.committed, request_id)
+            return result
         try:
             request = build_request(
                 tool,
@@ -426,7 +440,8 @@ class Relay:
         timer = loop.call_later(
             request.timeout_ms / 1000 + self._grace_s, self._expire, session_id, request_id
         )
-        session.pending[request_id] = _Pending(request, future, timer, self._clock())
+        committed: asyncio.Future[None] = loop.create_future()
+        session.pending[request_id] = _Pending(request, future, committed, timer, self._clock())
         try:
             await session.transport.send(request.to_wire())
         except TransportClosed:
@@ -442,7 +457,9 @@ class Relay:
                     {"mayHaveApplied": request.is_write},
                 ),
             )
-        return await asyncio.shield(future)
+        result = await asyncio.shield(future)
+        await _wait_committed(committed, request_id)
+        return result
 
     async def cancel(self, session_id: str, request_id: str, reason: str = "") -> bool:
         """End an in-flight request with ``cancelled`` and tell the page to stop it (SPEC W3)."""
@@ -493,6 +510,18 @@ class Relay:
             code=_code_of(result),
             detail=why,
         )
+
+    async def notify(self, session_id: str, message: dict[str, Any]) -> bool:
+        """Send a backend-initiated message (a chat event) to the session's current
+        connection, wherever it has resumed. False when the page is not connected."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return False
+        try:
+            await session.transport.send(message)
+        except TransportClosed:
+            return False
+        return True
 
     # ------------------------------------------------------------------ test hooks
 
@@ -548,16 +577,16 @@ class Relay:
         session.completed[request_id] = result
         while len(session.completed) > self._cache_size:
             session.completed.popitem(last=False)
-        if not pending.future.done():
-            pending.future.set_result(result)
-        self._record(
-            AuditEvent.TOOL_CALL,
+        committed = self._record_tool_call(
             session_id=session.session_id,
             request_id=request_id,
             tool=pending.request.tool.value,
             code=_code_of(result),
             duration_ms=round((self._clock() - pending.started) * 1000, 3),
         )
+        _chain(committed, pending.committed)
+        if not pending.future.done():
+            pending.future.set_result(result)
         return True
 
     def _expire(self, session_id: str, request_id: str) -> None:
@@ -606,6 +635,65 @@ class Relay:
     def _record(self, event: AuditEvent, **values: Any) -> None:
         if self._audit is not None:
             self._audit.record(event, **values)
+
+    def _record_tool_call(self, **values: Any) -> asyncio.Future[None]:
+        """Audit one answered tool call; the future resolves when the answer may go out."""
+        committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        if self._audit is None:
+            committed.set_result(None)
+        elif not self._durable_audit:
+            self._audit.record(AuditEvent.TOOL_CALL, **values)
+            committed.set_result(None)
+        else:
+            _chain(self._audit.record_committed(AuditEvent.TOOL_CALL, **values), committed)
+        return committed
+
+
+def _chain(
+    source: concurrent.futures.Future[None] | asyncio.Future[None], target: asyncio.Future[None]
+) -> None:
+    """Resolve ``target`` (on its loop) like ``source``, which may complete on another thread."""
+    if isinstance(source, asyncio.Future):
+        if source.done():
+            _copy_outcome(source, target)
+        else:
+            source.add_done_callback(lambda done: _copy_outcome(done, target))
+        return
+    loop = target.get_loop()
+
+    def forward(done: concurrent.futures.Future[None]) -> None:
+        try:
+            loop.call_soon_threadsafe(_copy_outcome, done, target)
+        except RuntimeError:
+            # The loop has closed (server shut down): nobody is waiting any more.
+            return
+
+    source.add_done_callback(forward)
+
+
+def _copy_outcome(
+    source: concurrent.futures.Future[None] | asyncio.Future[None], target: asyncio.Future[None]
+) -> None:
+    if target.done():
+        return
+    error = source.exception()
+    if error is not None:
+        target.set_exception(error)
+    else:
+        target.set_result(None)
+
+
+async def _wait_committed(committed: asyncio.Future[None], request_id: str) -> None:
+    """Hold an answer until its audit record is on disk (SPEC P6), within reason."""
+    try:
+        await asyncio.wait_for(asyncio.shield(committed), _AUDIT_COMMIT_WAIT_S)
+    except TimeoutError:
+        logger.error("audit record of %s not committed within %.0f s; answering anyway",
+                     request_id, _AUDIT_COMMIT_WAIT_S)
+    except sqlite3.Error:
+        # Already logged by the audit writer; the page has acted, so the agent still gets
+        # the result rather than a false failure.
+        logger.error("audit record of %s could not be written; answering anyway", request_id)
 
 
 def _code_of(result: PageToolResult) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 
 from mao_page.protocol import (
     PROTOCOL_VERSION,
+    ChatMessage,
     ErrorCode,
     ErrorMessage,
     Hello,
@@ -39,6 +40,7 @@ from mao_page.protocol import (
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
+from mao_embed.agent_loop import ChatAgent
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.config import ServerConfig, normalize_origin
 from mao_embed.origins import OriginPolicy
@@ -134,12 +136,18 @@ class _InboundRateLimit:
 
 class SdkSocket:
     def __init__(
-        self, config: ServerConfig, relay: Relay, origins: OriginPolicy, audit: AuditLog
+        self,
+        config: ServerConfig,
+        relay: Relay,
+        origins: OriginPolicy,
+        audit: AuditLog,
+        chat: ChatAgent,
     ) -> None:
         self._config = config
         self._relay = relay
         self._origins = origins
         self._audit = audit
+        self._chat = chat
 
     async def handle(self, websocket: WebSocket) -> None:
         origin = websocket.headers.get("origin")
@@ -185,7 +193,13 @@ class SdkSocket:
             return
         transport.open()
         connection = _Connection(
-            self._config, self._relay, self._audit, websocket, transport, attachment.session_id
+            self._config,
+            self._relay,
+            self._audit,
+            self._chat,
+            websocket,
+            transport,
+            attachment.session_id,
         )
         await connection.run()
 
@@ -247,6 +261,7 @@ class _Connection:
         config: ServerConfig,
         relay: Relay,
         audit: AuditLog,
+        chat: ChatAgent,
         websocket: WebSocket,
         transport: WebSocketTransport,
         session_id: str,
@@ -254,6 +269,7 @@ class _Connection:
         self._config = config
         self._relay = relay
         self._audit = audit
+        self._chat = chat
         self._websocket = websocket
         self._transport = transport
         self._session_id = session_id
@@ -317,6 +333,9 @@ class _Connection:
         elif isinstance(parsed, Ping):
             self._relay.touch(self._session_id)
             await self._transport.send(Pong(ts=parsed.ts).to_wire())
+        elif isinstance(parsed, ChatMessage):
+            # The user typed in the panel: the agent loop answers with chat_events (SPEC B3).
+            self._chat.submit(self._session_id, parsed)
         elif isinstance(parsed, Hello):
             await self._send_error(ErrorCode.INVALID_REQUEST, "hello was already received")
 

@@ -24,6 +24,8 @@ from .dispatcher import Dispatcher
 from .protocol import (
     PROTOCOL_VERSION,
     Cancel,
+    ChatEvent,
+    ChatMessage,
     ErrorCode,
     ErrorMessage,
     Hello,
@@ -96,6 +98,7 @@ class SdkClient:
         on_ready: Callable[[str], None],
         on_refused: Callable[[str, str], None],
         on_state: Callable[[ClientState], None] = lambda state: None,
+        on_chat_event: Callable[[ChatEvent], None] = lambda event: None,
         backoff: Backoff | None = None,
         rng: random.Random | None = None,
     ) -> None:
@@ -108,6 +111,7 @@ class SdkClient:
         self._on_ready = on_ready
         self._on_refused = on_refused
         self._on_state = on_state
+        self._on_chat_event = on_chat_event
         self._backoff = backoff or Backoff()
         self._rng = rng or random.Random()
         self._transport: Transport | None = None
@@ -139,6 +143,18 @@ class SdkClient:
             await asyncio.sleep(self._backoff.delay(attempt, self._rng))
             attempt += 1
         self._set_state(ClientState.STOPPED)
+
+    def send_chat(self, text: str, message_id: str | None = None) -> bool:
+        """Send what the user typed in the panel to the backend's agent loop.
+
+        False (nothing sent) while not connected: chat is not queued across reconnects, the
+        panel tells the user instead. Raises ``ValidationError`` for empty or oversized text.
+        """
+        message = ChatMessage(text=text, message_id=message_id)
+        if self.state is not ClientState.CONNECTED or self._transport is None:
+            return False
+        self._transport.send(json.dumps(message.to_wire()))
+        return True
 
     def stop(self) -> None:
         self._stopped = True
@@ -211,6 +227,8 @@ class SdkClient:
                 self._dispatcher.cancel(message)
             elif isinstance(message, Ping):
                 transport.send(json.dumps(Pong(ts=message.ts, page=self._page_info()).to_wire()))
+            elif isinstance(message, ChatEvent):
+                self._on_chat_event(message)
             elif isinstance(message, ErrorMessage):
                 continue  # the backend tells us about a frame of ours it rejected; nothing to redo
 

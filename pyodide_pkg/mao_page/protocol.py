@@ -483,7 +483,9 @@ class FormOwner(WireModel):
     method: str = ""
 
 
-ElementKind = Literal["button", "form-control", "link", "other"]
+ElementKind = Literal["button", "form-control", "link", "other", "opaque"]
+# A placeholder for content the SDK cannot read (SPEC S6); actions on it fail with this code.
+OpaqueReason = Literal["cross_origin_frame", "closed_shadow_root"]
 
 
 class PageElement(WireModel):
@@ -509,6 +511,12 @@ class PageElement(WireModel):
     sensitive: bool = False
     form: FormOwner | None = None
     frame: str = Field(default="main", description="Which document the element lives in.")
+    invalid: bool = False
+    pressed: bool | Literal["mixed"] | None = None
+    description: str = ""
+    opaque: OpaqueReason | None = Field(
+        default=None, description="Set on placeholders (kind 'opaque'): why the content cannot be read."
+    )
 
 
 class PageSnapshot(WireModel):

@@ -18,6 +18,8 @@ import websockets
 from mao_page.protocol import (
     PROTOCOL_VERSION,
     Cancel,
+    ChatEvent,
+    ChatEventKind,
     ErrorMessage,
     PageToolRequest,
     PageToolResult,
@@ -81,6 +83,7 @@ class FakePage:
         self.cancels: list[Cancel] = []
         self.errors: list[ErrorMessage] = []
         self.pings: list[Ping] = []
+        self.chat_events: list[ChatEvent] = []
         self.other: list[Any] = []
         self.session_id: str | None = None
         self.welcome: Welcome | None = None
@@ -153,6 +156,24 @@ class FakePage:
         await self.wait_until(lambda: len(self.errors) > count, timeout_s)
         return self.errors[count]
 
+    async def chat(self, text: str, message_id: str | None = None) -> None:
+        """Send what a user typed in the panel (``chat_message``)."""
+        message: dict[str, Any] = {"type": "chat_message", "text": text}
+        if message_id is not None:
+            message["messageId"] = message_id
+        await self.send(message)
+
+    async def chat_turn(self, timeout_s: float = 10.0) -> list[ChatEvent]:
+        """Chat events up to and including the next ``done``."""
+        start = len(self.chat_events)
+
+        def finished() -> bool:
+            return any(e.kind is ChatEventKind.DONE for e in self.chat_events[start:])
+
+        await self.wait_until(finished, timeout_s)
+        events = self.chat_events[start:]
+        return events[: [e.kind for e in events].index(ChatEventKind.DONE) + 1]
+
     async def wait_closed(self, timeout_s: float = 5.0) -> int | None:
         assert self._reader is not None
         await asyncio.wait_for(asyncio.shield(self._reader), timeout_s)
@@ -187,6 +208,8 @@ class FakePage:
                     self.cancels.append(message)
                 elif isinstance(message, ErrorMessage):
                     self.errors.append(message)
+                elif isinstance(message, ChatEvent):
+                    self.chat_events.append(message)
                 elif isinstance(message, Ping):
                     self.pings.append(message)
                     if self.answer_pings:
@@ -211,3 +234,57 @@ class FakePage:
         if result is not None:
             with contextlib.suppress(websockets.ConnectionClosed):
                 await self.send(result.to_wire())
+
+
+class WebsocketsTransport:
+    """The page runtime's ``client.Transport`` over a real WebSocket (the ``websockets``
+    library), so the real ``SdkClient`` (reconnect, resume, heartbeat) runs on CPython
+    against a real backend. The browser uses ``bridge.BrowserWebSocket`` instead."""
+
+    def __init__(self, url: str, origin: str = PAGE_ORIGIN) -> None:
+        self._url = url
+        self._origin = origin
+        self._socket: ClientConnection | None = None
+        self._outbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self._writer: asyncio.Task[None] | None = None
+
+    async def opened(self, timeout: float) -> bool:
+        try:
+            self._socket = await asyncio.wait_for(
+                websockets.connect(
+                    self._url, origin=self._origin, ping_interval=None  # type: ignore[arg-type]
+                ),
+                timeout,
+            )
+        except (OSError, TimeoutError, websockets.InvalidHandshake):
+            return False
+        self._writer = asyncio.get_running_loop().create_task(self._write())
+        return True
+
+    def send(self, text: str) -> None:
+        # Sync in the Transport interface, like the browser's WebSocket.send; a queue keeps
+        # the frames in order.
+        self._outbox.put_nowait(text)
+
+    async def receive(self) -> str | None:
+        if self._socket is None:
+            return None
+        try:
+            message = await self._socket.recv()
+        except websockets.ConnectionClosed:
+            return None
+        return message if isinstance(message, str) else message.decode()
+
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        self._outbox.put_nowait(None)
+        if self._socket is not None:
+            socket = self._socket
+            asyncio.get_running_loop().create_task(socket.close(code, reason))
+
+    async def _write(self) -> None:
+        assert self._socket is not None
+        while (text := await self._outbox.get()) is not None:
+            try:
+                await self._socket.send(text)
+            except websockets.ConnectionClosed:
+                return
