@@ -64,9 +64,13 @@ class ScriptedAgent:
                 outcome = "ok" if step["success"] else f"failed: {step['error']['code']}"
                 detail = step.get("outcome") or {}
                 note = f"value={detail['value']!r}" if "value" in detail else ""
+                if "checked" in detail:
+                    note = f"checked={detail['checked']}"
+                if "labels" in detail:
+                    note = f"selected={detail['labels']}"
                 if step["action"] == "observe" and detail:
                     note = f"url changed={detail.get('urlChanged')}, mutations={detail.get('mutations')}"
-                self._log.line(f"{tool}:{step['action']}" if tool == "page_fill" and len(result["result"]["steps"]) > 1 else tool,
+                self._log.line(f"batch:{step['action']}" if len(result["result"]["steps"]) > 1 else tool,
                                step.get("targetLabel") or "(page)", outcome, step.get("durationMs", elapsed), note)
         else:
             self._log.line(tool, "", "ok" if result.get("success") else "failed", elapsed)
@@ -86,15 +90,16 @@ class ScriptedAgent:
                 raise DemoFailure(f"the snapshot has no element labelled {label!r}")
             return {"snapshotId": sid, "elementId": by_label[label]["elementId"]}
 
-        # Two single fills, then the rest as one ordered batch (SPEC A5).
+        # Two single fills, then the rest of the form as one ordered batch (SPEC A5).
         self.call("page_fill", {**ref("Claim title"), "value": CLAIM["Claim title"]})
         self.call("page_fill", {**ref("Amount (CNY)"), "value": CLAIM["Amount (CNY)"]})
         self.call("page_fill", {"actions": [
-            {"action": "fill", **ref(label), "value": CLAIM[label]}
-            for label in ("Date of expense", "Category", "Notes")
+            {"action": "fill", **ref("Date of expense"), "value": CLAIM["Date of expense"]},
+            {"action": "select", **ref("Category"), "values": ["Travel"]},
+            {"action": "check", **ref("Personal (reimburse me)")},
+            {"action": "fill", **ref("Notes"), "value": CLAIM["Notes"]},
+            {"action": "check", **ref("I have attached the receipt")},
         ]})
-        self.call("page_click", ref("Personal (reimburse me)"))
-        self.call("page_click", ref("I have attached the receipt"))
         self.call("page_click", ref("Submit claim"))
         self.call("page_observe")
         after = self.call("page_inspect")["result"]
