@@ -1,8 +1,17 @@
-// Reading facts: one row per element, one call per document (see common.js).
+// Reading facts: one row per element, one call per page (see common.js).
+//
+// The walk covers the composed tree of the top document: open shadow roots (a slot yields
+// its assigned nodes, in assignment order), and same-origin iframes, nested, each iframe's
+// document hanging under its <iframe> row. Cross-origin iframes and detectable closed
+// shadow hosts are rows too (flagged), so Python can give them placeholders (SPEC S6).
+// Nothing here decides anything: what is interactive, visible, clipped, named or in the
+// viewport is computed in Python (mao_page/scanner.py, names.py).
+//
 // The FACT_* column order is mirrored by mao_page/facts.py; change both together.
 
 const TEXT_LIMIT = 300;
 const SELECT_OPTION_LIMIT = 500;
+const WS_RUN = /[ \t\n\r\f]+/g; // ASCII whitespace only: NBSP is content (accname 2G)
 
 function ownText(el) {
   let out = "";
@@ -16,14 +25,14 @@ function ownText(el) {
 }
 
 // Children in the flat (composed) tree: an open shadow root replaces the light children,
-// a slot yields what is assigned to it (or its fallback content).
-function composedChildren(el) {
-  if (el.shadowRoot) return el.shadowRoot.children;
-  if (el.localName === "slot") {
-    const assigned = el.assignedElements();
-    return assigned.length ? assigned : el.children;
+// a slot yields what is assigned to it in assignment order (or its fallback content).
+function composedChildNodes(el) {
+  if (el.shadowRoot) return el.shadowRoot.childNodes;
+  if (el.localName === "slot" && typeof el.assignedNodes === "function") {
+    const assigned = el.assignedNodes({ flatten: true });
+    return assigned.length ? assigned : el.childNodes;
   }
-  return el.children;
+  return el.childNodes;
 }
 
 function checkedState(el) {
@@ -51,13 +60,80 @@ function optionsOf(el) {
   return out;
 }
 
+// The document of a same-origin frame, or null (cross-origin, sandboxed, not loaded).
+function collectFrameDocument(el) {
+  try {
+    const doc = el.contentDocument;
+    return doc && doc.documentElement ? doc : null;
+  } catch (error) {
+    if (error && error.name === "SecurityError") return null;
+    throw error;
+  }
+}
+
+// A closed shadow root cannot be seen, only inferred: a defined custom element with no
+// open shadow root that renders a box while none of its light children renders one (they
+// are not slotted anywhere). Undetectable cases (slotted light content) stay unflagged.
+function looksLikeClosedShadowHost(el, rect) {
+  if (el.shadowRoot || el.localName.indexOf("-") < 0 || rect.width === 0 || rect.height === 0) return false;
+  const registry = el.ownerDocument.defaultView.customElements;
+  if (!registry || !registry.get(el.localName)) return false;
+  for (let n = el.firstChild; n; n = n.nextSibling) {
+    if (n.nodeType === 3 && n.data.trim()) return false;
+    if (n.nodeType === 1) {
+      const r = n.getBoundingClientRect();
+      if (r.width > 0 || r.height > 0) return false;
+    }
+  }
+  return true;
+}
+
+// Whether any style sheet of this document or shadow root may generate ::before/::after
+// content; reading pseudo-element styles costs as much as the element's own, so it is done
+// only where it can matter (accname 2F.ii). Unreadable (cross-origin) sheets count as "may".
+function mayGenerateContent(root) {
+  const scan = (rules) => {
+    for (const rule of rules) {
+      if (rule.selectorText && rule.selectorText.indexOf(":") >= 0 && /:(before|after)/.test(rule.selectorText)) return true;
+      if (rule.cssRules && scan(rule.cssRules)) return true;
+    }
+    return false;
+  };
+  const sheets = [...(root.styleSheets || []), ...(root.adoptedStyleSheets || [])];
+  for (const sheet of sheets) {
+    let rules;
+    try {
+      rules = sheet.cssRules;
+    } catch (error) {
+      return true;
+    }
+    if (scan(rules)) return true;
+  }
+  return false;
+}
+
+function pseudoOf(el, view) {
+  const before = view.getComputedStyle(el, "::before");
+  const after = view.getComputedStyle(el, "::after");
+  const b = before.content;
+  const a = after.content;
+  const none = (c) => !c || c === "none" || c === "normal";
+  if (none(b) && none(a)) return 0;
+  return [none(b) ? "" : b, before.display, none(a) ? "" : a, after.display];
+}
+
 // One row of facts per element; see mao_page/facts.py for the column names.
-function factsOf(el, parentIndex, formIndex, style) {
+// `texts` is [position, text, position, text, ...]: the element's own text nodes in the
+// composed tree, each after `position` element children (so Python can interleave them).
+function factsOf(el, parentIndex, formIndex, style, scope, texts, pseudo) {
   const r = el.getBoundingClientRect();
   const a = (name) => el.getAttribute(name) ?? "";
-  const form = el.localName === "form" ? el : null;
+  const tag = el.localName;
+  const form = tag === "form" ? el : null;
+  const control = tag === "input" || tag === "select" || tag === "textarea";
+  const frame = tag === "iframe" || tag === "frame" ? (collectFrameDocument(el) ? "same" : "cross") : "";
   return [
-    el.localName, // 0 tag
+    tag, // 0 tag
     parentIndex, // 1 parent
     el.id || "", // 2 id
     a("role"), // 3
@@ -88,7 +164,7 @@ function factsOf(el, parentIndex, formIndex, style) {
     a("aria-hidden"), // 31
     a("autocomplete").toLowerCase(), // 32
     a("for"), // 33
-    a("alt"), // 34
+    el.hasAttribute("alt") ? a("alt") : null, // 34 null when absent (alt="" means decorative)
     formIndex, // 35 index of the owning form row, -1 when none
     optionsOf(el), // 36
     el.hasAttribute("data-mao-private") ? "private" : el.hasAttribute("data-mao-ignore") ? "ignore" : "", // 37
@@ -98,34 +174,141 @@ function factsOf(el, parentIndex, formIndex, style) {
     el.multiple === true, // 41
     a("aria-required"), // 42
     a("aria-readonly"), // 43
-    el.localName === "input" && el.type === "password" ? 1 : 0, // 44
+    tag === "input" && el.type === "password" ? 1 : 0, // 44
     a("value"), // 45 value attribute (button labels)
+    scope, // 46 tree scope (document or shadow root), index into scopes
+    el.shadowRoot ? "open" : looksLikeClosedShadowHost(el, r) ? "closed" : "", // 47
+    frame, // 48 "same" / "cross" for frames
+    style.contentVisibility, // 49
+    style.overflow, // 50
+    style.position, // 51
+    a("aria-invalid"), // 52
+    control && el.matches(":user-invalid") ? 1 : 0, // 53
+    a("aria-pressed"), // 54
+    a("aria-describedby"), // 55
+    el.open === true, // 56 <details>/<dialog> open
+    el.hasAttribute("inert"), // 57
+    pseudo, // 58 0 or [before content, before display, after content, after display]
+    a("aria-level"), // 59
+    el.hasAttribute("aria-valuetext") ? a("aria-valuetext") : a("aria-valuenow"), // 60
+    texts, // 61
+    tag === "input" && el.hasAttribute("list") ? 1 : tag === "select" && el.size > 1 ? 2 : 0, // 62
+    a("aria-owns"), // 63
+    style.textTransform, // 64
   ];
 }
 
-// Walk one document in composed tree order. Returns {nodes, facts}: nodes[i] is the
-// element described by facts[i]. `exclude` is the SDK host: it and its subtree never
-// appear (SPEC S4, U2).
+// Walk the top document in composed tree order, into same-origin frames. Returns
+// {nodes, facts, scopes, frames}: nodes[i] is the element described by facts[i];
+// scopes[s] = [kind, frame, host row]; frames[f] = [owner row, url, x, y, width, height]
+// (the frame's content box in its parent frame's viewport; frame 0 is the top window).
+// `exclude` is the SDK host: it and its subtree never appear (SPEC S4, U2).
 function collectDocument(doc, exclude) {
   const nodes = [];
   const facts = [];
+  const scopes = [["document", 0, -1]];
+  const win = doc.defaultView;
+  const frames = [[-1, String(doc.URL), 0, 0, win.innerWidth, win.innerHeight]];
   const formRow = new Map();
-  const view = doc.defaultView;
-  const stack = [[doc.documentElement, -1]];
+  const pseudoIn = [mayGenerateContent(doc)];
+  const stack = [[doc.documentElement, -1, 0]];
   while (stack.length) {
-    const [el, parent] = stack.pop();
+    const [el, parent, scope] = stack.pop();
     if (!el || el === exclude) continue;
     const index = nodes.length;
     let formIndex = -1;
     const form = el.form;
     if (form && formRow.has(form)) formIndex = formRow.get(form);
     if (el.localName === "form") formRow.set(el, index);
+    const view = el.ownerDocument.defaultView;
+    const style = view.getComputedStyle(el);
+    const kids = [];
+    const texts = [];
+    for (const n of composedChildNodes(el)) {
+      if (n.nodeType === 1) kids.push(n);
+      else if (n.nodeType === 3 && n.data) {
+        const last = texts.length - 2;
+        const text = n.data.replace(WS_RUN, " ");
+        if (last >= 0 && texts[last] === kids.length) texts[last + 1] = (texts[last + 1] + text).slice(0, TEXT_LIMIT);
+        else texts.push(kids.length, text.slice(0, TEXT_LIMIT));
+      }
+    }
+    const pseudo = pseudoIn[scope] && style.display !== "none" ? pseudoOf(el, view) : 0;
     nodes.push(el);
-    facts.push(factsOf(el, parent, formIndex, view.getComputedStyle(el)));
-    const kids = composedChildren(el);
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index]);
+    facts.push(factsOf(el, parent, formIndex, style, scope, texts, pseudo));
+    let childScope = scope;
+    if (el.shadowRoot) {
+      childScope = scopes.length;
+      scopes.push(["shadow", scopes[scope][1], index]);
+      pseudoIn[childScope] = mayGenerateContent(el.shadowRoot);
+    }
+    if (el.localName === "iframe" || el.localName === "frame") {
+      const inner = collectFrameDocument(el);
+      if (inner) {
+        const r = el.getBoundingClientRect();
+        const s = style;
+        const x = r.x + el.clientLeft + parseFloat(s.paddingLeft);
+        const y = r.y + el.clientTop + parseFloat(s.paddingTop);
+        const frameIndex = frames.length;
+        frames.push([index, String(inner.URL), x, y, inner.defaultView.innerWidth, inner.defaultView.innerHeight]);
+        const docScope = scopes.length;
+        scopes.push(["document", frameIndex, index]);
+        pseudoIn[docScope] = mayGenerateContent(inner);
+        stack.push([inner.documentElement, index, docScope]);
+        continue;
+      }
+    }
+    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index, childScope]);
   }
-  return { nodes, facts };
+  return { nodes, facts, scopes, frames };
+}
+
+// The rows Python needs to recompute one element's accessible name when a ref is used
+// (SPEC R2: a changed name makes the ref stale): the element's subtree, its <label>s and
+// the elements its aria-labelledby points to, each with their subtrees. roots[i] is the
+// row index of each walked root, hidden[i] whether that root is rendered-hidden.
+function collectNameSources(el, limit) {
+  const nodes = [];
+  const facts = [];
+  const roots = [];
+  const hidden = [];
+  const seen = new Set();
+  const walk = (root) => {
+    if (seen.has(root)) return;
+    roots.push(nodes.length);
+    hidden.push(typeof root.checkVisibility === "function" ? !root.checkVisibility({ visibilityProperty: true, contentVisibilityAuto: false }) : false);
+    const stack = [[root, -1]];
+    while (stack.length && nodes.length < limit) {
+      const [node, parent] = stack.pop();
+      seen.add(node);
+      const index = nodes.length;
+      const view = node.ownerDocument.defaultView;
+      const style = view.getComputedStyle(node);
+      const kids = [];
+      const texts = [];
+      for (const n of composedChildNodes(node)) {
+        if (n.nodeType === 1) kids.push(n);
+        else if (n.nodeType === 3 && n.data) {
+          const last = texts.length - 2;
+          const text = n.data.replace(WS_RUN, " ");
+          if (last >= 0 && texts[last] === kids.length) texts[last + 1] = (texts[last + 1] + text).slice(0, TEXT_LIMIT);
+          else texts.push(kids.length, text.slice(0, TEXT_LIMIT));
+        }
+      }
+      const pseudo = style.display !== "none" && mayGenerateContent(node.ownerDocument) ? pseudoOf(node, view) : 0;
+      nodes.push(node);
+      facts.push(factsOf(node, parent, -1, style, 0, texts, pseudo));
+      for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index]);
+    }
+  };
+  walk(el);
+  for (const label of el.labels || []) walk(label);
+  const root = el.getRootNode();
+  for (const id of (el.getAttribute("aria-labelledby") || "").split(/\s+/)) {
+    const target = id && root.getElementById ? root.getElementById(id) : null;
+    if (target) walk(target);
+  }
+  return { nodes, facts, roots, hidden };
 }
 
 // The browser's own answer to "is this rendered": display, visibility, content-visibility
@@ -143,7 +326,20 @@ function viewport(win) {
   return [win.innerWidth, win.innerHeight, win.scrollX, win.scrollY, win.devicePixelRatio || 1];
 }
 
+function rowOf(el) {
+  const view = el.ownerDocument.defaultView;
+  return factsOf(el, -1, -1, view.getComputedStyle(el), 0, [], 0);
+}
+
 Object.assign(MaoDom, {
-  collectDocument, isRendered, viewport,
-  rowOf: (el) => factsOf(el, -1, -1, el.ownerDocument.defaultView.getComputedStyle(el)),
+  collectDocument, collectNameSources, isRendered, viewport, rowOf,
+  // JSON transport of the same walk: one string crossing instead of a proxy per value.
+  collectDocumentJson: (doc, exclude) => {
+    const result = collectDocument(doc, exclude);
+    return { nodes: result.nodes, json: JSON.stringify([result.facts, result.scopes, result.frames]) };
+  },
+  collectNameSourcesJson: (el, limit) => {
+    const result = collectNameSources(el, limit);
+    return { nodes: result.nodes, json: JSON.stringify([result.facts, result.roots, result.hidden]) };
+  },
 });

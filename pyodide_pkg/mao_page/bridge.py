@@ -9,6 +9,7 @@ JavaScript are created here and destroyed on close (STYLE 7). Element references
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 from typing import Any
 
@@ -55,12 +56,16 @@ class ElementHandle:
 
 
 class DocumentFacts:
-    """Facts of one document: ``rows[i]`` describes the element behind ``handle(i)``."""
+    """Facts of one walk: ``rows[i]`` describes the element behind ``handle(i)``; ``scopes``
+    and ``frames`` are the tree-scope and frame tables (``mao_page.facts``)."""
 
-    __slots__ = ("rows", "_nodes")
+    __slots__ = ("rows", "scopes", "frames", "_nodes")
 
-    def __init__(self, rows: list[list[Any]], nodes: JsProxy) -> None:
+    def __init__(self, rows: list[list[Any]], nodes: JsProxy, scopes: list[list[Any]] | None = None,
+                 frames: list[list[Any]] | None = None) -> None:
         self.rows = rows
+        self.scopes = scopes or [["document", 0, -1]]
+        self.frames = frames or []
         self._nodes = nodes
 
     def handle(self, index: int) -> ElementHandle:
@@ -116,11 +121,25 @@ class Page:
     # -- reads --------------------------------------------------------------------------
 
     def collect_main_document(self) -> DocumentFacts:
+        """One walk of the page: the top document, its open shadow roots and same-origin
+        frames. The rows cross as one JSON string: one crossing instead of a proxy per value."""
         try:
-            result = self._primitives.collectDocument(self._window.document, self._sdk_host)
+            result = self._primitives.collectDocumentJson(self._window.document, self._sdk_host)
         except JsException as error:
             raise BridgeError(str(error)) from error
-        return DocumentFacts(result.facts.to_py(), result.nodes)
+        rows, scopes, frames = json.loads(str(result.json))
+        return DocumentFacts(rows, result.nodes, scopes, frames)
+
+    def collect_name_sources(self, handle: ElementHandle, limit: int = 400) -> tuple[DocumentFacts, list[int], list[bool]]:
+        """Rows for recomputing one element's name: its subtree, labels and aria-labelledby
+        targets (``collectNameSources``); returns the facts, the root rows and whether each
+        root is hidden."""
+        try:
+            result = self._primitives.collectNameSourcesJson(handle.proxy, limit)
+        except JsException as error:
+            raise BridgeError(str(error)) from error
+        rows, roots, hidden = json.loads(str(result.json))
+        return DocumentFacts(rows, result.nodes), roots, hidden
 
     def row_of(self, handle: ElementHandle) -> list[Any]:
         return self._primitives.rowOf(handle.proxy).to_py()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .errors import ToolFailure
+from .names import DocumentIndex
 from .page import Page, PageState, read_state
 from .protocol import (
     ErrorCode,
@@ -18,9 +19,20 @@ from .protocol import (
 )
 from .render import render_text
 from .roles import role_of
+from .scanner import ScannedElement, element_label, key_of, scan_page
 from .scanner import Viewport as ScanViewport
-from .scanner import key_of, scan
 from .snapshots import ElementEntry, SnapshotStore, suggest_replacement
+
+_OPAQUE_MESSAGES = {
+    "cross_origin_frame": (
+        ErrorCode.CROSS_ORIGIN_FRAME,
+        "this is a cross-origin frame; the page's security rules keep its content out of reach",
+    ),
+    "closed_shadow_root": (
+        ErrorCode.CLOSED_SHADOW_ROOT,
+        "this element renders a closed shadow root; its content cannot be read or operated",
+    ),
+}
 
 
 class Inspector:
@@ -40,10 +52,13 @@ class Inspector:
         facts = self._page.collect_main_document()
         try:
             width, height, scroll_x, scroll_y, ratio = self._page.viewport()
-            scanned = scan(
+            scanned = scan_page(
                 facts.rows,
                 ScanViewport(width, height, scroll_x, scroll_y, ratio),
                 include_offscreen=options.include_offscreen,
+                scopes=facts.scopes,
+                frames=facts.frames,
+                outline=options.format == "text",
             )
             snapshot = self._store.create(
                 page_version=before.version,
@@ -53,7 +68,7 @@ class Inspector:
                 mutations=before.mutations,
             )
             elements = []
-            for item in scanned:
+            for item in scanned.elements:
                 element_id = self._store.add(
                     snapshot,
                     handle=facts.handle(item.index),
@@ -64,6 +79,9 @@ class Inspector:
                     type=item.type,
                     placeholder=item.placeholder,
                     sensitive=item.sensitive or item.private,
+                    opaque=item.opaque,
+                    control=facts.handle(item.control) if item.control is not None else None,
+                    name=item.label if item.label_source != "nearby" else None,
                 )
                 elements.append(_page_element(element_id, item))
         finally:
@@ -73,7 +91,8 @@ class Inspector:
         if options.format == "text":
             text, truncated = render_text(
                 url=before.url, title=before.title, snapshot_id=snapshot.snapshot_id,
-                elements=elements, max_tokens=options.max_tokens,
+                elements=elements, max_tokens=options.max_tokens, outline=scanned.outline,
+                page_version=before.version,
             )
         return PageSnapshot(
             snapshot_id=snapshot.snapshot_id,
@@ -87,18 +106,37 @@ class Inspector:
         )
 
     def resolve(self, snapshot_id: str, element_id: str) -> tuple[ElementEntry, list[Any]]:
-        """The live element behind a ref, or ``stale_ref`` / ``not_found`` (SPEC R2).
-        Returns the entry and a fresh fact row of the element."""
+        """The live element behind a ref, or a refusal (SPEC R2, S6): ``stale_ref`` when the
+        page navigated, the element left the DOM or its role, type or accessible name
+        changed; ``cross_origin_frame`` / ``closed_shadow_root`` for placeholders.
+        Returns the entry and a fresh fact row of the element (of the real input for a
+        custom checkbox, whose ``handle`` is the label to click)."""
         state = self.state()
         _snapshot, entry = self._store.resolve(
             snapshot_id, element_id, navigation_epoch=state.navigations, url=state.url
         )
-        if not self._page.is_connected(entry.handle):
+        if entry.opaque:
+            code, message = _OPAQUE_MESSAGES[entry.opaque]
+            raise ToolFailure(code, message + "; nothing was done", element_id=entry.element_id)
+        subject = entry.control if entry.control is not None else entry.handle
+        if not self._page.is_connected(entry.handle) or not self._page.is_connected(subject):
             raise self._stale(entry, "the element is no longer in the page")
-        row = self._page.row_of(entry.handle)
+        row = self._page.row_of(subject)
         if key_of(row, role_of(row)) != entry.key:
             raise self._stale(entry, "the element's role, type or label changed")
+        if entry.name is not None and self._current_name(subject) != entry.name:
+            raise self._stale(entry, "the element's accessible name changed")
         return entry, row
+
+    def _current_name(self, handle: Any) -> str:
+        """The element's label now, computed by the same code as in a scan, over the rows of
+        its subtree, labels and aria-labelledby targets only (one crossing)."""
+        facts, roots, hidden = self._page.collect_name_sources(handle)
+        try:
+            doc = DocumentIndex(facts.rows, roots=list(zip(roots, hidden, strict=True)))
+            return element_label(0, doc)[0]
+        finally:
+            facts.release()
 
     def _stale(self, entry: ElementEntry, reason: str) -> ToolFailure:
         """SPEC R2/R3: refuse, and suggest a unique match from a fresh snapshot."""
@@ -121,7 +159,7 @@ class Inspector:
         )
 
 
-def _page_element(element_id: str, item: Any) -> PageElement:
+def _page_element(element_id: str, item: ScannedElement) -> PageElement:
     return PageElement(
         element_id=element_id,
         kind=item.kind,
@@ -144,4 +182,10 @@ def _page_element(element_id: str, item: Any) -> PageElement:
         href=item.href or None,
         sensitive=item.sensitive,
         form=FormOwner(form_id=item.form[0], form_name=item.form[1], action=item.form[2], method=item.form[3]) if item.form else None,
+        frame=item.frame,
+        invalid=item.invalid,
+        pressed=item.pressed,
+        description=item.description,
+        opaque=item.opaque or None,  # type: ignore[arg-type]
     )
+

@@ -1,44 +1,97 @@
-"""Accessible names over fact rows, following the W3C accname 1.2 steps in order.
+"""Accessible names over fact rows: the W3C accname 1.2 computation, steps labelled.
 
-This is the first cut used by the foundation scanner; the snapshot-engine issue extends it
-(embedded controls, hidden referenced subtrees, CSS generated content).
+https://www.w3.org/TR/accname-1.2/#computation-steps. Each step below cites its letter.
+Where we deviate on purpose, the comment says ``SPEC DIFFERENCE:`` and why. Conformance is
+measured against the WPT accname suite in a real browser (tests/conformance/).
+
+Everything reads the rows of one ``collectDocument`` walk (``mao_page.facts``) through a
+``DocumentIndex`` built once per scan; names computed during a scan are cached in it, and
+the cache dies with it (like Playwright's ``beginAriaCaches``/``endAriaCaches``).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from . import facts as F
-from .roles import NAME_FROM_CONTENT_ROLES
+from .roles import NAME_FROM_CONTENT_ROLES, role_of
 
-_MAX_NAME = 200
+MAX_NAME = 200
+_MAX_DEPTH = 60
+_ASCII_WS = re.compile(r"[ \t\n\r\f]+")
+# Inline-level display values: no word break around such an element's text (accname 2F.iii,
+# as browsers do it: block-level children are separated by spaces).
+_INLINE_DISPLAYS = frozenset({"inline", "contents", ""})
+# Text-like roles whose embedded value is their text (accname 2C).
+_TEXTBOX_ROLES = frozenset({"textbox", "searchbox"})
+_RANGE_ROLES = frozenset({"slider", "spinbutton", "progressbar", "scrollbar", "meter"})
+# Elements whose <label> names them (HTML "labelable elements").
+_LABELABLE = frozenset({"input", "select", "textarea", "button", "meter", "progress", "output"})
+_NEVER_TEXT = frozenset({"script", "style", "noscript", "template", "head", "title"})
+_CSS_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
+
+
+def squash(text: str) -> str:
+    """Collapse ASCII whitespace runs, then trim (NBSP inside a name is kept, accname 2G)."""
+    return _ASCII_WS.sub(" ", text).strip()
 
 
 class DocumentIndex:
-    """Lookups over one document's rows, built once per scan."""
+    """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
-    __slots__ = ("rows", "children", "by_id", "labels_for", "hidden")
+    __slots__ = ("rows", "children", "by_id", "labels_for", "hidden", "aria_hidden", "_roles", "_names", "_labels")
 
-    def __init__(self, rows: list[list[Any]]) -> None:
+    def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None) -> None:
+        """``roots``: for the partial rows of ``collectNameSources`` (an element, then its
+        labels and aria-labelledby targets, each a subtree), the root rows and whether each
+        is hidden by something outside the rows; the element's labels are those roots."""
         self.rows = rows
-        self.children: list[list[int]] = [[] for _ in rows]
-        self.by_id: dict[str, int] = {}
-        self.labels_for: dict[str, list[int]] = {}
-        # Rendered-hidden: display:none on the element or an ancestor, or visibility hidden.
-        # Only display:none hides a whole subtree: visibility is inherited through the
-        # computed style, which a descendant may set back to visible (CSS 2 §11.2).
-        self.hidden = [False] * len(rows)
-        display_none = [False] * len(rows)
+        count = len(rows)
+        self.children: list[list[int]] = [[] for _ in range(count)]
+        self.by_id: dict[tuple[int, str], int] = {}
+        self.labels_for: dict[tuple[int, str], list[int]] = {}
+        # Rendered-hidden (accname "hidden"): display:none on the element or an ancestor,
+        # content-visibility:hidden on an ancestor, or a computed visibility other than
+        # visible. Only the first two hide a whole subtree: visibility is inherited through
+        # the computed style, and a descendant may set it back to visible (CSS 2 §11.2).
+        self.hidden = [False] * count
+        self.aria_hidden = [False] * count
+        skipped = [False] * count  # display:none here, or content-visibility:hidden above
+        children, by_id, labels_for = self.children, self.by_id, self.labels_for
         for index, row in enumerate(rows):
             parent = row[F.PARENT]
             if parent >= 0:
-                self.children[parent].append(index)
-            display_none[index] = (parent >= 0 and display_none[parent]) or row[F.DISPLAY] == "none"
-            self.hidden[index] = display_none[index] or row[F.VISIBILITY] != "visible"
-            if row[F.ID] and row[F.ID] not in self.by_id:
-                self.by_id[row[F.ID]] = index
-            if row[F.TAG] == "label" and row[F.LABEL_FOR]:
-                self.labels_for.setdefault(row[F.LABEL_FOR], []).append(index)
+                children[parent].append(index)
+                parent_row = rows[parent]
+                above = skipped[parent] or parent_row[F.CONTENT_VISIBILITY] == "hidden"
+                self.aria_hidden[index] = self.aria_hidden[parent] or row[F.ARIA_HIDDEN] == "true"
+            else:
+                above = False
+                self.aria_hidden[index] = row[F.ARIA_HIDDEN] == "true"
+            skipped[index] = above or row[F.DISPLAY] == "none"
+            self.hidden[index] = skipped[index] or row[F.VISIBILITY] != "visible"
+            element_id = row[F.ID]
+            if element_id:
+                by_id.setdefault((row[F.SCOPE], element_id), index)
+            if row[F.LABEL_FOR] and row[F.TAG] == "label":
+                labels_for.setdefault((row[F.SCOPE], row[F.LABEL_FOR]), []).append(index)
+        self._roles: dict[int, str] = {}
+        self._names: dict[int, tuple[str, str]] = {}
+        self._labels: dict[int, list[int]] = {}
+        if roots:
+            starts = [start for start, _ in roots] + [count]
+            for (start, root_hidden), stop in zip(roots, starts[1:], strict=False):
+                if root_hidden:
+                    for index in range(start, stop):
+                        self.hidden[index] = True
+            self._labels[0] = [start for start, _ in roots[1:] if rows[start][F.TAG] == "label"]
+
+    def role(self, index: int) -> str:
+        role = self._roles.get(index)
+        if role is None:
+            role = self._roles[index] = role_of(self.rows[index])
+        return role
 
     def ancestors(self, index: int):
         parent = self.rows[index][F.PARENT]
@@ -46,112 +99,333 @@ class DocumentIndex:
             yield parent
             parent = self.rows[parent][F.PARENT]
 
-    def text_content(self, index: int, *, skip_hidden: bool = True, limit: int = 400) -> str:
-        """Rendered text of a subtree (name from content, accname step 2F/2G)."""
-        parts: list[str] = []
-        size = 0
-        stack = [index]
-        while stack and size < limit:
-            current = stack.pop()
-            row = self.rows[current]
-            if skip_hidden and current != index and (self.hidden[current] or row[F.ARIA_HIDDEN] == "true"):
-                continue
-            if row[F.TAG] in ("script", "style", "noscript", "template"):
-                continue
-            own = _embedded_value(row) if current != index else ""
-            own = own or row[F.OWN_TEXT] or (row[F.ALT] if row[F.TAG] == "img" else "")
-            if own:
-                parts.append(own)
-                size += len(own)
-            stack.extend(reversed(self.children[current]))
-        return _squash(" ".join(parts))[:limit]
-
-
-def _squash(text: str) -> str:
-    return " ".join(text.split())
-
-
-def _embedded_value(row: list[Any]) -> str:
-    """accname step 2E: an embedded control contributes its value, not its text."""
-    tag = row[F.TAG]
-    if tag == "input" and row[F.TYPE] in ("text", "", "number", "email", "search", "tel", "url"):
-        return row[F.VALUE]
-    if tag == "select":
-        chosen = [o[1] for o in row[F.OPTIONS] or () if o[2]]
-        return " ".join(chosen)
-    return ""
-
-
-def accessible_name(index: int, role: str, doc: DocumentIndex) -> tuple[str, str]:
-    """(name, source) for the element at ``index``. Source names the accname step used."""
-    row = doc.rows[index]
-    # Step 2B: aria-labelledby, referenced nodes used even when hidden.
-    if row[F.ARIA_LABELLEDBY]:
-        texts = []
-        for ref in row[F.ARIA_LABELLEDBY].split():
-            target = doc.by_id.get(ref)
-            if target is not None:
-                target_row = doc.rows[target]
-                texts.append(target_row[F.ARIA_LABEL] or doc.text_content(target, skip_hidden=False))
-        name = _squash(" ".join(t for t in texts if t))
-        if name:
-            return name[:_MAX_NAME], "aria-labelledby"
-    # Step 2C: aria-label.
-    if _squash(row[F.ARIA_LABEL]):
-        return _squash(row[F.ARIA_LABEL])[:_MAX_NAME], "aria-label"
-    tag = row[F.TAG]
-    # Step 2D: native label sources (HTML-AAM).
-    if tag == "input" and row[F.TYPE] in ("submit", "reset", "button"):
-        value = row[F.VALUE_ATTR] or {"submit": "Submit", "reset": "Reset"}.get(row[F.TYPE], "")
-        if value:
-            return _squash(value)[:_MAX_NAME], "value"
-    if tag == "input" and row[F.TYPE] == "image" and row[F.ALT]:
-        return _squash(row[F.ALT])[:_MAX_NAME], "alt"
-    if tag in ("input", "select", "textarea", "button", "meter", "progress", "output"):
-        labels = []
-        if row[F.ID]:
-            labels.extend(doc.labels_for.get(row[F.ID], ()))
-        for ancestor in doc.ancestors(index):
-            if doc.rows[ancestor][F.TAG] == "label":
-                # <label for=x> wrapping #x is one label, not two (its text once).
-                if ancestor not in labels:
+    def labels_of(self, index: int) -> list[int]:
+        """<label> elements of a labelable element: label[for=id] in its tree scope, then the
+        nearest wrapping label (unless it is for another element). Each label once."""
+        if index in self._labels:
+            return self._labels[index]
+        row = self.rows[index]
+        if row[F.TAG] not in _LABELABLE or (row[F.TAG] == "input" and row[F.TYPE] == "hidden"):
+            return []
+        labels = list(self.labels_for.get((row[F.SCOPE], row[F.ID]), ())) if row[F.ID] else []
+        for ancestor in self.ancestors(index):
+            ancestor_row = self.rows[ancestor]
+            if ancestor_row[F.SCOPE] != row[F.SCOPE]:
+                break
+            if ancestor_row[F.TAG] == "label":
+                if ancestor not in labels and (not ancestor_row[F.LABEL_FOR] or ancestor_row[F.LABEL_FOR] == row[F.ID]):
                     labels.append(ancestor)
                 break
-        texts = [_label_text(label, index, doc) for label in labels]
-        name = _squash(" ".join(t for t in texts if t))
-        if name:
-            return name[:_MAX_NAME], "label"
-    if tag == "img" and row[F.ALT]:
-        return _squash(row[F.ALT])[:_MAX_NAME], "alt"
-    # Step 2F: name from content for roles that allow it.
-    if role in NAME_FROM_CONTENT_ROLES or tag in ("button", "summary"):
-        text = doc.text_content(index)
-        if text:
-            return text[:_MAX_NAME], "content"
-    # Step 2I: tooltip attribute; HTML-AAM then falls back to placeholder for text fields.
-    if _squash(row[F.TITLE]):
-        return _squash(row[F.TITLE])[:_MAX_NAME], "title"
-    if _squash(row[F.PLACEHOLDER]):
-        return _squash(row[F.PLACEHOLDER])[:_MAX_NAME], "placeholder"
-    return "", ""
+        return labels
+
+    def content(self, index: int):
+        """The composed children of an element, text and elements interleaved in order:
+        yields ``str`` for a text node and ``int`` (a row index) for an element."""
+        parts = self.rows[index][F.TEXT_PARTS]
+        kids = self.children[index]
+        if not parts:
+            yield from kids
+            return
+        position = 0
+        for at in range(0, len(parts), 2):
+            while position < parts[at] and position < len(kids):
+                yield kids[position]
+                position += 1
+            yield parts[at + 1]
+        yield from kids[position:]
+
+    def text_content(self, index: int, *, skip_hidden: bool = True, limit: int = 400) -> str:
+        """Rendered text of a subtree, text nodes in order, blocks separated by spaces."""
+        out: list[str] = []
+        size = 0
+        stack: list[Any] = [index]
+        while stack and size < limit:
+            item = stack.pop()
+            if isinstance(item, str):
+                out.append(item)
+                size += len(item)
+                continue
+            row = self.rows[item]
+            if row[F.TAG] in _NEVER_TEXT:
+                continue
+            if skip_hidden and item != index and (self.hidden[item] or self.aria_hidden[item]):
+                continue
+            if item != index:
+                embedded = _embedded_value(self, item)
+                if embedded is not None:
+                    out.append(" " + embedded + " ")
+                    continue
+                if row[F.TAG] == "img" and row[F.ALT]:
+                    out.append(row[F.ALT])
+            block = row[F.DISPLAY] not in _INLINE_DISPLAYS
+            if block:
+                stack.append(" ")
+            stack.extend(reversed(list(self.content(item))))
+            if block:
+                stack.append(" ")
+        return squash("".join(out))[:limit]
+
+    # -- accessible names (accname 1.2) ------------------------------------------------
+
+    def accessible_name(self, index: int) -> tuple[str, str]:
+        """(name, source) of the element at ``index``; the source names the step used:
+        aria-labelledby, aria-label, label, value, alt, content, title, placeholder, ..."""
+        cached = self._names.get(index)
+        if cached is None:
+            computer = _NameComputation(self, index)
+            name = squash(computer.text_alternative(index, _Context()))[:MAX_NAME]
+            cached = self._names[index] = (name, computer.source if name else "")
+        return cached
+
+    def description(self, index: int) -> str:
+        """Accessible description: aria-describedby targets (accdesc 1.0, hidden ones too)."""
+        row = self.rows[index]
+        refs = [self.by_id.get((row[F.SCOPE], ref)) for ref in row[F.ARIA_DESCRIBEDBY].split()]
+        computer = _NameComputation(self, index)
+        texts = [
+            computer.text_alternative(target, _Context(in_reference=True, include_hidden=self.hidden[target]))
+            for target in refs if target is not None
+        ]
+        return squash(" ".join(texts))[:MAX_NAME]
 
 
-def _label_text(label: int, control: int, doc: DocumentIndex) -> str:
-    """Text of a <label>, with the labelled control itself left out (it would echo its value)."""
-    parts: list[str] = []
-    stack = [label]
-    while stack:
+class _Context:
+    """Where the traversal is: the flags the accname steps test."""
+
+    __slots__ = ("in_reference", "include_hidden", "recursing", "in_label", "depth")
+
+    def __init__(self, *, in_reference: bool = False, include_hidden: bool = False, recursing: bool = False,
+                 in_label: bool = False, depth: int = 0) -> None:
+        self.in_reference = in_reference  # inside an aria-labelledby/-describedby traversal
+        self.include_hidden = include_hidden  # the traversal's root was hidden (2A)
+        self.recursing = recursing  # not the root: a descendant or a referenced node
+        self.in_label = in_label  # inside a native label (<label>, <legend>, <caption>, ...)
+        self.depth = depth
+
+    def down(self, **changes: Any) -> _Context:
+        values = {name: getattr(self, name) for name in self.__slots__}
+        values.update(changes)
+        values["depth"] = self.depth + 1
+        return _Context(**values)
+
+
+class _NameComputation:
+    __slots__ = ("doc", "rows", "root", "source")
+
+    def __init__(self, doc: DocumentIndex, root: int) -> None:
+        self.doc = doc
+        self.rows = doc.rows
+        self.root = root
+        self.source = ""
+
+    def _found(self, source: str, ctx: _Context, text: str) -> str:
+        if not ctx.recursing and not self.source:
+            self.source = source
+        return text
+
+    def text_alternative(self, index: int, ctx: _Context) -> str:
+        doc = self.doc
+        row = self.rows[index]
+        if ctx.depth > _MAX_DEPTH or row[F.TAG] in _NEVER_TEXT:
+            return ""
+        role = doc.role(index)
+        # 2A Hidden not referenced: a hidden node contributes nothing, unless the node that
+        # started this aria-labelledby or native-label traversal was itself hidden.
+        # SPEC DIFFERENCE: not applied to the element being named; we name visible elements
+        # an agent can operate, even inside an aria-hidden region.
+        if ctx.recursing and (doc.hidden[index] or doc.aria_hidden[index]) and not ctx.include_hidden:
+            return ""
+        # 2B LabelledBy: only when not already inside a labelledby traversal.
+        if not ctx.in_reference and row[F.ARIA_LABELLEDBY]:
+            targets = [doc.by_id.get((row[F.SCOPE], ref)) for ref in row[F.ARIA_LABELLEDBY].split()]
+            texts = []
+            for target in targets:
+                if target is None:
+                    continue
+                # 2B.ii.b: each referenced node's text alternative, with hidden content
+                # included when the referenced node itself is hidden.
+                hidden = doc.hidden[target] or doc.aria_hidden[target]
+                texts.append(self.text_alternative(target, ctx.down(in_reference=True, recursing=True, include_hidden=hidden)))
+            text = " ".join(texts)
+            # SPEC DIFFERENCE: 1.2 returns the result even when it is empty; like browsers,
+            # an aria-labelledby that yields nothing falls through to the next step.
+            if text.strip():
+                return self._found("aria-labelledby", ctx, text)
+        # 2C Embedded control: inside another element's label, a control contributes its
+        # value, not its name. The element being named is never its own embedded control.
+        if ctx.recursing and index != self.root:
+            embedded = _embedded_value(doc, index)
+            if embedded is not None:
+                return embedded
+        # 2D AriaLabel (not for none/presentation, whose attributes are ignored).
+        if role not in ("none", "presentation"):
+            label = row[F.ARIA_LABEL]
+            if label.strip():
+                return self._found("aria-label", ctx, label)
+        # 2E Host language label (HTML-AAM).
+        if role not in ("none", "presentation") or row[F.TAG] in ("input", "select", "textarea", "button"):
+            native = self._host_language_label(index, row, role, ctx)
+            if native:
+                return native
+        # 2F Name from content: for roles that allow it, and for every node reached by
+        # recursion (a descendant, a labelledby target, a label's content; 2F and 2H).
+        if ctx.recursing or role in NAME_FROM_CONTENT_ROLES or row[F.TAG] in ("summary", "label", "legend", "caption", "figcaption") or (
+            not role and row[F.TAG] in ("th", "td")
+        ):
+            text = self._name_from_content(index, row, ctx)
+            if text.strip():
+                return self._found("content", ctx, text)
+        # 2I Tooltip attribute.
+        if row[F.TITLE].strip():
+            return self._found("title", ctx, row[F.TITLE])
+        # HTML-AAM, last for text fields: the placeholder.
+        if row[F.TAG] in ("input", "textarea") and row[F.PLACEHOLDER].strip():
+            return self._found("placeholder", ctx, row[F.PLACEHOLDER])
+        return ""
+
+    def _host_language_label(self, index: int, row: list[Any], role: str, ctx: _Context) -> str:
+        doc = self.doc
+        tag = row[F.TAG]
+        kind = row[F.TYPE]
+        if tag == "input" and kind in ("submit", "reset", "button"):
+            labels = self._labels_text(index, ctx)
+            if labels:
+                return self._found("label", ctx, labels)
+            value = row[F.VALUE_ATTR] if row[F.VALUE_ATTR] is not None else ""
+            if value.strip() or (kind == "button" and value):
+                return self._found("value", ctx, value)
+            if kind in ("submit", "reset") and not row[F.TITLE].strip():
+                # HTML-AAM: the localized default label; ours is English.
+                return self._found("value", ctx, "Submit" if kind == "submit" else "Reset")
+            return ""
+        if tag == "input" and kind == "image":
+            labels = self._labels_text(index, ctx)
+            if labels:
+                return self._found("label", ctx, labels)
+            for source, text in (("alt", row[F.ALT] or ""), ("value", row[F.VALUE_ATTR]), ("title", row[F.TITLE])):
+                if text.strip():
+                    return self._found(source, ctx, text)
+            return self._found("value", ctx, "Submit")
+        if tag in _LABELABLE:
+            labels = self._labels_text(index, ctx)
+            if labels:
+                return self._found("label", ctx, labels)
+            return ""
+        if tag in ("img", "area") or (tag == "input" and kind == "image"):
+            if row[F.ALT]:
+                return self._found("alt", ctx, row[F.ALT])
+            return ""
+        if tag in ("fieldset", "table", "figure"):
+            wanted = {"fieldset": "legend", "table": "caption", "figure": "figcaption"}[tag]
+            for child in doc.children[index]:
+                if self.rows[child][F.TAG] == wanted:
+                    text = self.text_alternative(child, ctx.down(recursing=True, in_label=True))
+                    if text.strip():
+                        return self._found(wanted, ctx, text)
+                    break
+            return ""
+        if tag == "svg":
+            for child in doc.children[index]:
+                if self.rows[child][F.TAG] == "title":
+                    text = "".join(p for p in doc.content(child) if isinstance(p, str))
+                    if text.strip():
+                        return self._found("title", ctx, text)
+            return ""
+        if tag in ("iframe", "frame") and row[F.TITLE].strip():
+            return self._found("title", ctx, row[F.TITLE])
+        return ""
+
+    def _labels_text(self, index: int, ctx: _Context) -> str:
+        """Text of an element's <label>s, joined (HTML-AAM 'associated label elements')."""
+        texts = []
+        for label in self.doc.labels_of(index):
+            hidden = self.doc.hidden[label] or self.doc.aria_hidden[label]
+            # 2A: a hidden label still names its control (its content is then included).
+            texts.append(self.text_alternative(label, ctx.down(recursing=True, in_label=True, include_hidden=hidden)))
+        return " ".join(t for t in texts if t.strip())
+
+    def _name_from_content(self, index: int, row: list[Any], ctx: _Context) -> str:
+        doc = self.doc
+        out: list[str] = []
+        before, after = _pseudo_texts(row)
+        # 2F.ii: ::before content first.
+        if before:
+            out.append(before)
+        child_ctx = ctx.down(recursing=True)
+        for item in doc.content(index):
+            if isinstance(item, str):
+                out.append(item)  # 2G Text node
+                continue
+            if item == self.root and ctx.in_label:
+                continue  # a control inside its own label adds nothing to its name
+            child_row = self.rows[item]
+            text = self.text_alternative(item, child_ctx)
+            # 2F.iii: browsers separate block-level children with spaces.
+            if child_row[F.DISPLAY] not in _INLINE_DISPLAYS or child_row[F.TAG] == "br":
+                out.append(" " + text + " ")
+            elif text:
+                out.append(text)
+        if after:
+            out.append(after)
+        return "".join(out)
+
+
+def _embedded_value(doc: DocumentIndex, index: int) -> str | None:
+    """accname 2C: the value an embedded control contributes, or None if not a control."""
+    row = doc.rows[index]
+    role = doc.role(index)
+    tag = row[F.TAG]
+    if role in _TEXTBOX_ROLES:
+        if tag in ("input", "textarea"):
+            return row[F.VALUE]
+        return doc.text_content(index)
+    if role in ("combobox", "listbox"):
+        if tag == "select":
+            return " ".join(o[1] for o in row[F.OPTIONS] or () if o[2])
+        if tag == "input":
+            return row[F.VALUE]
+        # An ARIA listbox or combobox: its selected option(s).
+        chosen = [i for i in _descendants(doc, index) if doc.role(i) == "option" and doc.rows[i][F.ARIA_SELECTED] == "true"]
+        return " ".join(doc.text_content(i) for i in chosen)
+    if role in _RANGE_ROLES:
+        if row[F.ARIA_VALUE]:
+            return row[F.ARIA_VALUE]
+        return row[F.VALUE] if tag == "input" else ""
+    return None
+
+
+def _descendants(doc: DocumentIndex, index: int) -> list[int]:
+    out: list[int] = []
+    stack = list(doc.children[index])
+    while stack and len(out) < 2000:
         current = stack.pop()
-        if current == control:
-            continue
-        row = doc.rows[current]
-        if current != label and doc.hidden[current]:
-            continue
-        own = (_embedded_value(row) if current != label else "") or row[F.OWN_TEXT]
-        if own:
-            parts.append(own)
-        stack.extend(reversed(doc.children[current]))
-    return _squash(" ".join(parts))
+        out.append(current)
+        stack.extend(doc.children[current])
+    return out
+
+
+def _pseudo_texts(row: list[Any]) -> tuple[str, str]:
+    """Text of ::before / ::after generated content (accname 2F.ii, CSS alt text after '/').
+
+    SPEC DIFFERENCE: counters, attr() and quotes are not resolved (their computed value is
+    not the rendered text); only string parts count.
+    """
+    pseudo = row[F.PSEUDO]
+    if not pseudo:
+        return "", ""
+    return _css_content_text(pseudo[0], pseudo[1]), _css_content_text(pseudo[2], pseudo[3])
+
+
+def _css_content_text(content: str, display: str) -> str:
+    if not content:
+        return ""
+    head, _, alt = content.partition(" / ") if " / " in content else (content, "", "")
+    source = alt if alt else head
+    text = "".join(a or b for a, b in _CSS_STRING.findall(source))
+    text = text.replace('\\"', '"').replace("\\'", "'")
+    if display not in _INLINE_DISPLAYS:
+        return " " + text + " "
+    return text
 
 
 def nearby_text(index: int, doc: DocumentIndex) -> str:
@@ -163,6 +437,8 @@ def nearby_text(index: int, doc: DocumentIndex) -> str:
     siblings = doc.children[parent]
     position = siblings.index(index)
     for sibling in reversed(siblings[:position]):
+        if doc.hidden[sibling]:
+            continue
         text = doc.text_content(sibling, limit=80)
         if text:
             return text

@@ -1,76 +1,150 @@
 """Compact text rendering of a snapshot for a model (SPEC S7, S8; seed 000 §1.1).
 
-One line per element: ``- role "name" [states] [ref=...]``. Page-derived text sits inside a
-delimited block carrying a per-snapshot nonce, so the backend can mark it untrusted and page
-text cannot forge the end marker. The token budget is enforced with an explicit
-``[truncated: N nodes]`` notice, never silently.
+One line per node, indented under the forms, dialogs, lists, tables and landmarks that hold
+it: ``- role "name" [states] [ref=...]`` for elements, ``- heading "..." [level=N]`` and
+``- text: "..."`` for context. Page-derived text sits inside a delimited block carrying a
+per-snapshot nonce, so the backend can mark it untrusted and page text cannot forge the end
+marker. The token budget is enforced with an explicit ``[truncated: N nodes]`` notice,
+never silently: off-viewport text goes first, then off-viewport elements, then in-viewport
+text, and in-viewport elements last.
 """
 
 from __future__ import annotations
 
 import secrets
+from typing import Protocol
 
 from .protocol import PageElement
 
-CHARS_PER_TOKEN = 4  # a conservative estimate for mixed English/markup text
+CHARS_PER_TOKEN = 4  # a conservative estimate for ASCII text and markup
 
 
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")[:80] + '"'
+class OutlineLike(Protocol):
+    kind: str
+    depth: int
+    role: str
+    name: str
+    element: int
+    in_viewport: bool
+    level: int
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens of a line: ~4 ASCII characters per token, one per other character (CJK text
+    tokenizes at about a token per character)."""
+    wide = sum(1 for c in text if ord(c) > 0x7F)
+    return (len(text) - wide + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN + wide
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")[:limit] + '"'
 
 
 def element_line(element: PageElement) -> str:
     states = []
+    if element.opaque:
+        states.append("cross-origin frame, not readable" if element.opaque == "cross_origin_frame" else "closed shadow root, not readable")
     if element.type and element.type not in ("text", element.role):
         states.append(f"type={element.type}")
     if element.checked is not None:
         states.append("checked" if element.checked is True else "mixed" if element.checked == "mixed" else "unchecked")
+    if element.pressed is not None:
+        states.append("pressed" if element.pressed is True else "mixed" if element.pressed == "mixed" else "not pressed")
     if element.expanded is not None:
         states.append("expanded" if element.expanded else "collapsed")
     if element.selected:
         states.append("selected")
-    for flag in ("disabled", "readonly", "required"):
+    for flag in ("disabled", "readonly", "required", "invalid"):
         if getattr(element, flag):
             states.append(flag)
     if element.sensitive:
         states.append("sensitive")
     if not element.in_viewport:
         states.append("offscreen")
+    if element.frame != "main":
+        states.append(f"frame={_quote(element.frame, 40)}")
     if isinstance(element.value, str) and element.value:
         states.append(f"value={_quote(element.value)}")
     elif isinstance(element.value, list) and element.value:
         states.append("value=[" + ", ".join(_quote(v) for v in element.value) + "]")
     if element.options:
-        states.append("options=[" + ", ".join(_quote(o.label or o.value) for o in element.options[:12]) + ("…" if len(element.options) > 12 else "") + "]")
+        states.append("options=[" + ", ".join(_quote(o.label or o.value, 40) for o in element.options[:12]) + ("…" if len(element.options) > 12 else "") + "]")
     line = f"- {element.role} {_quote(element.label)}"
     if element.text and element.text != element.label:
-        line += f" text={_quote(element.text)}"
+        line += f" text={_quote(element.text, 60 if element.in_viewport else 30)}"
     if states:
         line += " [" + "] [".join(states) + "]"
     return line + f" [ref={element.element_id}]"
 
 
-def render_text(*, url: str, title: str, snapshot_id: str, elements: list[PageElement], max_tokens: int) -> tuple[str, int]:
-    """(text, number of elements left out)."""
+def _node_line(node: OutlineLike, elements: list[PageElement]) -> str:
+    pad = "  " * node.depth
+    if node.kind == "element":
+        return pad + element_line(elements[node.element])
+    if node.kind == "heading":
+        return pad + f"- heading {_quote(node.name, 100)} [level={node.level}]"
+    if node.kind == "text":
+        return pad + f"- text: {_quote(node.name, 100)}"
+    return pad + f"- {node.role}" + (f" {_quote(node.name, 60)}" if node.name else "") + ":"
+
+
+def _drop_class(node: OutlineLike) -> int:
+    """Budget order: 0 goes first. Containers are never dropped on their own; they vanish
+    when nothing inside them is left."""
+    interactive = node.kind == "element"
+    if node.kind == "container":
+        return 9
+    if not node.in_viewport:
+        return 1 if interactive else 0
+    return 3 if interactive else 2
+
+
+def render_text(
+    *,
+    url: str,
+    title: str,
+    snapshot_id: str,
+    elements: list[PageElement],
+    max_tokens: int,
+    outline: list[OutlineLike] | None = None,
+    page_version: str = "",
+) -> tuple[str, int]:
+    """(text, number of nodes left out)."""
+    if outline is None:
+        from .scanner import OutlineNode
+
+        outline = [OutlineNode("element", 0, element=i, in_viewport=e.in_viewport) for i, e in enumerate(elements)]
     nonce = secrets.token_hex(6)
-    header = [f"snapshot {snapshot_id}"]
+    header = [f"snapshot {snapshot_id}" + (f" (page version {page_version})" if page_version else "")]
     opening = f"<<<page-content {nonce} (untrusted text from the page)>>>"
     closing = f"<<<end page-content {nonce}>>>"
     # The URL and title are page-controlled too (S8), so they sit inside the block.
     page_lines = [f"url: {url}", f"title: {_quote(title)}"]
-    budget = max_tokens * CHARS_PER_TOKEN
-    used = sum(len(line) + 1 for line in (*header, opening, *page_lines, closing)) + 40
-    lines: list[str] = []
-    # Elements in the viewport first, so a tight budget drops off-viewport ones (S7).
-    ordered = sorted(elements, key=lambda e: (not e.in_viewport,))
-    for element in ordered:
-        line = element_line(element)
-        if used + len(line) + 1 > budget:
-            break
-        lines.append(line)
-        used += len(line) + 1
-    left_out = len(elements) - len(lines)
-    body = [*header, opening, *page_lines, *lines, closing]
+    fixed = sum(estimate_tokens(line) + 1 for line in (*header, opening, *page_lines, closing)) + 12
+    lines = [_node_line(node, elements) for node in outline]
+    cost = [estimate_tokens(line) + 1 for line in lines]
+    keep = [True] * len(outline)
+    total = fixed + sum(cost)
+    if total > max_tokens:
+        order = sorted(
+            (i for i, node in enumerate(outline) if node.kind != "container"),
+            key=lambda i: (_drop_class(outline[i]), -i),
+        )
+        for i in order:
+            if total <= max_tokens:
+                break
+            keep[i] = False
+            total -= cost[i]
+    # A container stays only when something directly after it, deeper, stays.
+    for i in range(len(outline) - 1, -1, -1):
+        if outline[i].kind == "container":
+            j = i + 1
+            while j < len(outline) and outline[j].depth > outline[i].depth and not keep[j]:
+                j += 1
+            keep[i] = j < len(outline) and outline[j].depth > outline[i].depth
+    body_lines = [line for line, kept in zip(lines, keep, strict=True) if kept]
+    left_out = sum(1 for node, kept in zip(outline, keep, strict=True) if not kept and node.kind != "container")
+    body = [*header, opening, *page_lines, *body_lines, closing]
     if left_out:
         body.append(f"[truncated: {left_out} nodes]")
     return "\n".join(body), left_out

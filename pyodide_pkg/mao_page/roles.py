@@ -1,4 +1,7 @@
-"""Roles: explicit ARIA roles and the implicit HTML-AAM mapping, as data tables."""
+"""Roles: explicit ARIA roles and the implicit HTML-AAM mapping, as data tables.
+
+Everything here reads one fact row; nothing walks the document.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +28,24 @@ FORM_CONTROL_ROLES = frozenset(
 )
 BUTTON_ROLES = frozenset({"button", "menuitem", "tab", "treeitem"})
 
+# Every ARIA 1.2 role (and the Graphics/DPub ones pages use); role="x" with an unknown
+# token falls through to the next token, then to the implicit role (ARIA 1.2 §4.1).
+_NON_WIDGET_ROLES = frozenset(
+    {
+        "alert", "alertdialog", "application", "article", "banner", "blockquote", "caption",
+        "cell", "code", "columnheader", "complementary", "contentinfo", "definition",
+        "deletion", "dialog", "directory", "document", "emphasis", "feed", "figure", "form",
+        "generic", "grid", "group", "heading", "img", "image", "insertion", "list", "listitem",
+        "log", "main", "mark", "marquee", "math", "menu", "menubar", "meter", "navigation",
+        "none", "note", "paragraph", "presentation", "progressbar", "radiogroup", "region",
+        "row", "rowgroup", "rowheader", "scrollbar", "search", "separator", "status",
+        "strong", "subscript", "superscript", "table", "tablist", "tabpanel", "term", "time",
+        "timer", "toolbar", "tooltip", "tree", "treegrid", "comment", "suggestion",
+        "graphics-document", "graphics-object", "graphics-symbol",
+    }
+)
+KNOWN_ROLES = WIDGET_ROLES | _NON_WIDGET_ROLES
+
 _INPUT_ROLES = {
     "button": "button", "submit": "button", "reset": "button", "image": "button",
     "checkbox": "checkbox", "radio": "radio", "range": "slider", "number": "spinbutton",
@@ -33,53 +54,87 @@ _INPUT_ROLES = {
     "datetime-local": "textbox", "month": "textbox", "week": "textbox", "time": "textbox",
     "color": "button", "file": "button",
 }
+# HTML-AAM: text-like inputs with a `list` attribute are comboboxes.
+_LIST_INPUT_TYPES = frozenset({"", "text", "search", "email", "tel", "url"})
 
 _TAG_ROLES = {
-    "button": "button", "textarea": "textbox", "summary": "button", "details": "group",
-    "form": "form", "nav": "navigation", "main": "main", "dialog": "dialog", "table": "table",
-    "ul": "list", "ol": "list", "li": "listitem", "h1": "heading", "h2": "heading",
-    "h3": "heading", "h4": "heading", "h5": "heading", "h6": "heading", "img": "img",
-    "option": "option", "fieldset": "group", "iframe": "iframe",
+    "address": "group", "article": "article", "aside": "complementary", "blockquote": "blockquote",
+    "button": "button", "caption": "caption", "code": "code", "datalist": "listbox",
+    "del": "deletion", "details": "group", "dfn": "term", "dialog": "dialog", "em": "emphasis",
+    "fieldset": "group", "figure": "figure", "footer": "contentinfo", "form": "form",
+    "h1": "heading", "h2": "heading", "h3": "heading", "h4": "heading", "h5": "heading",
+    "h6": "heading", "header": "banner", "hr": "separator", "iframe": "iframe", "ins": "insertion",
+    "li": "listitem", "main": "main", "mark": "mark", "math": "math", "menu": "list",
+    "meter": "meter", "nav": "navigation", "ol": "list", "optgroup": "group", "option": "option",
+    "output": "status", "p": "paragraph", "progress": "progressbar", "search": "search",
+    "section": "region", "strong": "strong", "sub": "subscript", "summary": "button",
+    "sup": "superscript", "table": "table", "tbody": "rowgroup", "td": "cell",
+    "textarea": "textbox", "tfoot": "rowgroup", "th": "columnheader", "thead": "rowgroup",
+    "time": "time", "tr": "row", "ul": "list", "img": "img", "svg": "img",
 }
 
-# Roles whose accessible name may come from their content (accname 1.2, step 2F).
+# Roles whose accessible name may come from their content (ARIA 1.2, accname 2F).
 NAME_FROM_CONTENT_ROLES = frozenset(
     {
-        "button", "link", "checkbox", "radio", "switch", "menuitem", "menuitemcheckbox",
-        "menuitemradio", "tab", "treeitem", "option", "gridcell", "heading", "cell", "row",
-        "columnheader", "rowheader", "tooltip",
+        "button", "cell", "checkbox", "columnheader", "gridcell", "heading", "link", "menuitem",
+        "menuitemcheckbox", "menuitemradio", "option", "radio", "row", "rowheader", "switch",
+        "tab", "tooltip", "treeitem", "comment", "sectionhead",
     }
 )
+
+# Presentational-children roles: their descendants are not separate accessible nodes
+# (ARIA 1.2 "Children Presentational: True").
+PRESENTATIONAL_CHILDREN_ROLES = frozenset(
+    {"button", "checkbox", "img", "meter", "menuitemcheckbox", "menuitemradio", "option",
+     "progressbar", "radio", "scrollbar", "separator", "slider", "switch", "tab"}
+)
+
+# Global ARIA attributes whose presence makes role="none"/"presentation" be ignored (ARIA 1.2
+# §4.6 presentational role conflict resolution); only the ones we read.
+_GLOBAL_ARIA_COLUMNS = (F.ARIA_LABEL, F.ARIA_LABELLEDBY, F.ARIA_DESCRIBEDBY, F.ARIA_OWNS)
 
 
 def explicit_role(row: list[Any]) -> str:
-    """First token of role="..." (ARIA 1.2 §4.1: the first recognised token wins)."""
+    """First recognised token of role="..." (ARIA 1.2 §4.1), after conflict resolution:
+    none/presentation on a focusable element or one with global ARIA attributes is ignored."""
     for token in str(row[F.ROLE]).split():
         token = token.lower()
-        if token in WIDGET_ROLES or token in _KNOWN_NON_WIDGET:
-            return token
+        if token not in KNOWN_ROLES:
+            continue
+        if token in ("none", "presentation") and (_focusable(row) or any(row[c] for c in _GLOBAL_ARIA_COLUMNS)):
+            continue
+        return "img" if token == "image" else token
     return ""
 
 
-_KNOWN_NON_WIDGET = frozenset(
-    {
-        "dialog", "alertdialog", "alert", "status", "form", "navigation", "main", "region",
-        "group", "list", "listitem", "menu", "menubar", "tablist", "tabpanel", "tree", "grid",
-        "table", "row", "cell", "heading", "img", "presentation", "none", "toolbar",
-        "radiogroup", "banner", "contentinfo", "complementary", "search", "tooltip", "log",
-    }
-)
+def _focusable(row: list[Any]) -> bool:
+    if row[F.TABINDEX] != "":
+        return True
+    tag = row[F.TAG]
+    if tag in ("button", "select", "textarea") or (tag == "input" and row[F.TYPE] != "hidden"):
+        return not row[F.DISABLED]
+    return (tag in ("a", "area") and bool(row[F.HREF])) or bool(row[F.CONTENTEDITABLE])
 
 
 def implicit_role(row: list[Any]) -> str:
+    """HTML-AAM implicit role of an element, from its tag and attributes."""
     tag = row[F.TAG]
     if tag == "a" or tag == "area":
         return "link" if row[F.HREF] else ""
     if tag == "input":
-        return _INPUT_ROLES.get(row[F.TYPE], "textbox")
+        kind = row[F.TYPE]
+        if row[F.LIST] == 1 and kind in _LIST_INPUT_TYPES:
+            return "combobox"
+        return _INPUT_ROLES.get(kind, "textbox")
     if tag == "select":
-        return "listbox" if row[F.MULTIPLE] else "combobox"
-    if row[F.CONTENTEDITABLE]:
+        return "listbox" if row[F.MULTIPLE] or row[F.LIST] == 2 else "combobox"
+    if tag == "img" and row[F.ALT] == "" and not row[F.TITLE]:
+        return "presentation"  # HTML-AAM: alt="" marks a decorative image
+    if tag == "section" and not (row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY]):
+        return ""  # HTML-AAM: a <section> is a region only when it has a name
+    if tag == "form" and not (row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY] or row[F.TITLE]):
+        return "form"
+    if row[F.CONTENTEDITABLE] and tag not in _TAG_ROLES:
         return "textbox"
     return _TAG_ROLES.get(tag, "")
 
@@ -96,3 +151,14 @@ def kind_of(role: str, row: list[Any]) -> str:
     if role in FORM_CONTROL_ROLES or row[F.TAG] in ("input", "select", "textarea"):
         return "form-control"
     return "other"
+
+
+def heading_level(row: list[Any]) -> int:
+    tag = row[F.TAG]
+    try:
+        level = int(row[F.ARIA_LEVEL])
+    except ValueError:
+        level = 0
+    if level > 0:
+        return level
+    return int(tag[1]) if len(tag) == 2 and tag[0] == "h" and tag[1] in "123456" else 2

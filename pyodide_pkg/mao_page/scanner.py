@@ -1,24 +1,43 @@
-"""The page scanner: which elements an agent may see and act on (SPEC S1-S4).
+"""The page scanner: which elements an agent may see and act on (SPEC S1-S4, S6).
 
-Input is the fact rows of one document (``mao_page.facts``); every decision is made here in
-Python. This is the foundation scanner for the main document and its open shadow roots; the
-snapshot-engine issue adds same-origin iframes, placeholders and the full accname rules.
+Input is the fact rows of one ``collectDocument`` walk (``mao_page.facts``): the top
+document with its open shadow roots and same-origin iframes. Every decision is made here in
+Python: interactivity, collapse, visibility and clipping, the viewport, placeholders for what
+cannot be read (cross-origin frames, closed shadow roots), and the outline that gives the
+text form its structure (headings, text lines, containers).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import facts as F
-from .names import DocumentIndex, accessible_name, nearby_text
-from .roles import WIDGET_ROLES, explicit_role, kind_of, role_of
+from .names import DocumentIndex, nearby_text, squash
+from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
 from .sensitive import is_sensitive
 
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
-_SKIPPED_TAGS = frozenset({"html", "head", "body", "script", "style", "template", "noscript", "option", "optgroup"})
+_NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})
+_SKIPPED_TAGS = frozenset({"html", "head", "body", "script", "style", "template", "noscript", "option", "optgroup", "label"})
 _NON_FILLABLE_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset", "image", "file", "color", "range"})
+_CLIPPING = frozenset({"hidden", "clip"})
+_SCROLLING = frozenset({"auto", "scroll"})
+# Containers the text form indents (forms, dialogs, lists, tables, landmarks; seed 000 §1.1).
+CONTAINER_ROLES = frozenset(
+    {
+        "form", "dialog", "alertdialog", "list", "table", "grid", "treegrid", "navigation", "main",
+        "banner", "contentinfo", "complementary", "search", "region", "radiogroup", "tablist",
+        "menu", "menubar", "toolbar", "tree", "group", "listbox",
+    }
+)
+_NAMED_ONLY_CONTAINERS = frozenset({"group", "region"})
+_INLINE_DISPLAYS = frozenset({"inline", "contents"})
 TEXT_LIMIT = 120
+TEXT_LINE_LIMIT = 100
+OFFSCREEN_TEXT_LIMIT = 40
+
+Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in the top viewport
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +51,7 @@ class Viewport:
 
 @dataclass(frozen=True, slots=True)
 class ScannedElement:
-    index: int
+    index: int  # row of the element acted on (a custom checkbox: its label)
     tag: str
     kind: str
     role: str
@@ -57,6 +76,32 @@ class ScannedElement:
     private: bool
     form: tuple[str, str, str, str] | None
     key: tuple[str, ...]
+    frame: str = "main"
+    invalid: bool = False
+    pressed: bool | str | None = None
+    description: str = ""
+    opaque: str = ""  # "cross_origin_frame" / "closed_shadow_root": a placeholder
+    control: int | None = None  # the real (hidden) input behind a label, for its state
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineNode:
+    """One line of the text form: a container, heading, text line or element."""
+
+    kind: str  # "container", "heading", "text", "element"
+    depth: int
+    role: str = ""
+    name: str = ""
+    element: int = -1  # position in Scan.elements for kind "element"
+    in_viewport: bool = True
+    level: int = 0
+
+
+@dataclass(slots=True)
+class Scan:
+    elements: list[ScannedElement]
+    outline: list[OutlineNode] = field(default_factory=list)
+    frames: list[str] = field(default_factory=list)
 
 
 def _tabindex(row: list[Any]) -> int | None:
@@ -103,70 +148,209 @@ def _bool_attr(value: str) -> bool | None:
     return None
 
 
-def _visible(index: int, row: list[Any], doc: DocumentIndex, opacity: list[float]) -> bool:
-    return (
-        not doc.hidden[index]
-        and opacity[index] > 0
-        and row[F.WIDTH] > 0
-        and row[F.HEIGHT] > 0
-    )
+def _intersect(a: Box | None, b: Box) -> Box:
+    if a is None:
+        return b
+    return (max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3]))
 
 
-def _in_viewport(row: list[Any], viewport: Viewport) -> bool:
-    x, y, w, h = row[F.X], row[F.Y], row[F.WIDTH], row[F.HEIGHT]
-    return x < viewport.width and y < viewport.height and x + w > 0 and y + h > 0
+def _overlaps(box: Box, clip: Box | None) -> bool:
+    if clip is None:
+        return True
+    return box[0] < clip[2] and box[2] > clip[0] and box[1] < clip[3] and box[3] > clip[1]
 
 
-def _form_owner(row: list[Any], doc: DocumentIndex) -> tuple[str, str, str, str] | None:
-    form = row[F.FORM]
-    if form < 0:
-        return None
-    form_row = doc.rows[form]
-    return (form_row[F.ID], form_row[F.NAME], form_row[F.FORM_ACTION], form_row[F.FORM_METHOD])
+class Geometry:
+    """Rects in the top viewport, clipping by ancestors, and visibility, for every row.
+
+    Frame offsets translate a nested frame's rects into the top viewport. Clipping follows
+    CSS: an ancestor with overflow hidden/clip cuts its descendants off (not visible at
+    all); one with overflow auto/scroll, or a frame's viewport, only scrolls them out of
+    view (visible, not in the viewport). Absolutely positioned descendants escape the clip
+    of non-positioned ancestors; fixed ones escape every ancestor clip.
+    """
+
+    __slots__ = ("boxes", "visible", "in_view", "frame_of", "frame_offsets")
+
+    def __init__(self, doc: DocumentIndex, scopes: list[list[Any]], frames: list[list[Any]], viewport: Viewport) -> None:
+        rows = doc.rows
+        count = len(rows)
+        scope_frame = [scope[F.SCOPE_FRAME] for scope in scopes] or [0]
+        offsets: list[tuple[float, float]] = []
+        for frame in frames:
+            owner = frame[F.FRAME_OWNER]
+            if owner < 0:
+                offsets.append((0.0, 0.0))
+                continue
+            px, py = offsets[scope_frame[rows[owner][F.SCOPE]]]
+            offsets.append((px + frame[F.FRAME_X], py + frame[F.FRAME_Y]))
+        if not offsets:
+            offsets.append((0.0, 0.0))
+        self.frame_offsets = offsets
+        self.frame_of = [0] * count
+        self.boxes: list[Box] = [(0.0, 0.0, 0.0, 0.0)] * count
+        self.visible = [False] * count
+        self.in_view = [False] * count
+        top: Box = (0.0, 0.0, viewport.width, viewport.height)
+        # Per row: (hard clip, scroll clip) for in-flow children and for absolute children.
+        flow: list[tuple[Box | None, Box | None]] = [(None, None)] * count
+        absolute: list[tuple[Box | None, Box | None]] = [(None, None)] * count
+        transparent = [False] * count
+        hidden = doc.hidden
+        for index, row in enumerate(rows):
+            frame = scope_frame[row[F.SCOPE]] if row[F.SCOPE] < len(scope_frame) else 0
+            self.frame_of[index] = frame
+            ox, oy = offsets[frame] if frame < len(offsets) else (0.0, 0.0)
+            x0 = row[F.X] + ox
+            y0 = row[F.Y] + oy
+            box = (x0, y0, x0 + row[F.WIDTH], y0 + row[F.HEIGHT])
+            self.boxes[index] = box
+            parent = row[F.PARENT]
+            position = row[F.POSITION]
+            if parent < 0:
+                clip_in: tuple[Box | None, Box | None] = (None, None)
+                transparent[index] = row[F.OPACITY] <= 0
+            else:
+                transparent[index] = transparent[parent] or row[F.OPACITY] <= 0
+                if position == "fixed":
+                    clip_in = (None, None) if frame == 0 else flow[parent]
+                elif position == "absolute":
+                    clip_in = absolute[parent]
+                else:
+                    clip_in = flow[parent]
+                if rows[parent][F.TAG] in ("iframe", "frame") and rows[parent][F.FRAME] == "same":
+                    fx, fy = offsets[frame]
+                    fw, fh = frames[frame][F.FRAME_WIDTH], frames[frame][F.FRAME_HEIGHT]
+                    clip_in = (clip_in[0], _intersect(clip_in[1], (fx, fy, fx + fw, fy + fh)))
+            overflow = row[F.OVERFLOW]
+            own = clip_in
+            if overflow != "visible" and row[F.TAG] not in ("html", "body"):
+                parts = overflow.split()
+                if any(p in _CLIPPING for p in parts):
+                    own = (_intersect(clip_in[0], box), clip_in[1])
+                elif any(p in _SCROLLING for p in parts):
+                    own = (clip_in[0], _intersect(clip_in[1], box))
+            flow[index] = own
+            absolute[index] = own if position != "static" else (absolute[parent] if parent >= 0 else (None, None))
+            if hidden[index] or transparent[index]:
+                continue
+            sized = row[F.WIDTH] > 0 and row[F.HEIGHT] > 0
+            if not sized or not _overlaps(box, clip_in[0]):
+                continue
+            self.visible[index] = True
+            self.in_view[index] = _overlaps(box, top) and _overlaps(box, clip_in[1])
 
 
-def scan(rows: list[list[Any]], viewport: Viewport, *, include_offscreen: bool = False) -> list[ScannedElement]:
+def scan(
+    rows: list[list[Any]],
+    viewport: Viewport,
+    *,
+    include_offscreen: bool = False,
+    scopes: list[list[Any]] | None = None,
+    frames: list[list[Any]] | None = None,
+) -> list[ScannedElement]:
+    """The elements an agent may act on, in document order (pass the walk's ``scopes`` and
+    ``frames`` tables so elements in frames get top-viewport rects and frame labels)."""
+    return scan_page(rows, viewport, include_offscreen=include_offscreen, scopes=scopes, frames=frames).elements
+
+
+def scan_page(
+    rows: list[list[Any]],
+    viewport: Viewport,
+    *,
+    include_offscreen: bool = False,
+    scopes: list[list[Any]] | None = None,
+    frames: list[list[Any]] | None = None,
+    outline: bool = False,
+) -> Scan:
+    """``scan`` plus, with ``outline``, the containers, headings and text lines of the text form."""
     doc = DocumentIndex(rows)
-    opacity = [1.0] * len(rows)
-    ignored = [False] * len(rows)
-    candidates: list[tuple[int, str]] = []
+    scopes = scopes or [["document", 0, -1]]
+    frames = frames or [[-1, "", 0, 0, viewport.width, viewport.height]]
+    geometry = Geometry(doc, scopes, frames, viewport)
+    count = len(rows)
+    ignored = [False] * count
+    inert = [False] * count
+    inside_control = [False] * count
+    candidates: list[int] = []
     for index, row in enumerate(rows):
         parent = row[F.PARENT]
-        opacity[index] = (opacity[parent] if parent >= 0 else 1.0) * float(row[F.OPACITY])
-        ignored[index] = (parent >= 0 and ignored[parent]) or row[F.PRIVACY] == "ignore"
-        if ignored[index]:
+        if parent >= 0:
+            ignored[index] = ignored[parent] or row[F.PRIVACY] == "ignore"
+            inert[index] = inert[parent] or row[F.INERT]
+            parent_row = rows[parent]
+            inside_control[index] = inside_control[parent] or (
+                parent_row[F.TAG] in _NATIVE_CONTROLS and (parent_row[F.TAG] != "a" or bool(parent_row[F.HREF]))
+            )
+        else:
+            ignored[index] = row[F.PRIVACY] == "ignore"
+            inert[index] = bool(row[F.INERT])
+        if ignored[index] or inert[index]:
             continue
-        role = role_of(row)
+        if row[F.FRAME] == "cross" or row[F.SHADOW] == "closed":
+            candidates.append(index)
+            continue
+        role = doc.role(index)
         if is_interactive(index, row, role, doc):
-            candidates.append((index, role))
+            # A focusable or pointer-only element inside a native control is part of it.
+            if inside_control[index] and row[F.TAG] not in _NATIVE_CONTROLS and not explicit_role(row) and not row[F.CONTENTEDITABLE]:
+                continue
+            candidates.append(index)
 
     # SPEC S1: a clickable wrapper around exactly one real control collapses into it.
-    native = {i for i, _ in candidates if rows[i][F.TAG] in ("input", "select", "textarea", "button", "a")}
+    native = {i for i in candidates if rows[i][F.TAG] in ("input", "select", "textarea", "button", "a")}
     wrapped_count: dict[int, int] = {}
     for index in native:
         for ancestor in doc.ancestors(index):
             wrapped_count[ancestor] = wrapped_count.get(ancestor, 0) + 1
-    result = []
-    for index, role in candidates:
+    frame_labels = _frame_labels(doc, frames, scopes)
+    elements: list[ScannedElement] = []
+    listed: dict[int, int] = {}
+    for index in candidates:
         row = rows[index]
-        if index not in native and not row[F.ROLE] and wrapped_count.get(index, 0) == 1 and row[F.TAG] != "label":
+        if index not in native and not explicit_role(row) and wrapped_count.get(index, 0) == 1 and not row[F.FRAME] and row[F.SHADOW] != "closed":
             continue
-        visible = _visible(index, row, doc, opacity)
-        in_viewport = visible and _in_viewport(row, viewport)
-        if not visible or (not in_viewport and not include_offscreen):
+        target = index
+        control: int | None = None
+        if not geometry.visible[index] and row[F.TAG] == "input" and row[F.TYPE] in ("checkbox", "radio"):
+            # A custom checkbox: the real input is hidden and its label is what users click.
+            shown = [label for label in doc.labels_of(index) if geometry.visible[label]]
+            if not shown:
+                continue
+            target, control = shown[0], index
+        if not geometry.visible[target]:
             continue
-        result.append(_describe(index, row, role, doc, visible, in_viewport))
+        in_viewport = geometry.in_view[target]
+        if not in_viewport and not include_offscreen:
+            continue
+        element = _describe(index, doc, geometry, target, control, frame_labels)
+        listed[target] = len(elements)
+        elements.append(element)
+    result = Scan(elements=elements, frames=frame_labels)
+    if outline:
+        result.outline = _outline(doc, geometry, listed, ignored, inert, include_offscreen)
     return result
 
 
-def _describe(index: int, row: list[Any], role: str, doc: DocumentIndex, visible: bool, in_viewport: bool) -> ScannedElement:
-    role = role or "generic"
-    label, source = accessible_name(index, role, doc)
-    if not label:
-        label, source = nearby_text(index, doc), "nearby"
-    sensitive = is_sensitive(row, label)
-    private = row[F.PRIVACY] == "private"
+def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list[Any]]) -> list[str]:
+    labels = ["main"]
+    for number, frame in enumerate(frames[1:], start=1):
+        owner = frame[F.FRAME_OWNER]
+        name = doc.accessible_name(owner)[0] if owner >= 0 else ""
+        labels.append(f"frame {number}" + (f": {name[:60]}" if name else ""))
+    return labels
+
+
+def _describe(
+    index: int, doc: DocumentIndex, geometry: Geometry, target: int, control: int | None, frame_labels: list[str]
+) -> ScannedElement:
+    row = doc.rows[index]
+    role = doc.role(index) or "generic"
     tag = row[F.TAG]
+    opaque = "cross_origin_frame" if row[F.FRAME] == "cross" else "closed_shadow_root" if row[F.SHADOW] == "closed" else ""
+    label, source = element_label(index, doc) if not opaque else doc.accessible_name(index)
+    sensitive = is_sensitive(row, label)
+    private = row[F.PRIVACY] == "private" or any(doc.rows[a][F.PRIVACY] == "private" for a in doc.ancestors(index))
     value: str | bool | list[str] | None
     options: tuple[tuple[str, str, bool, bool], ...] = ()
     if tag == "select":
@@ -177,6 +361,8 @@ def _describe(index: int, row: list[Any], role: str, doc: DocumentIndex, visible
         value = row[F.VALUE]
     elif row[F.CONTENTEDITABLE]:
         value = doc.text_content(index, limit=TEXT_LIMIT)
+    elif row[F.ARIA_VALUE] and role in ("slider", "spinbutton", "progressbar", "scrollbar", "meter"):
+        value = row[F.ARIA_VALUE]
     else:
         value = None
     if (sensitive or private) and value not in (None, ""):
@@ -186,14 +372,24 @@ def _describe(index: int, row: list[Any], role: str, doc: DocumentIndex, visible
         checked = "mixed" if row[F.CHECKED] == 2 else bool(row[F.CHECKED])
     elif row[F.ARIA_CHECKED] in ("true", "false", "mixed"):
         checked = "mixed" if row[F.ARIA_CHECKED] == "mixed" else row[F.ARIA_CHECKED] == "true"
+    elif role in ("checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"):
+        checked = False  # ARIA: an absent aria-checked on these roles means false
     text = ""
-    if tag not in ("input", "select", "textarea") and not (sensitive or private):
+    if tag not in ("input", "select", "textarea") and not (sensitive or private) and not opaque:
         text = doc.text_content(index, limit=TEXT_LIMIT)
+    if opaque:
+        text = "cross-origin frame: its content cannot be read" if opaque == "cross_origin_frame" else "closed shadow root: its content cannot be read"
+    expanded = _bool_attr(row[F.ARIA_EXPANDED])
+    if expanded is None and tag == "summary" and row[F.PARENT] >= 0 and doc.rows[row[F.PARENT]][F.TAG] == "details":
+        expanded = bool(doc.rows[row[F.PARENT]][F.OPEN])
+    selected = _bool_attr(row[F.ARIA_SELECTED])
+    pressed: bool | str | None = "mixed" if row[F.ARIA_PRESSED] == "mixed" else _bool_attr(row[F.ARIA_PRESSED])
     input_type = row[F.TYPE] if tag in ("input", "button") else ""
+    x0, y0, x1, y1 = geometry.boxes[target]
     return ScannedElement(
-        index=index,
+        index=target,
         tag=tag,
-        kind=kind_of(role, row),
+        kind="opaque" if opaque else kind_of(role, row),
         role=role,
         type=input_type or ("text" if tag == "input" else ""),
         label=label,
@@ -201,22 +397,164 @@ def _describe(index: int, row: list[Any], role: str, doc: DocumentIndex, visible
         text=text if text != label else "",
         value=value,
         options=options,
-        visible=visible,
-        in_viewport=in_viewport,
+        visible=True,
+        in_viewport=geometry.in_view[target],
         disabled=bool(row[F.DISABLED]) or row[F.ARIA_DISABLED] == "true",
         readonly=bool(row[F.READONLY]) or row[F.ARIA_READONLY] == "true",
         required=bool(row[F.REQUIRED]) or row[F.ARIA_REQUIRED] == "true",
-        rect=(round(row[F.X], 1), round(row[F.Y], 1), round(row[F.WIDTH], 1), round(row[F.HEIGHT], 1)),
+        rect=(round(x0, 1), round(y0, 1), round(x1 - x0, 1), round(y1 - y0, 1)),
         checked=checked,
-        selected=_bool_attr(row[F.ARIA_SELECTED]),
-        expanded=_bool_attr(row[F.ARIA_EXPANDED]),
+        selected=selected,
+        expanded=expanded,
         placeholder=row[F.PLACEHOLDER],
         href=row[F.HREF],
         sensitive=sensitive,
         private=private,
         form=_form_owner(row, doc),
         key=key_of(row, role),
+        frame=frame_labels[geometry.frame_of[index]] if geometry.frame_of[index] < len(frame_labels) else "main",
+        invalid=row[F.ARIA_INVALID] not in ("", "false") or bool(row[F.USER_INVALID]),
+        pressed=pressed,
+        description=doc.description(index) if row[F.ARIA_DESCRIBEDBY] else "",
+        opaque=opaque,
+        control=control,
     )
+
+
+def element_label(index: int, doc: DocumentIndex) -> tuple[str, str]:
+    """SPEC S3: the accessible name; for an unnamed clickable element its text; then the
+    nearby text (source "nearby")."""
+    label, source = doc.accessible_name(index)
+    if label:
+        return label, source
+    if doc.rows[index][F.TAG] not in ("input", "select", "textarea"):
+        label = doc.text_content(index, limit=TEXT_LIMIT)
+        if label:
+            return label, "text"
+    if doc.rows[index][F.PARENT] < 0:
+        return "", ""
+    return nearby_text(index, doc), "nearby"
+
+
+def _form_owner(row: list[Any], doc: DocumentIndex) -> tuple[str, str, str, str] | None:
+    form = row[F.FORM]
+    if form < 0:
+        return None
+    form_row = doc.rows[form]
+    return (form_row[F.ID], form_row[F.NAME], form_row[F.FORM_ACTION], form_row[F.FORM_METHOD])
+
+
+# -- outline for the text form ---------------------------------------------------------------
+
+
+def _outline(
+    doc: DocumentIndex, geometry: Geometry, listed: dict[int, int], ignored: list[bool], inert: list[bool], include_offscreen: bool
+) -> list[OutlineNode]:
+    """Containers, headings, short text lines and elements in document order, indented.
+
+    Containers are kept only when something inside them is; text inside a listed element or
+    a heading is already in its name and is not repeated.
+    """
+    rows = doc.rows
+    count = len(rows)
+    end = list(range(count))
+    for index in range(count - 1, 0, -1):
+        parent = rows[index][F.PARENT]
+        if parent >= 0 and end[index] > end[parent]:
+            end[parent] = end[index]
+    nodes: list[OutlineNode] = []
+    # Open containers: (end row, position of its node in `nodes`, depth of its children).
+    stack: list[tuple[int, int]] = []
+    consumed_until = -1  # rows up to here had their text taken by a line above them
+    index = 0
+    while index < count:
+        while stack and index > stack[-1][0]:
+            stack.pop()
+        row = rows[index]
+        if ignored[index] or inert[index] or doc.hidden[index] or doc.aria_hidden[index] or row[F.TAG] in ("head", "script", "style", "template", "noscript"):
+            index = end[index] + 1
+            continue
+        depth = len(stack)
+        if index in listed:
+            nodes.append(OutlineNode("element", depth, element=listed[index], in_viewport=geometry.in_view[index]))
+            if end[index] > index:
+                stack.append((end[index], len(nodes) - 1))
+            consumed_until = max(consumed_until, end[index])
+            index += 1
+            continue
+        visible = geometry.visible[index]
+        shown = visible and (include_offscreen or geometry.in_view[index])
+        role = doc.role(index)
+        if role == "heading" and index > consumed_until:
+            if shown:
+                name = doc.accessible_name(index)[0]
+                if name:
+                    nodes.append(OutlineNode("heading", depth, "heading", _clip_text(name, geometry.in_view[index]),
+                                             in_viewport=geometry.in_view[index], level=heading_level(row)))
+                    stack.append((end[index], len(nodes) - 1))
+            consumed_until = max(consumed_until, end[index])
+            index += 1
+            continue
+        if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY] or row[F.TAG] == "fieldset"):
+            name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY] else ""
+            nodes.append(OutlineNode("container", depth, role, _clip_text(name, True), in_viewport=geometry.in_view[index]))
+            stack.append((end[index], len(nodes) - 1))
+            index += 1
+            continue
+        if index > consumed_until and shown and row[F.DISPLAY] not in _INLINE_DISPLAYS and (row[F.TEXT_PARTS] or doc.children[index]):
+            text, last = _block_text(doc, index, listed, end)
+            if text:
+                nodes.append(OutlineNode("text", depth, name=_clip_text(text, geometry.in_view[index]), in_viewport=geometry.in_view[index]))
+                consumed_until = max(consumed_until, last)
+        index += 1
+    # Drop containers that ended up empty (their children are the nodes deeper right after).
+    kept: list[OutlineNode] = []
+    for position, node in enumerate(nodes):
+        if node.kind == "container":
+            following = nodes[position + 1] if position + 1 < len(nodes) else None
+            if following is None or following.depth <= node.depth:
+                continue
+        kept.append(node)
+    return kept
+
+
+def _clip_text(text: str, in_viewport: bool) -> str:
+    limit = TEXT_LINE_LIMIT if in_viewport else OFFSCREEN_TEXT_LIMIT
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: list[int]) -> tuple[str, int]:
+    """Text of a block made of its text nodes and inline descendants (table rows: their
+    cells, joined with ' | '). Returns the text and the last row consumed; stops before a
+    nested block, heading or listed element, which get their own lines."""
+    rows = doc.rows
+    out: list[str] = []
+    last = index
+    row_like = rows[index][F.DISPLAY] == "table-row" or doc.role(index) == "row"
+    for item in doc.content(index):
+        if isinstance(item, str):
+            out.append(item)
+            continue
+        child = rows[item]
+        if doc.hidden[item] or doc.aria_hidden[item] or child[F.TAG] in ("script", "style", "template", "noscript"):
+            last = end[item]
+            continue
+        if row_like and child[F.DISPLAY] == "table-cell" and item not in listed:
+            cell = doc.text_content(item, limit=TEXT_LINE_LIMIT)
+            if out and cell:
+                out.append(" | ")
+            out.append(cell)
+            last = end[item]
+            continue
+        if child[F.DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.role(item) == "heading":
+            break
+        out.append(doc.text_content(item, limit=TEXT_LINE_LIMIT) if not _has_listed(item, end, listed) else "")
+        last = end[item]
+    return squash("".join(out))[:TEXT_LINE_LIMIT * 2], last
+
+
+def _has_listed(index: int, end: list[int], listed: dict[int, int]) -> bool:
+    return any(i in listed for i in range(index, end[index] + 1))
 
 
 def key_of(row: list[Any], role: str) -> tuple[str, ...]:

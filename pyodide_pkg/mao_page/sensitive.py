@@ -13,7 +13,8 @@ _SENSITIVE_AUTOCOMPLETE = re.compile(
 _SENSITIVE_LABEL = re.compile(
     r"password|passcode|passwort|\bpin\b|\botp\b|one[- ]time|verification code|security code"
     r"|\bcvv\b|\bcvc\b|card number|credit card|debit card|\biban\b|\bssn\b|social security"
-    r"|密码|验证码|校验码|银行卡|信用卡|卡号|安全码|身份证|支付密码",
+    r"|expiry|expiration date|\bexp(iry)? date|security answer"
+    r"|密码|口令|验证码|校验码|动态码|短信码|银行卡|信用卡|卡号|安全码|有效期|身份证|证件号|支付密码",
     re.IGNORECASE,
 )
 

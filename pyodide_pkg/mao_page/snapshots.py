@@ -36,6 +36,14 @@ class ElementEntry:
     type: str
     placeholder: str
     sensitive: bool = False
+    # A placeholder the executor must refuse: "cross_origin_frame" / "closed_shadow_root".
+    opaque: str = ""
+    # A custom checkbox or radio: the hidden real input whose state the label stands for
+    # (``handle`` is then the label, the thing to click).
+    control: Any = None
+    # The accessible name to re-check before acting (None when the label was nearby text,
+    # which cannot be recomputed from the element alone).
+    name: str | None = None
 
 
 @dataclass(slots=True)
@@ -52,6 +60,8 @@ class Snapshot:
     def release(self) -> None:
         for entry in self.entries.values():
             entry.handle.release()
+            if entry.control is not None:
+                entry.control.release()
         self.entries.clear()
 
 
@@ -87,9 +97,15 @@ class SnapshotStore:
         return snapshot
 
     @staticmethod
-    def add(snapshot: Snapshot, *, handle: Any, key: tuple[str, ...], role: str, label: str, tag: str, type: str, placeholder: str, sensitive: bool = False) -> str:
+    def add(
+        snapshot: Snapshot, *, handle: Any, key: tuple[str, ...], role: str, label: str, tag: str, type: str,
+        placeholder: str, sensitive: bool = False, opaque: str = "", control: Any = None,
+        name: str | None = None,
+    ) -> str:
         element_id = _new_id("e", snapshot.entries)
-        snapshot.entries[element_id] = ElementEntry(element_id, handle, key, role, label, tag, type, placeholder, sensitive)
+        snapshot.entries[element_id] = ElementEntry(
+            element_id, handle, key, role, label, tag, type, placeholder, sensitive, opaque, control, name
+        )
         return element_id
 
     def latest(self) -> Snapshot | None:
@@ -142,5 +158,6 @@ def suggest_replacement(entry: ElementEntry, candidates: list[ElementEntry]) -> 
     matches = [
         c for c in candidates
         if (c.role, c.label, c.tag, c.type, c.placeholder) == (entry.role, entry.label, entry.tag, entry.type, entry.placeholder)
+        and not c.opaque
     ]
     return matches[0].element_id if len(matches) == 1 else None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from mao_page import facts as F
-from mao_page.scanner import ScannedElement, Viewport, scan
+from mao_page.scanner import OutlineNode, ScannedElement, Viewport, scan, scan_page
 
 VIEWPORT = Viewport(width=1280, height=800, scroll_x=0, scroll_y=0)
 BODY = 1
@@ -25,7 +25,11 @@ _DEFAULTS: dict[int, Any] = {
     F.ARIA_DISABLED: "", F.ARIA_HIDDEN: "", F.AUTOCOMPLETE: "", F.LABEL_FOR: "", F.ALT: "",
     F.FORM: -1, F.OPTIONS: 0, F.PRIVACY: "", F.POINTER_EVENTS: "auto", F.FORM_ACTION: "",
     F.FORM_METHOD: "", F.MULTIPLE: False, F.ARIA_REQUIRED: "", F.ARIA_READONLY: "",
-    F.IS_PASSWORD: 0, F.VALUE_ATTR: "",
+    F.IS_PASSWORD: 0, F.VALUE_ATTR: "", F.SCOPE: 0, F.SHADOW: "", F.FRAME: "",
+    F.CONTENT_VISIBILITY: "visible", F.OVERFLOW: "visible", F.POSITION: "static", F.ARIA_INVALID: "",
+    F.USER_INVALID: 0, F.ARIA_PRESSED: "", F.ARIA_DESCRIBEDBY: "", F.OPEN: False, F.INERT: False,
+    F.PSEUDO: 0, F.ARIA_LEVEL: "", F.ARIA_VALUE: "", F.TEXT_PARTS: [], F.LIST: 0, F.ARIA_OWNS: "",
+    F.TEXT_TRANSFORM: "none",
 }
 assert len(_DEFAULTS) == F.COLUMNS
 
@@ -37,9 +41,13 @@ def fact_row(tag: str, parent: int = -1, **columns: Any) -> list[Any]:
     row[F.PARENT] = parent
     for name, value in columns.items():
         row[getattr(F, name.upper())] = value
-    # factsOf derives this column from el.type; keep synthetic rows consistent with it.
+    # factsOf derives these columns from other facts; keep synthetic rows consistent.
     if tag == "input" and row[F.TYPE] == "password" and "is_password" not in columns:
         row[F.IS_PASSWORD] = 1
+    if row[F.OWN_TEXT] and "text_parts" not in columns:
+        row[F.TEXT_PARTS] = [0, row[F.OWN_TEXT]]
+    if tag in ("span", "a", "b", "em", "strong", "label", "img") and "display" not in columns:
+        row[F.DISPLAY] = "inline"
     return row
 
 
@@ -53,6 +61,9 @@ class PageRows:
 
     def scan(self, *, include_offscreen: bool = False) -> list[ScannedElement]:
         return scan(self.rows, VIEWPORT, include_offscreen=include_offscreen)
+
+    def outline(self, *, include_offscreen: bool = False) -> list[OutlineNode]:
+        return scan_page(self.rows, VIEWPORT, include_offscreen=include_offscreen, outline=True).outline
 
     def scanned(self, index: int, **options: Any) -> ScannedElement:
         """The scanned element for row ``index``; fails the test when it was not listed."""
