@@ -6,6 +6,8 @@ One build step, offline apart from the package registries:
   ``loader_js/package-lock.json`` (``npm ci``).
 * pydantic and its dependencies as wheels for Pyodide's platform from PyPI, pinned by
   hash in ``assets/pyodide-wheels.txt`` (``pip download --require-hashes``).
+* The DOM-to-image library for ``page_screenshot`` (``@zumer/snapdom``, ESM build), from the
+  same npm lock; the page imports it lazily on the first screenshot, never at start-up.
 * Our own pure-Python wheel, built from ``pyodide_pkg/``.
 * A Pyodide lock file we write ourselves: Pyodide's bundled lock lists older pydantic
   versions, and ``pyodide-lock`` does not know the ``pyemscripten_2026_0`` tag
@@ -17,6 +19,7 @@ Layout of the output (``backend/mao_embed/_sdk/``)::
 
     mao-chat.js                 unversioned entry point, served with no-cache
     <build-id>/pyodide.mjs ...  everything else, immutable, with .br/.gz siblings
+    <build-id>/snapdom.mjs      screenshot library, imported on the first page_screenshot
     <build-id>/wheels/*.whl
     <build-id>/pyodide-lock.json
     manifest.json               {"buildId": ..., "files": {...}}
@@ -54,6 +57,10 @@ WHEEL_REQUIREMENTS = REPO_DIR / "assets" / "pyodide-wheels.txt"
 CACHE_DIR = REPO_DIR / "build" / "asset-cache"
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+# npm package, file inside it, name served in the versioned directory. The name is fixed:
+# loader_js/primitives/screenshot.js imports it relative to the loader.
+SCREENSHOT_LIBRARY = ("@zumer/snapdom", "dist/snapdom.mjs", "snapdom.mjs")
+NPM_PACKAGES = ("pyodide", SCREENSHOT_LIBRARY[0])
 PYODIDE_PLATFORM = "pyemscripten_2026_0_wasm32"
 PYODIDE_PYTHON = "3.14"
 BROWSER_PACKAGE = "mao-embed-page"
@@ -99,9 +106,13 @@ def _sha256(path: Path) -> str:
 def _ensure_pyodide() -> Path:
     package = LOADER_DIR / "node_modules" / "pyodide"
     lock = json.loads((LOADER_DIR / "package-lock.json").read_text())
-    wanted = lock["packages"]["node_modules/pyodide"]["version"]
-    installed = package / "package.json"
-    if not installed.is_file() or json.loads(installed.read_text())["version"] != wanted:
+
+    def installed_as_locked(name: str) -> bool:
+        wanted = lock["packages"][f"node_modules/{name}"]["version"]
+        installed = LOADER_DIR / "node_modules" / name / "package.json"
+        return installed.is_file() and json.loads(installed.read_text())["version"] == wanted
+
+    if not all(installed_as_locked(name) for name in NPM_PACKAGES):
         npm = shutil.which("npm")
         if npm is None:
             raise SystemExit("npm is needed to fetch the pinned Pyodide runtime (Node 20 + npm)")
@@ -288,6 +299,8 @@ def build(force: bool = False) -> BuiltAssets:
         (versioned / "wheels").mkdir(parents=True)
         for name in PYODIDE_FILES:
             shutil.copy2(pyodide_dir / name, versioned / name)
+        library, library_file, served_name = SCREENSHOT_LIBRARY
+        shutil.copy2(LOADER_DIR / "node_modules" / library / library_file, versioned / served_name)
         browser_wheel = _build_browser_wheel(Path(tmp) / "browser-wheel")
         served_wheels = []
         for wheel in [*wheels, browser_wheel]:

@@ -230,10 +230,67 @@ class Page:
     async def next_frame(self) -> None:
         await self._primitives.nextFrame(self._window)
 
+    # -- screenshot (issue 5; primitives in loader_js/primitives/screenshot.js) --------------
+
+    async def render_viewport(self, masks: list[ElementHandle], labels: list[tuple[str, ElementHandle]]) -> Rendering:
+        """Render the top viewport from the DOM, SDK host removed, ``masks`` blanked and
+        ``labels`` drawn as ref tags. The screenshot library is imported on first use."""
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]
+
+        js_masks = to_js([handle.proxy for handle in masks])
+        js_labels = to_js([[text, handle.proxy] for text, handle in labels])
+        try:
+            result = await self._primitives.renderViewport(self._window, self._sdk_host, js_masks, js_labels)
+        except JsException as error:
+            raise BridgeError(str(error)) from error
+        return Rendering(result, self._primitives)
+
     def close(self) -> None:
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.dispose()
+
+
+class Rendering:
+    """A rendered viewport held in JavaScript until ``release``: encoded once or more (the
+    byte cap may need a lower quality or size), never written anywhere but the result."""
+
+    __slots__ = ("_proxy", "_primitives", "width", "height", "scroll_x", "scroll_y",
+                 "device_pixel_ratio", "render_ms", "masked", "labelled", "unrendered", "warnings")
+
+    def __init__(self, proxy: JsProxy, primitives: Any) -> None:
+        self._proxy = proxy
+        self._primitives = primitives
+        width, height, scroll_x, scroll_y, ratio, render_ms = proxy.facts.to_py()
+        self.width, self.height = int(width), int(height)
+        self.scroll_x, self.scroll_y = float(scroll_x), float(scroll_y)
+        self.device_pixel_ratio, self.render_ms = float(ratio), float(render_ms)
+        # Rects are [x, y, width, height] in top-viewport CSS pixels, None when not visible.
+        self.masked = [_rect_or_none(r) for r in proxy.masked]
+        self.labelled = [_rect_or_none(r) for r in proxy.labelled]
+        self.unrendered = [(str(r[0]), [float(v) for v in list(r)[1:]]) for r in proxy.unrendered]
+        self.warnings = [str(w) for w in proxy.warnings]
+
+    def encode(self, mime: str, quality: float | None, width: int, height: int) -> str:
+        """A data URL; raises ``BridgeError`` when the browser refuses to export the pixels
+        (a canvas tainted by cross-origin content throws ``SecurityError``)."""
+        if self._proxy is None:
+            raise BridgeError("rendering already released")
+        try:
+            return str(self._primitives.encodeRendering(self._proxy, mime, quality, width, height))
+        except JsException as error:
+            raise BridgeError(str(error)) from error
+
+    def release(self) -> None:
+        proxy, self._proxy = self._proxy, None
+        if proxy is not None:
+            self._primitives.releaseRendering(proxy)
+
+
+def _rect_or_none(value: Any) -> list[float] | None:
+    if value is None or value is jsnull:
+        return None
+    return [float(v) for v in value]
 
 
 class Host:

@@ -10,7 +10,8 @@ from .errors import ToolFailure
 from .executor import Executor, SettlePolicy
 from .inspector import Inspector
 from .page import Page, read_state
-from .protocol import ErrorCode, InspectOptions, PageToolRequest, PageToolResult, ToolName
+from .protocol import InspectOptions, PageToolRequest, PageToolResult, ToolName
+from .screenshot import Screenshotter
 from .snapshots import SnapshotStore
 
 
@@ -19,6 +20,7 @@ class PageTools:
         self._page = page
         self.inspector = Inspector(page, store)
         self.executor = Executor(page, self.inspector, settle)
+        self.screenshots = Screenshotter(page, self.inspector)  # type: ignore[arg-type]
 
     def page_version(self) -> str:
         return read_state(self._page).version
@@ -37,7 +39,7 @@ class PageTools:
                     result=snapshot.to_wire(),
                 )
             if request.tool is ToolName.SCREENSHOT:
-                raise ToolFailure(ErrorCode.UNSUPPORTED, "page_screenshot is not available in this version yet")
+                return await self.screenshots.run(request)
             return await self.executor.run_actions(request)
         except ToolFailure as failure:
             return PageToolResult(
