@@ -49,37 +49,25 @@
     if (typeof options.agentId !== "string" || !options.agentId) problems.push("agentId must be a non-empty string");
     if (!options.user || typeof options.user.id !== "string" || !options.user.id) problems.push("user.id must be a non-empty string");
     if (typeof options.token !== "string" && typeof options.token !== "function") problems.push("token must be a string or a function returning a Promise of one");
+    if (options.locale !== undefined && typeof options.locale !== "string") problems.push("locale must be a string such as 'en' or 'zh-CN'");
+    if (options.authorization !== undefined && (typeof options.authorization !== "object" || options.authorization === null || Array.isArray(options.authorization))) problems.push("authorization must be an object {level, actions, policyVersion, confirmationTimeoutMs}");
     return problems;
   }
 
-  // The SDK host: one element, closed shadow root, excluded from every scan and screenshot.
-  function createHost() {
+  // The SDK host: one element holding the panel (loader_js/primitives/ui.js), excluded from
+  // every scan, screenshot and hit test. Its shadow root is OPEN on purpose (README "Panel
+  // controls"): Playwright and assistive technology reach open roots only, and CONTRACT.md
+  // promises tests can drive the panel by role and name. A closed root would not keep page
+  // scripts out anyway (they can patch attachShadow before we run); what keeps them from
+  // approving anything is that only `isTrusted` input with the card's nonce counts, and the
+  // handlers live in this closure.
+  function createHost(options) {
     const host = document.createElement("mao-embed-host");
     host.setAttribute("data-mao-embed-host", "");
-    const root = host.attachShadow({ mode: "closed" });
-    const style = document.createElement("style");
-    style.textContent = `
-      :host { all: initial; position: fixed; right: 16px; bottom: 16px; z-index: 2147483647; }
-      .pill { font: 13px/1.4 system-ui, sans-serif; background: #1f2430; color: #fff; border-radius: 16px;
-              padding: 6px 12px; box-shadow: 0 2px 8px rgba(0,0,0,.25); display: flex; gap: 8px; align-items: center; }
-      .dot { width: 8px; height: 8px; border-radius: 50%; background: #f5a623; }
-      .pill[data-state="ready"] .dot { background: #3ccf6e; }
-      .pill[data-state="error"] .dot { background: #e5484d; }`;
-    const pill = document.createElement("div");
-    pill.className = "pill";
-    pill.setAttribute("role", "status");
-    pill.setAttribute("aria-label", "Mao Embed status");
-    pill.dataset.state = "starting";
-    const dot = document.createElement("span");
-    dot.className = "dot";
-    const text = document.createElement("span");
-    text.textContent = "Mao Embed: starting";
-    pill.append(dot, text);
-    root.append(style, pill);
+    const root = host.attachShadow({ mode: "open" });
+    const locale = MaoUi.pickLocale(options.locale, document);
+    const ui = MaoUi.createPanel(root, document, locale, { collapsed: !!(options.ui && options.ui.collapsed) });
     (document.body || document.documentElement).appendChild(host);
-    const ui = {
-      setStatus(state, message) { pill.dataset.state = state; text.textContent = "Mao Embed: " + message; },
-    };
     return { host, ui };
   }
 
@@ -146,13 +134,14 @@
       settle(deferred, false, new StartupError("MaoChat.init: " + problems.join("; "), "invalid_options"));
       return deferred.promise;
     }
-    const { host, ui } = createHost();
+    const { host, ui } = createHost(options);
     const instance = { host, ui, controller: null, cleanup: [], destroyed: false };
     current = instance;
     const timeoutMs = Number(options.startupTimeoutMs) > 0 ? Number(options.startupTimeoutMs) : DEFAULT_STARTUP_TIMEOUT_MS;
     const fail = (error) => {
       if (deferred.settled) return;
-      ui.setStatus("error", "could not start");
+      ui.setStatus("error");
+      ui.showError(error.message);
       console.error("[mao-embed]", error.message);
       emit("error", { code: error.code || "startup_failed", message: error.message });
       settle(deferred, false, error);
@@ -178,7 +167,7 @@
         if (instance.destroyed) return;
         clearTimeout(timer);
         performance.mark("mao:session-ready");
-        ui.setStatus("ready", "page tools ready");
+        ui.chat("system", ui.text("ready"));
         settle(deferred, true, info && info.toJs ? info.toJs({ dict_converter: Object.fromEntries }) : info);
         emit("ready", {});
       },
@@ -208,6 +197,7 @@
       try { instance.controller.stop(); } finally { instance.controller.destroy(); }
     }
     for (const undo of instance.cleanup) undo();
+    instance.ui.destroy();
     instance.host.remove();
     settle(readyDeferred, false, new StartupError("MaoChat.destroy() was called", "destroyed"));
     emit("destroyed", {});

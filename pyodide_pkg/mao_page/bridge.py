@@ -406,3 +406,129 @@ def now_ms() -> float:
 
 def log(message: str) -> None:
     js.console.debug("[mao-embed]", message)
+
+
+# -- SDK UI and storage (issue 6) ------------------------------------------------------------
+
+
+class PanelView:
+    """The panel built by the loader (``loader_js/primitives/ui.js``); implements
+    ``supervisor.PanelUi``. The user's input comes back through ``connect``, as a callback
+    this class owns and destroys on close (STYLE 7)."""
+
+    def __init__(self, api: Any) -> None:
+        self._ui = api.ui
+        self.locale = str(self._ui.locale)
+        self._handler: Any = None
+
+    def connect(self, on_input: Any) -> None:
+        def receive(kind: Any, detail: Any) -> None:
+            on_input(str(kind), detail.to_py() if isinstance(detail, JsProxy) else {})
+
+        self._handler = create_proxy(receive)
+        self._ui.connect(self._handler)
+
+    def set_status(self, state: str, text: str) -> None:
+        self._ui.setStatus(state, text)
+
+    def set_level(self, level: str, actions: list[str]) -> None:
+        self._ui.setLevel(level, _to_js_arg(actions))
+
+    def show_card(self, card: dict[str, Any]) -> None:
+        self._ui.showCard(_to_js_arg(card))
+
+    def close_card(self, nonce: str) -> None:
+        self._ui.closeCard(nonce)
+
+    def log(self, entry: dict[str, Any]) -> None:
+        self._ui.log(_to_js_arg({k: v for k, v in entry.items() if v is not None}))
+
+    def chat(self, role: str, text: str) -> None:
+        self._ui.chat(role, text)
+
+    def show_error(self, text: str) -> None:
+        self._ui.showError(text)
+
+    def highlight(self, handle: ElementHandle, label: str, sticky: bool) -> None:
+        self._ui.highlight(handle.proxy, label, sticky)
+
+    def clear_highlight(self) -> None:
+        self._ui.clearHighlight()
+
+    def close(self) -> None:
+        handler, self._handler = self._handler, None
+        if handler is not None:
+            self._ui.disconnect()
+            handler.destroy()
+
+
+class InputWatch:
+    """Real user input on the page outside the SDK UI, reported only while armed (SPEC U3)."""
+
+    def __init__(self, api: Any, on_input: Any) -> None:
+        self._callback = create_proxy(lambda kind: on_input(str(kind)))
+        self._watch = api.ui.watchInput(api.window, api.sdkHost, self._callback)
+
+    def arm(self, armed: bool) -> None:
+        if self._watch is not None:
+            self._watch.arm(armed)
+
+    def close(self) -> None:
+        watch, self._watch = self._watch, None
+        if watch is not None:
+            watch.dispose()
+            self._callback.destroy()
+
+
+class BrowserStorage:
+    """``window.localStorage`` as ``authorization.Storage``. Storage can be unavailable
+    (disabled, sandboxed, quota); then nothing persists and reads find nothing."""
+
+    def __init__(self, api: Any) -> None:
+        try:
+            self._storage = api.window.localStorage
+        except JsException:
+            self._storage = None
+
+    def get(self, key: str) -> str | None:
+        if self._storage is None:
+            return None
+        try:
+            value = self._storage.getItem(key)
+        except JsException:
+            return None
+        return None if value is None or value is jsnull else str(value)
+
+    def set(self, key: str, value: str) -> None:
+        if self._storage is None:
+            return
+        try:
+            self._storage.setItem(key, value)
+        except JsException as error:  # quota or disabled storage: the grant lasts this page only
+            log(f"could not persist the authorization grant: {error}")
+
+    def remove(self, key: str) -> None:
+        if self._storage is None:
+            return
+        try:
+            self._storage.removeItem(key)
+        except JsException as error:
+            log(f"could not remove the authorization grant: {error}")
+
+
+def risk_facts(api: Any, handle: ElementHandle) -> tuple[bool, str, str, str, str]:
+    """(in a form, the form's action URL, its method, the element's type, its text)."""
+    in_form, action, method, kind, text = api.primitives.riskFacts(handle.proxy).to_py()
+    return bool(in_form), str(action), str(method), str(kind), str(text)
+
+
+def page_origin(api: Any) -> str:
+    return str(api.window.location.origin)
+
+
+def option(api: Any, name: str) -> Any:
+    """A plain-Python copy of one ``init`` option (None when absent)."""
+    value = getattr(api.options, name, None)
+    if value is None or value is jsnull:
+        return None
+    return value.to_py() if isinstance(value, JsProxy) else value

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from .dispatcher import Dispatcher
 from .protocol import (
     PROTOCOL_VERSION,
+    AuditEvent,
     Cancel,
     ChatEvent,
     ChatMessage,
@@ -154,6 +155,16 @@ class SdkClient:
         if self.state is not ClientState.CONNECTED or self._transport is None:
             return False
         self._transport.send(json.dumps(message.to_wire()))
+        return True
+
+    def send_audit(self, event: AuditEvent) -> bool:
+        """Report one authorization or action record for the backend's audit log (SPEC P6).
+
+        False (nothing sent) while not connected; the page's SDK event has it either way.
+        """
+        if self.state is not ClientState.CONNECTED or self._transport is None:
+            return False
+        self._transport.send(json.dumps(event.to_wire()))
         return True
 
     def stop(self) -> None:

@@ -15,7 +15,9 @@ Connection lifecycle (one WebSocket per page, ``/ws/sdk``):
 4. The backend sends ``ping`` every ``heartbeatIntervalMs``; the SDK answers ``pong`` with the
    current URL and title. Either side treats a silent peer as dead (SPEC W4).
 5. The SDK never sends anything unasked beyond ``hello`` and ``pong`` (SPEC W4), and
-   ``chat_message`` when the user types in the panel (see "Panel chat" below).
+   ``chat_message`` when the user types in the panel (see "Panel chat" below) and
+   ``audit_event`` records of the user's authorization decisions and the actions run (see
+   "Audit" below; never page content, so W4 holds).
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ class ErrorCode(StrEnum):
     PERMISSION_DENIED = "permission_denied"
     USER_REJECTED = "user_rejected"
     CONFIRMATION_TIMEOUT = "confirmation_timeout"
+    # The user is in control (issue 6, SPEC U3): real input on the page paused the task, or
+    # the user pressed Pause / Stop in the panel. Wait for the user; nothing was done.
+    USER_TAKEOVER = "user_takeover"
+    USER_STOPPED = "user_stopped"
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
     NAVIGATED = "navigated"
@@ -424,8 +430,48 @@ class ChatEvent(WireModel):
     code: Annotated[str, Field(max_length=80)] | None = None
 
 
+# ---------------------------------------------------------------------------
+# Audit (issue 6, SPEC P6). Additive to protocol version 1, page -> backend only.
+#
+# The authorization center reports grants, revocations, level changes, confirmations,
+# takeovers, stops and every action step, for the backend's audit log. The same records go
+# to the page's SDK events (``MaoChat.on("audit", ...)``). They never carry a value typed
+# into the page or a token: only the action, the target's label and the outcome.
+# ---------------------------------------------------------------------------
+
+
+class AuditKind(StrEnum):
+    GRANT = "grant"
+    REVOKE = "revoke"
+    LEVEL_CHANGE = "level_change"
+    CONFIRMATION = "confirmation"
+    ACTION = "action"
+    TAKEOVER = "takeover"
+    STOP = "stop"
+    RESUME = "resume"
+
+
+class AuditEvent(WireModel):
+    type: Literal["audit_event"] = "audit_event"
+    kind: AuditKind
+    level: Literal["per_action", "task", "full"]
+    previous_level: Literal["per_action", "task", "full"] | None = None
+    reason: Annotated[str, Field(max_length=40)] | None = None
+    request_id: Identifier | None = None
+    action: Annotated[str, Field(max_length=40)] | None = None
+    target: Annotated[str, Field(max_length=200)] | None = None
+    risk: Literal["low", "high"] | None = None
+    risk_reasons: Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=8)] | None = None
+    # confirmation: allowed_once / allowed_for_task / denied / timeout / withdrawn
+    decision: Annotated[str, Field(max_length=40)] | None = None
+    # action: "ok" or the error code
+    outcome: Annotated[str, Field(max_length=80)] | None = None
+    duration_ms: float | None = None
+    at_ms: float
+
+
 ClientMessage = Annotated[
-    Union[Hello, PageToolResult, Ping, Pong, ChatMessage], Field(discriminator="type")
+    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, AuditEvent], Field(discriminator="type")
 ]
 ServerMessage = Annotated[
     Union[Welcome, PageToolRequest, Cancel, Ping, Pong, ErrorMessage, ChatEvent],

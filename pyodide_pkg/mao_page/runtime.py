@@ -1,21 +1,35 @@
-"""Entry point called by the loader: wires bridge, tools, dispatcher and client together."""
+"""Entry point called by the loader: wires bridge, tools, supervisor, dispatcher and client.
+
+The agent's requests go dispatcher -> ``Controller._run_tool`` (the supervisor opens the
+task or refuses) -> ``PageTools`` -> executor, whose ``authorize`` and ``on_step`` hooks are
+the supervisor's. The user's panel input goes bridge -> ``Supervisor.on_ui``.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import time
 
-from . import __version__, bridge
+from . import __version__, bridge, i18n
+from .authorization import (
+    AuthorizationCenter,
+    GrantKey,
+    GrantStore,
+    OptionsError,
+    parse_host_policy,
+)
 from .client import ClientState, Identity, SdkClient
 from .dispatcher import Dispatcher
-from .protocol import PageInfo
-from .snapshots import SnapshotStore
+from .protocol import AuditEvent, ErrorCode, PageInfo, PageToolRequest, PageToolResult, ToolError
+from .risk import Target
+from .snapshots import ElementEntry, SnapshotStore
+from .supervisor import Supervisor
 from .tools import PageTools
 
-_STATUS_TEXT = {
-    ClientState.CONNECTING: ("starting", "connecting"),
-    ClientState.BACKING_OFF: ("starting", "reconnecting"),
-    ClientState.REFUSED: ("error", "refused by the server"),
-    ClientState.STOPPED: ("starting", "stopped"),
+_CONNECTION_STATUS = {
+    ClientState.CONNECTING: ("starting", "status.connecting"),
+    ClientState.BACKING_OFF: ("starting", "status.connecting"),
+    ClientState.REFUSED: ("error", "status.refused"),
 }
 
 
@@ -24,11 +38,36 @@ class Controller:
 
     def __init__(self) -> None:
         api = bridge.current_host_api()
+        self._api = api
         self.host = bridge.Host(api)
+        try:
+            policy = parse_host_policy(bridge.option(api, "authorization"))
+        except OptionsError as error:
+            self.host.signal_failure("invalid_options", f"MaoChat.init: {error}")
+            raise
         self.page = bridge.Page(api)
         self.store = SnapshotStore()
-        self.tools = PageTools(self.page, self.store)
-        self.dispatcher = Dispatcher(self.tools.run, lambda data: None, self.tools.page_version)
+        self.panel = bridge.PanelView(api)
+        self.input_watch = bridge.InputWatch(api, lambda kind: self.supervisor.on_takeover())
+        origin = bridge.page_origin(api)
+        grants = GrantStore(
+            bridge.BrowserStorage(api),
+            GrantKey.of(server_url=self.host.server_url, user_id=self.host.user_id, origin=origin,
+                        agent_id=self.host.agent_id, actions=policy.actions, policy_version=policy.policy_version),
+        )
+        self.center = AuthorizationCenter(grants, policy, on_change=lambda change: self.supervisor.on_level_change(change))
+        self.supervisor = Supervisor(
+            center=self.center,
+            ui=self.panel,
+            page_origin=origin,
+            describe_target=self._describe_target,
+            audit=self._audit,
+            arm_takeover=self.input_watch.arm,
+            send_chat=lambda text, message_id: self.client.send_chat(text, message_id),
+            cancel_running=lambda reason: self.dispatcher.cancel_all(reason),
+        )
+        self.tools = PageTools(self.page, self.store, authorize=self.supervisor.authorize, on_step=self.supervisor.on_step)
+        self.dispatcher = Dispatcher(self._run_tool, lambda data: None, self.tools.page_version)
         self._ready_signalled = False
         self.client = SdkClient(
             url=bridge.websocket_url(self.host.server_url),
@@ -46,15 +85,44 @@ class Controller:
             on_ready=self._on_ready,
             on_refused=self._on_refused,
             on_state=self._on_state,
+            on_chat_event=self.supervisor.on_chat_event,
         )
+        self.panel.connect(self.supervisor.on_ui)
         self._task: asyncio.Task[None] | None = None
+
+    async def _run_tool(self, request: PageToolRequest) -> PageToolResult:
+        refusal = self.supervisor.begin_request(request)
+        if refusal is not None:
+            return refusal.model_copy(update={"page_version": self.tools.page_version()})
+        began = time.monotonic()
+        result: PageToolResult | None = None
+        try:
+            result = await self.tools.run(request)
+            return result
+        finally:
+            if result is None:  # cancelled or timed out: the dispatcher answers for it
+                result = PageToolResult(request_id=request.request_id, success=False,
+                                        error=ToolError(code=ErrorCode.CANCELLED, message="cancelled or timed out"))
+            self.supervisor.end_request(request, result, (time.monotonic() - began) * 1000)
+
+    def _describe_target(self, entry: ElementEntry) -> Target:
+        in_form, form_action, _method, kind, text = bridge.risk_facts(self._api, entry.handle)
+        return Target(role=entry.role, tag=entry.tag, type=kind or entry.type, label=entry.label, text=text,
+                      sensitive=entry.sensitive, in_form=in_form, form_action=form_action)
+
+    def _audit(self, event: AuditEvent) -> None:
+        detail = event.to_wire()
+        detail.pop("type", None)
+        self.host.emit("audit", detail)
+        self.client.send_audit(event)
 
     def _page_info(self) -> PageInfo:
         url, title = self.host.location()
         return PageInfo(url=url[:8192], title=title[:2000])
 
     def _on_ready(self, session_id: str) -> None:
-        self.host.set_status("ready", "page tools ready")
+        self.supervisor.session_changed(session_id)
+        self.supervisor.refresh()
         if not self._ready_signalled:
             self._ready_signalled = True
             self.host.signal_ready(session_id)
@@ -62,21 +130,26 @@ class Controller:
 
     def _on_refused(self, code: str, message: str) -> None:
         self.host.emit("error", {"code": str(code), "message": message})
+        self.panel.show_error(f"{code}: {message}")
         if not self._ready_signalled:
             self.host.signal_failure(str(code), f"Mao Embed was refused by the server ({code}): {message}")
 
     def _on_state(self, state: ClientState) -> None:
-        if state in _STATUS_TEXT:
-            self.host.set_status(*_STATUS_TEXT[state])
+        if state in _CONNECTION_STATUS:
+            status, key = _CONNECTION_STATUS[state]
+            self.panel.set_status(status, i18n.text(self.panel.locale, key))
 
     def start(self) -> None:
         self._task = asyncio.get_event_loop().create_task(self.client.run())
 
     def stop(self) -> None:
+        self.supervisor.close()
         self.client.stop()
         if self._task is not None:
             self._task.cancel()
         self.store.invalidate_all()
+        self.input_watch.close()
+        self.panel.close()
         self.page.close()
 
 

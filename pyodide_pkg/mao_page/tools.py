@@ -7,7 +7,7 @@ structured errors here. Tools whose issue has not landed answer ``unsupported``.
 from __future__ import annotations
 
 from .errors import ToolFailure
-from .executor import Executor, SettlePolicy
+from .executor import Authorizer, Executor, SettlePolicy, StepListener, allow_everything
 from .inspector import Inspector
 from .page import Page, read_state
 from .protocol import InspectOptions, PageToolRequest, PageToolResult, ToolName
@@ -16,10 +16,13 @@ from .snapshots import SnapshotStore
 
 
 class PageTools:
-    def __init__(self, page: Page, store: SnapshotStore, settle: SettlePolicy | None = None) -> None:
+    def __init__(self, page: Page, store: SnapshotStore, settle: SettlePolicy | None = None, *,
+                 authorize: Authorizer = allow_everything, on_step: StepListener | None = None) -> None:
+        # ``authorize`` and ``on_step`` are the authorization center's hooks (issue 6,
+        # mao_page.supervisor); the defaults are for tests of the tools alone.
         self._page = page
         self.inspector = Inspector(page, store)
-        self.executor = Executor(page, self.inspector, settle)
+        self.executor = Executor(page, self.inspector, settle, authorize=authorize, on_step=on_step)
         self.screenshots = Screenshotter(page, self.inspector)  # type: ignore[arg-type]
 
     def page_version(self) -> str:

@@ -1,0 +1,534 @@
+"""The user's side of every task: confirmations, the action log, pause, stop and takeover.
+
+The agent's requests and the user's input meet here (SPEC P1-P6, U1-U3, seed 004 §4.3):
+
+* ``begin_request`` / ``end_request`` wrap each tool request: a paused or stopped task
+  refuses it (``user_takeover`` / ``user_stopped``), otherwise it opens or extends the task.
+* ``authorize`` is the executor's hook, awaited before every step: scope, level, risk, and
+  under ``per_action`` a confirmation card the user answers with real input.
+* ``on_step`` feeds the action log.
+* ``on_ui`` receives what the user did in the panel. Only input the browser marks
+  ``isTrusted`` counts (SPEC U2); a card's answer must also carry that card's nonce, so a
+  stale card, a replayed answer or a page script calling ``click()`` approves nothing.
+* ``on_takeover``: real pointer or key input on the page (outside the SDK UI) while a task
+  runs pauses it; the next result tells the agent (SPEC U3, seed 000 §5).
+
+A task opens with the first tool request (or a chat message, or a ``task`` grant) and ends
+when the user stops it, the chat turn that started it is done, the session changes, or no
+request came for ``TASK_IDLE_S`` (an agent on the HTTP API has no other way to say it is
+done). A ``task`` grant ends with its task; a refresh ends everything held in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from . import i18n
+from .authorization import AuthorizationCenter, Decision, Level, LevelChange
+from .errors import ToolFailure
+from .protocol import (
+    AuditEvent,
+    AuditKind,
+    ChatEvent,
+    ChatEventKind,
+    ErrorCode,
+    PageToolRequest,
+    PageToolResult,
+)
+from .risk import Risk, Target, classify
+from .snapshots import ElementEntry
+
+TASK_IDLE_S = 60.0
+# A card's buttons ignore answers for this long after it appears, so a click already on its
+# way (the user was clicking where the card popped up) cannot approve it. The panel also
+# keeps the buttons disabled for this time.
+CARD_ARM_S = 0.35
+# A confirmation must end before its request times out, so the agent gets
+# ``confirmation_timeout`` rather than a bare ``timeout``.
+DEADLINE_MARGIN_S = 1.0
+STOP_GRACE_S = 1.0
+MASK = "••••••"
+
+
+class TaskState(StrEnum):
+    IDLE = "idle"
+    RUNNING = "running"
+    WAITING = "waiting"
+    PAUSED = "paused"
+    STOPPED = "stopped"
+
+
+class PanelUi(Protocol):
+    """The panel as the runtime drives it (``bridge.PanelView``; a recorder in tests)."""
+
+    locale: str
+
+    def set_status(self, state: str, text: str) -> None: ...
+    def set_level(self, level: str, actions: list[str]) -> None: ...
+    def show_card(self, card: dict[str, Any]) -> None: ...
+    def close_card(self, nonce: str) -> None: ...
+    def log(self, entry: dict[str, Any]) -> None: ...
+    def chat(self, role: str, text: str) -> None: ...
+    def show_error(self, text: str) -> None: ...
+    def highlight(self, handle: Any, label: str, sticky: bool) -> None: ...
+    def clear_highlight(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class RequestContext:
+    request_id: str
+    tool: str
+    require_confirmation: bool
+    deadline: float
+
+
+_request: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar("mao_request", default=None)
+
+
+@dataclass(slots=True)
+class _PendingCard:
+    nonce: str
+    shown_at: float
+    future: asyncio.Future[str]
+
+
+@dataclass(slots=True)
+class _Task:
+    task_id: str
+    opened_by: str  # "request", "chat", "grant"
+    chat_message_id: str | None = None
+    running: int = 0
+    last_activity: float = field(default_factory=time.monotonic)
+
+
+class Supervisor:
+    def __init__(
+        self,
+        *,
+        center: AuthorizationCenter,
+        ui: PanelUi,
+        page_origin: str,
+        describe_target: Callable[[ElementEntry], Target],
+        audit: Callable[[AuditEvent], None],
+        arm_takeover: Callable[[bool], None],
+        send_chat: Callable[[str, str], bool],
+        cancel_running: Callable[[str], None],
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = lambda: time.time() * 1000,
+    ) -> None:
+        self.center = center
+        self._ui = ui
+        self._locale = ui.locale
+        self._page_origin = page_origin
+        self._describe_target = describe_target
+        self._audit = audit
+        self._arm_takeover = arm_takeover
+        self._send_chat = send_chat
+        self._cancel_running = cancel_running
+        self._clock = clock
+        self._wall_clock = wall_clock
+        self.state = TaskState.IDLE
+        self._task: _Task | None = None
+        self._pending: _PendingCard | None = None
+        self._card_lock = asyncio.Lock()
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._session_id: str | None = None
+        self._step_risk: dict[tuple[str, int], Risk] = {}
+        self._step_index: dict[str, int] = {}
+        self._chat_counter = 0
+        self._closed = False
+        self._render()
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _t(self, key: str, **values: object) -> str:
+        return i18n.text(self._locale, key, **values)
+
+    def _render(self) -> None:
+        status = "waiting" if self.state is TaskState.WAITING else self.state.value
+        self._ui.set_status(status, self._t(f"status.{status}"))
+        self._ui.set_level(self.center.level.value, sorted(self.center.scope))
+        self._arm_takeover(self._task is not None and self.state in (TaskState.RUNNING, TaskState.WAITING))
+
+    def refresh(self) -> None:
+        self._render()
+
+    def _record(self, kind: AuditKind, **fields: Any) -> None:
+        event = AuditEvent(kind=kind, level=self.center.level.value, at_ms=self._wall_clock(), **fields)
+        self._audit(event)
+
+    @property
+    def task_id(self) -> str | None:
+        return self._task.task_id if self._task else None
+
+    def _open_task(self, opened_by: str) -> _Task:
+        if self._task is None:
+            self._task = _Task(task_id="t" + secrets.token_hex(6), opened_by=opened_by, last_activity=self._clock())
+            self._ui.show_error("")
+        self._touch()
+        return self._task
+
+    def _touch(self) -> None:
+        if self._task is None:
+            return
+        self._task.last_activity = self._clock()
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        try:
+            loop = asyncio.get_event_loop()
+        except RuntimeError:
+            return
+        self._idle_timer = loop.call_later(TASK_IDLE_S, self._expire_idle_task)
+
+    def _expire_idle_task(self) -> None:
+        self._idle_timer = None
+        task = self._task
+        if task is None or task.running or task.chat_message_id is not None:
+            return
+        if self._clock() - task.last_activity >= TASK_IDLE_S - 0.01:
+            self._end_task("idle")
+
+    def _end_task(self, reason: str) -> None:
+        task, self._task = self._task, None
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        if task is not None:
+            was_task_level = self.center.level is Level.TASK
+            self.center.task_ended(task.task_id)
+            if was_task_level and self.center.level is not Level.TASK:
+                self._ui.chat("system", self._t("notice.task_ended"))
+        if self.state in (TaskState.RUNNING, TaskState.WAITING):
+            self.state = TaskState.IDLE
+        self._render()
+
+    # -- level changes (from the center) -------------------------------------------------
+
+    def on_level_change(self, change: LevelChange) -> None:
+        if change.reason == "revoked":
+            kind = AuditKind.REVOKE
+        elif change.reason == "user" and change.level.rank > change.previous.rank:
+            kind = AuditKind.GRANT
+        else:
+            kind = AuditKind.LEVEL_CHANGE
+        self._record(kind, previous_level=change.previous.value, reason=change.reason)
+        if not self._closed:
+            self._render()
+
+    # -- the agent's side ---------------------------------------------------------------
+
+    def begin_request(self, request: PageToolRequest) -> PageToolResult | None:
+        """Open or extend the task for this request, or the refusal to answer instead."""
+        if self.state is TaskState.PAUSED:
+            return self._refusal(request, ErrorCode.USER_TAKEOVER,
+                                 "the user has taken over the page and the task is paused; nothing was done. Wait for the user to resume, then call page_inspect again")
+        if self.state is TaskState.STOPPED:
+            return self._refusal(request, ErrorCode.USER_STOPPED,
+                                 "the user stopped the task; nothing was done. Do not continue unless the user asks again")
+        task = self._open_task("request")
+        task.running += 1
+        self.state = TaskState.RUNNING
+        _request.set(RequestContext(request.request_id, request.tool.value, request.require_confirmation,
+                                    self._clock() + request.timeout_ms / 1000))
+        self._render()
+        return None
+
+    def end_request(self, request: PageToolRequest, result: PageToolResult, duration_ms: float) -> None:
+        task = self._task
+        if task is not None:
+            task.running = max(0, task.running - 1)
+            self._touch()
+        if not request.actions:  # page_inspect, page_screenshot: one log line for the call
+            outcome = "ok" if result.success else (result.error.code.value if result.error else "failed")
+            self._ui.log({"id": request.request_id, "tool": request.tool.value, "target": "", "outcome": outcome,
+                          "ok": result.success, "durationMs": round(duration_ms)})
+        if not result.success and result.error is not None:
+            self._ui.show_error(f"{request.tool.value}: {result.error.code.value}: {result.error.message}")
+        self._render()
+
+    @staticmethod
+    def _refusal(request: PageToolRequest, code: ErrorCode, message: str) -> PageToolResult:
+        return PageToolResult(request_id=request.request_id, success=False,
+                              error=ToolFailure(code, message).to_error())
+
+    async def authorize(self, action: Any, entry: ElementEntry | None) -> None:
+        """The executor's hook before every step (SPEC A2, A5, P1-P4)."""
+        context = _request.get()
+        if self.state is TaskState.STOPPED:
+            raise ToolFailure(ErrorCode.USER_STOPPED, "the user stopped the task; the remaining steps were not run")
+        if self.state is TaskState.PAUSED:
+            raise ToolFailure(ErrorCode.USER_TAKEOVER, "the user took over the page; the task is paused and the remaining steps were not run")
+        name = action.action
+        task_id = self.task_id
+        decision = self.center.decide(name, task_id=task_id, require_confirmation=bool(context and context.require_confirmation))
+        if decision is Decision.DENY:
+            raise ToolFailure(ErrorCode.PERMISSION_DENIED, f"this page does not allow the {name} action (authorization scope); nothing was done",
+                              element_id=entry.element_id if entry else None)
+        target = self._describe_target(entry) if entry is not None else None
+        risk = classify(name, target, page_origin=self._page_origin, key=getattr(action, "key", None) or "")
+        label = entry.label if entry is not None else ""
+        if context is not None:
+            index = self._step_index.get(context.request_id, 0)
+            self._step_risk[(context.request_id, index)] = risk
+            self._ui.log({"id": f"{context.request_id}:{index}", "tool": f"page_{name}", "target": label})
+        if decision is Decision.CONFIRM:
+            await self._confirm(action, entry, target, risk, context)
+        if entry is not None:
+            self._ui.highlight(entry.handle, label or entry.role, False)
+
+    async def _confirm(self, action: Any, entry: ElementEntry | None, target: Target | None, risk: Risk,
+                       context: RequestContext | None) -> None:
+        async with self._card_lock:
+            timeout_s = self.center.policy.confirmation_timeout_ms / 1000
+            if context is not None:
+                timeout_s = min(timeout_s, context.deadline - self._clock() - DEADLINE_MARGIN_S)
+            audit = {"request_id": context.request_id if context else None, "action": action.action,
+                     "target": (entry.label if entry else "")[:200], "risk": risk.level,
+                     "risk_reasons": [r.value for r in risk.reasons] or None}
+            if timeout_s < 1.0:
+                self._record(AuditKind.CONFIRMATION, decision="timeout", **audit)
+                raise ToolFailure(ErrorCode.CONFIRMATION_TIMEOUT, "not enough time left in this request for the user to confirm; nothing was done. Allow a longer timeoutMs")
+            if self.state in (TaskState.STOPPED, TaskState.PAUSED):
+                raise ToolFailure(ErrorCode.USER_STOPPED if self.state is TaskState.STOPPED else ErrorCode.USER_TAKEOVER,
+                                  "the task was stopped or paused by the user; nothing was done")
+            nonce = secrets.token_urlsafe(16)
+            future: asyncio.Future[str] = asyncio.get_event_loop().create_future()
+            self._pending = _PendingCard(nonce, self._clock(), future)
+            self.state = TaskState.WAITING
+            self._ui.show_card(self._card(nonce, action, entry, risk, timeout_s))
+            if entry is not None:
+                self._ui.highlight(entry.handle, entry.label or entry.role, True)
+            self._render()
+            try:
+                answer = await asyncio.wait_for(asyncio.shield(future), timeout_s)
+            except TimeoutError:
+                self._record(AuditKind.CONFIRMATION, decision="timeout", **audit)
+                raise ToolFailure(ErrorCode.CONFIRMATION_TIMEOUT, f"the user did not answer within {round(timeout_s)} s; nothing was done",
+                                  element_id=entry.element_id if entry else None) from None
+            finally:
+                self._pending = None
+                self._ui.close_card(nonce)
+                self._ui.clear_highlight()
+                if self.state is TaskState.WAITING:
+                    self.state = TaskState.RUNNING
+                self._render()
+        if answer in ("stopped", "takeover"):
+            self._record(AuditKind.CONFIRMATION, decision="withdrawn", **audit)
+            code = ErrorCode.USER_STOPPED if answer == "stopped" else ErrorCode.USER_TAKEOVER
+            raise ToolFailure(code, "the user stopped or paused the task instead of answering; nothing was done")
+        if answer == "deny":
+            self._record(AuditKind.CONFIRMATION, decision="denied", **audit)
+            raise ToolFailure(ErrorCode.USER_REJECTED, "the user denied this action; nothing was done",
+                              element_id=entry.element_id if entry else None)
+        self._record(AuditKind.CONFIRMATION, decision="allowed_for_task" if answer == "task" else "allowed_once", **audit)
+        if answer == "task":
+            self.center.grant(Level.TASK, task_id=self._open_task("grant").task_id)
+
+    def _card(self, nonce: str, action: Any, entry: ElementEntry | None, risk: Risk, timeout_s: float) -> dict[str, Any]:
+        what = self._t(f"action.{action.action}")
+        value = _action_value(action)
+        if value is not None and (entry is not None and entry.sensitive):
+            value = MASK
+        reasons = [self._t(f"risk.{r.value}", origin=risk.form_origin) if r.value == "cross_origin_form" else self._t(f"risk.{r.value}")
+                   for r in risk.reasons]
+        return {
+            "nonce": nonce,
+            "title": self._t("card.title"),
+            "action": what,
+            "target": (f"{entry.role} \u201c{entry.label}\u201d" if entry.label else entry.role) if entry else self._t("card.target.page"),
+            "valueLabel": self._t("card.value"),
+            "value": value if value is not None else "",
+            "risk": risk.level,
+            "riskText": self._t(f"card.risk.{risk.level}") + (": " + "; ".join(reasons) if reasons else ""),
+            "timeoutText": self._t("card.timeout", seconds=round(timeout_s)),
+            "timeoutMs": round(timeout_s * 1000),
+            "armMs": round(CARD_ARM_S * 1000),
+        }
+
+    # -- step log (the executor's on_step) -------------------------------------------------
+
+    def on_step(self, event: str, detail: dict[str, Any]) -> None:
+        context = _request.get()
+        request_id = context.request_id if context else "request"
+        if event == "step_started":
+            self._step_index[request_id] = int(detail.get("index", 0))
+            self._ui.log({"id": f"{request_id}:{detail.get('index', 0)}", "tool": f"page_{detail.get('action')}",
+                          "target": "", "outcome": self._t("log.pending"), "ok": None})
+            return
+        index = int(detail.get("index", 0))
+        error = detail.get("error") or {}
+        outcome = "ok" if detail.get("success") else str(error.get("code", "failed"))
+        risk = self._step_risk.pop((request_id, index), None)
+        self._ui.log({"id": f"{request_id}:{index}", "tool": f"page_{detail.get('action')}",
+                      "target": detail.get("targetLabel", ""), "outcome": self._t("log.ok") if outcome == "ok" else outcome,
+                      "ok": outcome == "ok", "durationMs": round(float(detail.get("durationMs", 0)))})
+        if outcome != "ok":
+            self._ui.show_error(f"page_{detail.get('action')}: {outcome}: {error.get('message', '')}")
+        self._record(AuditKind.ACTION, request_id=context.request_id if context else None, action=str(detail.get("action", ""))[:40],
+                     target=str(detail.get("targetLabel", ""))[:200], outcome=outcome[:80],
+                     risk=risk.level if risk else None, duration_ms=float(detail.get("durationMs", 0)))
+
+    # -- the user's side ------------------------------------------------------------------
+
+    def on_ui(self, kind: str, detail: dict[str, Any]) -> None:
+        """One thing the user did in the panel. Untrusted input does nothing (SPEC U2)."""
+        if self._closed or detail.get("trusted") is not True:
+            self._render()  # put any control a script flipped back to the real state
+            return
+        if kind == "card":
+            self._answer_card(str(detail.get("nonce", "")), str(detail.get("decision", "")))
+        elif kind == "level":
+            self._user_level(str(detail.get("level", "")))
+        elif kind == "revoke":
+            self.center.revoke()
+            self._ui.chat("system", self._t("notice.revoked"))
+        elif kind == "stop":
+            self.stop()
+        elif kind == "pause":
+            self.pause("user")
+        elif kind == "resume":
+            self.resume()
+        elif kind == "chat":
+            self._chat(str(detail.get("text", "")))
+
+    def _answer_card(self, nonce: str, decision: str) -> None:
+        pending = self._pending
+        if pending is None or pending.future.done() or not secrets.compare_digest(nonce, pending.nonce):
+            return
+        if decision not in ("once", "task", "deny"):
+            return
+        if self._clock() - pending.shown_at < CARD_ARM_S:
+            return
+        pending.future.set_result(decision)
+
+    def _user_level(self, value: str) -> None:
+        try:
+            level = Level(value)
+        except ValueError:
+            return
+        if level is self.center.level:
+            self._render()
+            return
+        task_id = self._open_task("grant").task_id if level is Level.TASK else self.task_id
+        self.center.grant(level, task_id=task_id)
+        self._ui.chat("system", self._t("notice.level", level=self._t(f"level.{level.value}")))
+
+    def stop(self) -> None:
+        """The user's Stop (SPEC U3): the task ends; a running batch stops before its next step,
+        a pending card is withdrawn, and a step still running after a short grace is cancelled."""
+        self._withdraw_card("stopped")
+        running = self._task is not None and self._task.running > 0
+        self.state = TaskState.STOPPED
+        self._record(AuditKind.STOP)
+        self._end_task("stopped")
+        self.state = TaskState.STOPPED
+        self._ui.chat("system", self._t("notice.stopped"))
+        self._render()
+        if running:
+            asyncio.get_event_loop().call_later(STOP_GRACE_S, self._cancel_running, "the user stopped the task")
+
+    def pause(self, reason: str) -> None:
+        if self.state in (TaskState.PAUSED, TaskState.STOPPED):
+            return
+        self._withdraw_card("takeover")
+        self.state = TaskState.PAUSED
+        self._record(AuditKind.TAKEOVER, reason=reason)
+        if reason == "input":
+            self._ui.chat("system", self._t("notice.takeover"))
+        self._render()
+
+    def resume(self) -> None:
+        if self.state not in (TaskState.PAUSED, TaskState.STOPPED):
+            return
+        self.state = TaskState.RUNNING if self._task is not None else TaskState.IDLE
+        self._record(AuditKind.RESUME)
+        self._touch()
+        self._render()
+
+    def on_takeover(self) -> None:
+        """Real user input on the page, outside the SDK UI (the watcher is armed only while a
+        task runs, and never fires for the SDK's own synthetic events)."""
+        if self._task is not None and self.state in (TaskState.RUNNING, TaskState.WAITING):
+            self.pause("input")
+
+    def _withdraw_card(self, answer: str) -> None:
+        pending = self._pending
+        if pending is not None and not pending.future.done():
+            pending.future.set_result(answer)
+
+    # -- chat ------------------------------------------------------------------------------
+
+    def _chat(self, text: str) -> None:
+        text = text.strip()
+        if not text:
+            return
+        self._chat_counter += 1
+        message_id = f"m{self._chat_counter}-{secrets.token_hex(3)}"
+        if not self._send_chat(text[:8000], message_id):
+            self._ui.chat("error", self._t("chat.not_connected"))
+            return
+        self._ui.chat("user", text)
+        # Asking again is the user taking the controls back to the assistant.
+        if self.state in (TaskState.PAUSED, TaskState.STOPPED):
+            self.state = TaskState.IDLE
+            self._record(AuditKind.RESUME, reason="chat")
+        task = self._open_task("chat")
+        task.chat_message_id = message_id
+        self.state = TaskState.RUNNING
+        self._render()
+
+    def on_chat_event(self, event: ChatEvent) -> None:
+        if event.kind is ChatEventKind.ASSISTANT_TEXT and event.text:
+            self._ui.chat("assistant", event.text)
+        elif event.kind is ChatEventKind.TOOL_STEP and event.tool:
+            if event.phase == "started":
+                self._ui.chat("tool", self._t("chat.tool_started", tool=event.tool))
+            elif event.success is False:
+                self._ui.chat("tool", self._t("chat.tool_finished", tool=event.tool, outcome=event.code or "failed"))
+        elif event.kind is ChatEventKind.ERROR:
+            self._ui.chat("error", event.text or (event.code or "error"))
+            self._ui.show_error(event.text or (event.code or "error"))
+        elif event.kind is ChatEventKind.NOT_CONFIGURED:
+            self._ui.chat("system", self._t("chat.not_configured"))
+        elif event.kind is ChatEventKind.DONE:
+            task = self._task
+            if task is not None and task.chat_message_id is not None and task.chat_message_id == event.message_id:
+                task.chat_message_id = None
+                if task.running == 0:
+                    self._end_task("chat_done")
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def session_changed(self, session_id: str) -> None:
+        """A new backend session is a session switch: the task and any ``task`` grant end."""
+        if self._session_id is not None and session_id != self._session_id:
+            self._withdraw_card("stopped")
+            self._end_task("session_switch")
+        self._session_id = session_id
+
+    def close(self) -> None:
+        self._closed = True
+        self._withdraw_card("stopped")
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+        self._arm_takeover(False)
+
+
+def _action_value(action: Any) -> str | None:
+    if action.action == "fill":
+        return str(action.value)
+    if action.action == "select":
+        return ", ".join(action.values)
+    if action.action == "keyboard":
+        return action.text if getattr(action, "text", None) else getattr(action, "key", None)
+    if action.action == "scroll":
+        return f"{getattr(action, 'direction', '')} {getattr(action, 'amount', '') or ''}".strip()
+    return None
