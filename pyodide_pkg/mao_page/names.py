@@ -33,14 +33,14 @@ _CSS_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
 
 
 def squash(text: str) -> str:
-    """Collapse ASCII whitespace runs, then trim (NBSP inside a name is kept, accname 2G)."""
-    return _ASCII_WS.sub(" ", text).strip()
+    """Collapse ASCII whitespace runs, then trim them (NBSP is content, accname 2G)."""
+    return _ASCII_WS.sub(" ", text).strip(" ")
 
 
 class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
-    __slots__ = ("rows", "children", "by_id", "labels_for", "hidden", "aria_hidden", "_roles", "_names", "_labels")
+    __slots__ = ("rows", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "_roles", "_names", "_labels")
 
     def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None) -> None:
         """``roots``: for the partial rows of ``collectNameSources`` (an element, then its
@@ -57,7 +57,7 @@ class DocumentIndex:
         # the computed style, and a descendant may set it back to visible (CSS 2 §11.2).
         self.hidden = [False] * count
         self.aria_hidden = [False] * count
-        skipped = [False] * count  # display:none here, or content-visibility:hidden above
+        skipped = self.skipped = [False] * count  # display:none here, or content-visibility:hidden above
         children, by_id, labels_for = self.children, self.by_id, self.labels_for
         for index, row in enumerate(rows):
             parent = row[F.PARENT]
@@ -84,7 +84,7 @@ class DocumentIndex:
             for (start, root_hidden), stop in zip(roots, starts[1:], strict=False):
                 if root_hidden:
                     for index in range(start, stop):
-                        self.hidden[index] = True
+                        self.hidden[index] = self.skipped[index] = True
             self._labels[0] = [start for start, _ in roots[1:] if rows[start][F.TAG] == "label"]
 
     def role(self, index: int) -> str:
@@ -108,6 +108,7 @@ class DocumentIndex:
         if row[F.TAG] not in _LABELABLE or (row[F.TAG] == "input" and row[F.TYPE] == "hidden"):
             return []
         labels = list(self.labels_for.get((row[F.SCOPE], row[F.ID]), ())) if row[F.ID] else []
+        labels_in_order = True
         for ancestor in self.ancestors(index):
             ancestor_row = self.rows[ancestor]
             if ancestor_row[F.SCOPE] != row[F.SCOPE]:
@@ -115,8 +116,9 @@ class DocumentIndex:
             if ancestor_row[F.TAG] == "label":
                 if ancestor not in labels and (not ancestor_row[F.LABEL_FOR] or ancestor_row[F.LABEL_FOR] == row[F.ID]):
                     labels.append(ancestor)
+                    labels_in_order = False
                 break
-        return labels
+        return labels if labels_in_order else sorted(labels)  # document order, like el.labels
 
     def content(self, index: int):
         """The composed children of an element, text and elements interleaved in order:
@@ -231,9 +233,13 @@ class _NameComputation:
         role = doc.role(index)
         # 2A Hidden not referenced: a hidden node contributes nothing, unless the node that
         # started this aria-labelledby or native-label traversal was itself hidden.
-        # SPEC DIFFERENCE: not applied to the element being named; we name visible elements
-        # an agent can operate, even inside an aria-hidden region.
-        if ctx.recursing and (doc.hidden[index] or doc.aria_hidden[index]) and not ctx.include_hidden:
+        # SPEC DIFFERENCE: aria-hidden is not applied to the element being named; we name the
+        # visible elements an agent can operate, even inside an aria-hidden region.
+        if (doc.hidden[index] or (ctx.recursing and doc.aria_hidden[index])) and not ctx.include_hidden:
+            if ctx.recursing and not doc.skipped[index] and not doc.aria_hidden[index]:
+                # visibility:hidden hides this node's own text, not a descendant that sets
+                # visibility:visible again (CSS 2 §11.2).
+                return "".join(self.text_alternative(child, ctx.down()) for child in doc.children[index])
             return ""
         # 2B LabelledBy: only when not already inside a labelledby traversal.
         if not ctx.in_reference and row[F.ARIA_LABELLEDBY]:
@@ -258,7 +264,7 @@ class _NameComputation:
             if embedded is not None:
                 return embedded
         # 2D AriaLabel (not for none/presentation, whose attributes are ignored).
-        if role not in ("none", "presentation"):
+        if role not in ("none", "presentation") and row[F.TAG] != "slot":
             label = row[F.ARIA_LABEL]
             if label.strip():
                 return self._found("aria-label", ctx, label)
@@ -274,9 +280,11 @@ class _NameComputation:
         ):
             text = self._name_from_content(index, row, ctx)
             if text.strip():
-                return self._found("content", ctx, text)
-        # 2I Tooltip attribute.
-        if row[F.TITLE].strip():
+                return self._found("content", ctx, text.strip() if not ctx.recursing else text)
+            if ctx.recursing and text:
+                return text  # whitespace between inline siblings still separates words
+        # 2I Tooltip attribute (ignored on none/presentation, like every other attribute).
+        if row[F.TITLE].strip() and role not in ("none", "presentation"):
             return self._found("title", ctx, row[F.TITLE])
         # HTML-AAM, last for text fields: the placeholder.
         if row[F.TAG] in ("input", "textarea") and row[F.PLACEHOLDER].strip():
@@ -357,7 +365,8 @@ class _NameComputation:
                 out.append(item)  # 2G Text node
                 continue
             if item == self.root and ctx.in_label:
-                continue  # a control inside its own label adds nothing to its name
+                out.append(" ")  # a control inside its own label adds only a word break
+                continue
             child_row = self.rows[item]
             text = self.text_alternative(item, child_ctx)
             # 2F.iii: browsers separate block-level children with spaces.
@@ -384,9 +393,15 @@ def _embedded_value(doc: DocumentIndex, index: int) -> str | None:
             return " ".join(o[1] for o in row[F.OPTIONS] or () if o[2])
         if tag == "input":
             return row[F.VALUE]
-        # An ARIA listbox or combobox: its selected option(s).
-        chosen = [i for i in _descendants(doc, index) if doc.role(i) == "option" and doc.rows[i][F.ARIA_SELECTED] == "true"]
-        return " ".join(doc.text_content(i) for i in chosen)
+        # An ARIA listbox or combobox: its selected option(s); a combobox without options
+        # shows its value as text.
+        descendants = _descendants(doc, index)
+        chosen = [i for i in descendants if doc.role(i) == "option" and doc.rows[i][F.ARIA_SELECTED] == "true"]
+        if chosen or role == "listbox" or any(doc.role(i) == "option" for i in descendants):
+            return " ".join(doc.text_content(i) for i in chosen)
+        return doc.text_content(index)
+    if role in ("menu", "menubar"):
+        return ""  # an embedded menu has no value to contribute
     if role in _RANGE_ROLES:
         if row[F.ARIA_VALUE]:
             return row[F.ARIA_VALUE]

@@ -128,7 +128,7 @@ def implicit_role(row: list[Any]) -> str:
         return _INPUT_ROLES.get(kind, "textbox")
     if tag == "select":
         return "listbox" if row[F.MULTIPLE] or row[F.LIST] == 2 else "combobox"
-    if tag == "img" and row[F.ALT] == "" and not row[F.TITLE]:
+    if tag == "img" and row[F.ALT] == "" and not (row[F.TITLE] or row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY]):
         return "presentation"  # HTML-AAM: alt="" marks a decorative image
     if tag == "section" and not (row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY]):
         return ""  # HTML-AAM: a <section> is a region only when it has a name

@@ -1,0 +1,125 @@
+"""A harness page that runs our engine (the mao_page wheel in Pyodide, the collect primitive)
+on pages loaded into same-origin iframes, so one interpreter serves many test pages.
+
+Only the DOM walk is JavaScript (``loader_js/primitives``, as in the SDK); names, roles and
+the scan are our Python code running in Pyodide in the browser.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from mao_embed.assets import ensure_built
+
+REPO = Path(__file__).resolve().parents[2]
+PRIMITIVES = REPO / "loader_js" / "primitives"
+
+PYTHON = r'''
+import json
+from mao_page.names import DocumentIndex
+from mao_page.scanner import Viewport, scan_page
+
+def names_of(payload, indices):
+    rows, scopes, frames = json.loads(payload)
+    doc = DocumentIndex(rows)
+    out = []
+    for i in indices.to_py():
+        out.append(None if i < 0 else [doc.accessible_name(i)[0], doc.role(i)])
+    return json.dumps(out)
+
+def scan_of(payload, width, height):
+    rows, scopes, frames = json.loads(payload)
+    result = scan_page(rows, Viewport(width, height, 0, 0), include_offscreen=True, scopes=scopes, frames=frames)
+    doc = DocumentIndex(rows)
+    return json.dumps([
+        [e.index if e.control is None else e.control, e.role, doc.accessible_name(e.index if e.control is None else e.control)[0], e.label, e.opaque]
+        for e in result.elements
+    ])
+'''
+
+
+def _primitives_js() -> str:
+    files = [PRIMITIVES / "common.js"] + sorted(p for p in PRIMITIVES.glob("*.js") if p.name != "common.js")
+    return "(() => {\n" + "\n".join(p.read_text() for p in files) + "\nwindow.__maoDom = MaoDom;\n})();"
+
+
+def add_harness(pages: Any, backend_url: str) -> str:
+    """Serve the harness page (and the primitives script) from ``pages``; returns its URL."""
+    pages.add("/conformance/primitives.js", _primitives_js(), {"content-type": "text/javascript; charset=utf-8"})
+    return pages.add("/conformance/harness.html", harness_html(backend_url))
+
+
+def harness_html(backend_url: str) -> str:
+    base = f"{backend_url}/sdk/{ensure_built().build_id}/"
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>engine harness</title></head><body>"
+        "<script src='/conformance/primitives.js'></script>"
+        "<script type='module'>"
+        f"const base = {json.dumps(base)};"
+        "const { loadPyodide } = await import(base + 'pyodide.mjs');"
+        "const py = await loadPyodide({indexURL: base, lockFileURL: base + 'pyodide-lock.json'});"
+        "await py.loadPackage(['mao-embed-page']);"
+        f"py.runPython({json.dumps(PYTHON)});"
+        "window.__py = py; window.__engineReady = true;"
+        "</script></body></html>"
+    )
+
+
+LOAD_FRAME = """async (url) => {
+  const old = document.getElementById('target');
+  if (old) old.remove();
+  const frame = document.createElement('iframe');
+  frame.id = 'target';
+  frame.style.cssText = 'width:1200px;height:900px;border:0';
+  const loaded = new Promise((resolve) => frame.addEventListener('load', resolve, { once: true }));
+  frame.src = url;
+  document.body.appendChild(frame);
+  await loaded;
+  await new Promise((resolve) => setTimeout(resolve, 50));
+}"""
+
+NAMES = """(targets) => {
+  const doc = document.getElementById('target').contentDocument;
+  const walk = window.__maoDom.collectDocumentJson(doc, null);
+  const nodes = walk.nodes;
+  const indices = targets.map(([selector, index]) => {
+    const el = index === null ? doc.querySelector(selector) : doc.querySelectorAll('[data-expectedlabel]')[index];
+    return el ? nodes.indexOf(el) : -1;
+  });
+  return JSON.parse(window.__py.globals.get('names_of')(walk.json, indices));
+}"""
+
+SCAN = """() => {
+  const frame = document.getElementById('target');
+  const doc = frame.contentDocument;
+  const walk = window.__maoDom.collectDocumentJson(doc, null);
+  const result = JSON.parse(window.__py.globals.get('scan_of')(walk.json, frame.clientWidth, frame.clientHeight));
+  window.__compared = result.map((r) => walk.nodes[r[0]]);
+  return result;
+}"""
+
+
+class EnginePage:
+    """The harness page; ``load(url)`` puts a page in its iframe, ``names``/``scan`` run our code."""
+
+    def __init__(self, page: Any) -> None:
+        self.page = page
+        page.wait_for_function("() => window.__engineReady === true", timeout=120_000)
+
+    def load(self, url: str) -> None:
+        self.page.evaluate(LOAD_FRAME, url)
+
+    def names(self, targets: list[tuple[str | None, int | None]]) -> list[list[str] | None]:
+        return self.page.evaluate(NAMES, [list(t) for t in targets])
+
+    def scan(self) -> list[list[Any]]:
+        return self.page.evaluate(SCAN)
+
+
+def normalise(label: str) -> str:
+    """WPT aria-utils.js: ASCII whitespace runs to one space, one leading/trailing space off."""
+    import re
+
+    return re.sub(r"^ | $", "", re.sub(r"[\t\n\f\r ]+", " ", label))
