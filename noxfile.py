@@ -6,6 +6,7 @@ would only add minutes.
     nox -s lint           ruff only
     nox -s tests_unit     CPython only (fast)
     nox -s bench          benchmarks; JSON results under bench/results/
+    nox -s fuzz           long property-based fuzzing of every inbound message, both ends
 """
 
 from __future__ import annotations
@@ -40,3 +41,15 @@ def tests_unit(session: nox.Session) -> None:
 @nox.session
 def bench(session: nox.Session) -> None:
     session.run(sys.executable, "-m", "bench", *session.posargs)
+
+
+@nox.session
+def fuzz(session: nox.Session) -> None:
+    """The suite's fuzz tests with many more examples (MAO_EMBED_FUZZ_EXAMPLES, default 5000)."""
+    examples = session.env.get("MAO_EMBED_FUZZ_EXAMPLES") or "5000"
+    session.run(
+        sys.executable, "-m", "pytest", "-q",
+        "tests/backend/test_fuzz_inbound.py", "tests/backend/test_fuzz_page_inbound.py",
+        *session.posargs,
+        env={"MAO_EMBED_FUZZ_EXAMPLES": examples},
+    )

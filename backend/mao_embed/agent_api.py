@@ -21,7 +21,7 @@ from typing import Any
 
 from mao_page.protocol import ErrorCode, PageToolResult
 from starlette.requests import HTTPConnection, Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from mao_embed.config import ServerConfig
@@ -130,6 +130,11 @@ class AgentApi:
             return _answer(
                 failure(reply_id, ErrorCode.INVALID_REQUEST, f"body is not JSON: {error}")
             )
+        except RecursionError:
+            # Deeply nested arrays (found by the fuzz tests) were a 500 before.
+            return _answer(
+                failure(reply_id, ErrorCode.INVALID_REQUEST, "body is nested too deeply")
+            )
         if not isinstance(args, dict):
             return _answer(
                 failure(
@@ -158,6 +163,19 @@ class AgentApi:
             timeout_ms=timeout_ms,
         )
         return _answer(result)
+
+
+async def unknown_endpoint(request: Request, exc: Exception) -> Response:
+    """404 for any path the router did not match; under /api in the agent API's JSON shape."""
+    if request.url.path.startswith("/api/"):
+        return JSONResponse(
+            error_body(
+                ErrorCode.INVALID_REQUEST,
+                "no such agent API endpoint; see GET /api/tools and GET /api/sessions",
+            ),
+            status_code=404,
+        )
+    return PlainTextResponse("Not Found", status_code=404)
 
 
 def _answer(result: PageToolResult) -> JSONResponse:

@@ -24,6 +24,7 @@ Conversations live in memory per page session (bounded), one turn at a time per 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -189,12 +190,11 @@ class ChatAgent:
         except _TurnEnded:
             outcome = "page_gone"
         finally:
-            if outcome != "page_gone":
-                try:
-                    await emit(ChatEventKind.DONE)
-                except _TurnEnded:
-                    outcome = "page_gone"
+            # Audited before ``done`` goes out, so whoever sees ``done`` finds the record.
             self._record(session_id, outcome, started)
+            if outcome != "page_gone":
+                with contextlib.suppress(_TurnEnded):
+                    await emit(ChatEventKind.DONE)
 
     async def _run_turn(
         self,

@@ -20,7 +20,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from mao_embed.agent_api import AgentApi
+from mao_embed.agent_api import AgentApi, unknown_endpoint
 from mao_embed.agent_loop import ChatAgent
 from mao_embed.audit import AuditLog
 from mao_embed.config import ServerConfig
@@ -95,7 +95,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
             await relay.close_all(reason="server shutting down")
             audit.close()
 
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: unknown_endpoint})
     app.state.config = config
     app.state.relay = relay
     app.state.audit = audit

@@ -49,6 +49,8 @@ from mao_embed.tokens import TokenError, verify_token
 
 logger = logging.getLogger(__name__)
 
+_MAX_ERROR_CHARS = 1000
+
 
 class HandshakeRefused(Exception):
     """The hello cannot open a session; carries the code sent to the page."""
@@ -370,7 +372,11 @@ class _Connection:
         )
         try:
             await self._transport.send(
-                ErrorMessage(code=code, message=message, request_id=request_id).to_wire()
+                # Capped: pydantic quotes bad input (e.g. an unknown 'type'), and an error
+                # must not cost more than the frame that caused it.
+                ErrorMessage(
+                    code=code, message=message[:_MAX_ERROR_CHARS], request_id=request_id
+                ).to_wire()
             )
         except TransportClosed:
             return
@@ -403,7 +409,9 @@ def _peek(data: str | bytes, key: str) -> Any:
     """Read one top-level field of a frame without validating it (for error reporting)."""
     try:
         value = json.loads(data)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        # RecursionError: a frame of deeply nested arrays (found by the fuzz tests) must get
+        # its invalid_request answer like any other bad frame, not end the connection.
         return None
     return value.get(key) if isinstance(value, dict) else None
 

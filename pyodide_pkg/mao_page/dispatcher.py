@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -28,6 +29,7 @@ from .protocol import (
 )
 
 REMEMBERED_RESULTS = 256
+_REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,80}")
 
 Execute = Callable[[PageToolRequest], Awaitable[PageToolResult]]
 Send = Callable[[dict[str, Any]], None]
@@ -55,12 +57,15 @@ class Dispatcher:
         """A frame that failed validation. If it names a requestId, answer it; else drop it."""
         try:
             data = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
+            # RecursionError: deeply nested arrays (found by fuzzing) killed the client.
             return
         if not isinstance(data, dict) or data.get("type") != "page_tool_request":
             return
         request_id = data.get("requestId")
-        if not isinstance(request_id, str) or not (0 < len(request_id) <= 80):
+        if not isinstance(request_id, str) or _REQUEST_ID.fullmatch(request_id) is None:
+            # No result can carry a malformed requestId (building one raised and killed the
+            # client, found by fuzzing); the backend never sends one, so drop the frame.
             return
         self._send(self._failure(request_id, ErrorCode.INVALID_REQUEST, "request rejected, nothing was done: " + describe_validation_error(error)).to_wire())
 
