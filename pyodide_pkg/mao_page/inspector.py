@@ -124,17 +124,17 @@ class Inspector:
         row = self._page.row_of(subject)
         if key_of(row, role_of(row)) != entry.key:
             raise self._stale(entry, "the element's role, type or label changed")
-        if entry.name is not None and self._current_name(subject) != entry.name:
+        if entry.name is not None and self._current_name(subject, entry.control is not None) != entry.name:
             raise self._stale(entry, "the element's accessible name changed")
         return entry, row
 
-    def _current_name(self, handle: Any) -> str:
+    def _current_name(self, handle: Any, hidden_ok: bool) -> str:
         """The element's label now, computed by the same code as in a scan, over the rows of
         its subtree, labels and aria-labelledby targets only (one crossing)."""
         facts, roots, hidden = self._page.collect_name_sources(handle)
         try:
             doc = DocumentIndex(facts.rows, roots=list(zip(roots, hidden, strict=True)))
-            return element_label(0, doc)[0]
+            return element_label(0, doc, hidden_ok=hidden_ok)[0]
         finally:
             facts.release()
 

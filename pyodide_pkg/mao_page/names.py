@@ -169,14 +169,16 @@ class DocumentIndex:
 
     # -- accessible names (accname 1.2) ------------------------------------------------
 
-    def accessible_name(self, index: int) -> tuple[str, str]:
+    def accessible_name(self, index: int, *, hidden_ok: bool = False) -> tuple[str, str]:
         """(name, source) of the element at ``index``; the source names the step used:
-        aria-labelledby, aria-label, label, value, alt, content, title, placeholder, ..."""
-        cached = self._names.get(index)
+        aria-labelledby, aria-label, label, value, alt, content, title, placeholder, ...
+        ``hidden_ok`` names a hidden element anyway (the real input of a custom checkbox)."""
+        key = -index - 1 if hidden_ok else index
+        cached = self._names.get(key)
         if cached is None:
             computer = _NameComputation(self, index)
-            name = squash(computer.text_alternative(index, _Context()))[:MAX_NAME]
-            cached = self._names[index] = (name, computer.source if name else "")
+            name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))[:MAX_NAME]
+            cached = self._names[key] = (name, computer.source if name else "")
         return cached
 
     def description(self, index: int) -> str:

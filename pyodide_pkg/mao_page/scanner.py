@@ -348,7 +348,7 @@ def _describe(
     role = doc.role(index) or "generic"
     tag = row[F.TAG]
     opaque = "cross_origin_frame" if row[F.FRAME] == "cross" else "closed_shadow_root" if row[F.SHADOW] == "closed" else ""
-    label, source = element_label(index, doc) if not opaque else doc.accessible_name(index)
+    label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
     sensitive = is_sensitive(row, label)
     private = row[F.PRIVACY] == "private" or any(doc.rows[a][F.PRIVACY] == "private" for a in doc.ancestors(index))
     value: str | bool | list[str] | None
@@ -421,10 +421,10 @@ def _describe(
     )
 
 
-def element_label(index: int, doc: DocumentIndex) -> tuple[str, str]:
+def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) -> tuple[str, str]:
     """SPEC S3: the accessible name; for an unnamed clickable element its text; then the
     nearby text (source "nearby")."""
-    label, source = doc.accessible_name(index)
+    label, source = doc.accessible_name(index, hidden_ok=hidden_ok)
     if label:
         return label, source
     if doc.rows[index][F.TAG] not in ("input", "select", "textarea"):

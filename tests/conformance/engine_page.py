@@ -34,7 +34,8 @@ def scan_of(payload, width, height):
     result = scan_page(rows, Viewport(width, height, 0, 0), include_offscreen=True, scopes=scopes, frames=frames)
     doc = DocumentIndex(rows)
     return json.dumps([
-        [e.index if e.control is None else e.control, e.role, doc.accessible_name(e.index if e.control is None else e.control)[0], e.label, e.opaque]
+        [e.index if e.control is None else e.control, e.role,
+         doc.accessible_name(e.index if e.control is None else e.control, hidden_ok=e.control is not None)[0], e.label, e.opaque]
         for e in result.elements
     ])
 '''
