@@ -151,7 +151,12 @@ def _drive(server_url: str, timeout: float) -> int:
             except Exception as error:  # noqa: BLE001 - reported to the operator, then exit 1
                 print(f"FAILED: the SDK did not become ready: {error}", file=sys.stderr)
                 return 1
-            print(f"SDK session {session['sessionId']} ready after {time.monotonic() - began:.1f} s\n", flush=True)
+            print(f"SDK session {session['sessionId']} ready after {time.monotonic() - began:.1f} s", flush=True)
+            # The SDK asks the user before each action by default (SPEC P1); here the user
+            # grants full access in the panel, with a real click, as a person would.
+            page.get_by_role("radio", name="Full access", exact=True).click()
+            page.get_by_role("radio", name="Full access", exact=True).and_(page.locator("[aria-checked=true]")).wait_for()
+            print("The user granted full access in the Mao Embed panel\n", flush=True)
             print(f"{'#':>4} {'tool':<14} {'target':<34} {'outcome':<22} {'time':>10}", flush=True)
             try:
                 ScriptedAgent(agent, session["sessionId"], log).run()

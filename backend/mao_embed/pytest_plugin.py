@@ -14,7 +14,9 @@ any project that installs ``mao-embed``:
 ``mao_embed``
     ``mao_embed(body_html, ...)`` serves a page with the SDK snippet, opens it in a fresh
     browser context, waits for ``MaoChat.ready`` and returns an ``EmbeddedPage`` whose
-    ``call(tool, **args)`` goes through the agent HTTP API.
+    ``call(tool, **args)`` goes through the agent HTTP API. Acting as the user, it grants
+    ``authorization="full"`` in the SDK panel with a real click (``authorization=None``
+    keeps the default ``per_action``: every action then waits for a click on the card).
 
 Example::
 
@@ -64,6 +66,21 @@ class EmbeddedPage:
 
     def call(self, tool: str, *, request_id: str | None = None, **args: Any) -> dict[str, Any]:
         return self.agent.call(self.session_id, tool, args, request_id=request_id)
+
+    def grant(self, level: str) -> None:
+        """Act as the user: pick an authorization level in the SDK panel with a real click,
+        found by role and accessible name (README "Panel controls"). ``per_action``, ``task``
+        or ``full``; the page's ``init`` cannot do this for you (SPEC P2)."""
+        import re
+
+        from playwright.sync_api import expect
+
+        names = {"per_action": ("Ask each time", "每次确认"), "task": ("This task", "本次任务"), "full": ("Full access", "完全授权")}
+        english, chinese = names[level]
+        radio = self.page.get_by_role("radio", name=re.compile(f"^({re.escape(english)}|{chinese})$"))
+        if radio.get_attribute("aria-checked") != "true":
+            radio.click()
+        expect(radio).to_have_attribute("aria-checked", "true")
 
     def inspect(self, **args: Any) -> dict[str, Any]:
         result = self.call("page_inspect", **args)
@@ -148,6 +165,7 @@ def mao_embed(mao_context: Any, mao_pages: PageServer, mao_backend: RunningServe
         headers: dict[str, str] | None = None,
         wait_ready: bool = True,
         wait_until: str = "load",
+        authorization: str | None = "full",
     ) -> EmbeddedPage:
         token = mao_backend.issue_token(user_id, agent_id, origin=mao_pages.origin)
         snippet = embed_snippet(mao_backend.url, agent_id=agent_id, user_id=user_id, token=token, extra=init)
@@ -159,6 +177,11 @@ def mao_embed(mao_context: Any, mao_pages: PageServer, mao_backend: RunningServe
             return EmbeddedPage(page, url, "", mao_agent, mao_backend)
         page.evaluate("() => MaoChat.ready")
         session = mao_agent.wait_for_session(url=url, exclude=known)
-        return EmbeddedPage(page, url, session["sessionId"], mao_agent, mao_backend)
+        embedded = EmbeddedPage(page, url, session["sessionId"], mao_agent, mao_backend)
+        if authorization is not None:
+            # The SDK asks the user before every action by default (SPEC P1); a test that
+            # drives the page as an agent first grants a level as the user would.
+            embedded.grant(authorization)
+        return embedded
 
     return open_page

@@ -67,6 +67,7 @@ class Controller:
             cancel_running=lambda reason: self.dispatcher.cancel_all(reason),
         )
         self.tools = PageTools(self.page, self.store, authorize=self.supervisor.authorize, on_step=self.supervisor.on_step)
+        self.tools.screenshots.unmasked_policy = self.supervisor
         self.dispatcher = Dispatcher(self._run_tool, lambda data: None, self.tools.page_version)
         self._ready_signalled = False
         self.client = SdkClient(

@@ -42,7 +42,7 @@ from .protocol import (
     PageToolRequest,
     PageToolResult,
 )
-from .risk import Risk, Target, classify
+from .risk import Risk, RiskReason, Target, classify
 from .snapshots import ElementEntry
 
 TASK_IDLE_S = 60.0
@@ -283,6 +283,19 @@ class Supervisor:
         if entry is not None:
             self._ui.highlight(entry.handle, label or entry.role, False)
 
+    async def allow_unmasked(self, request: PageToolRequest) -> None:
+        """``screenshot.UnmaskedPolicy``: an unmasked screenshot shows sensitive fields, so
+        under ``per_action`` (or when the agent asks for confirmation) the user confirms it
+        first; ``task`` and ``full`` allow it (SPEC X3, P5, seed 004 §6.3)."""
+        if self.state is TaskState.STOPPED:
+            raise ToolFailure(ErrorCode.USER_STOPPED, "the user stopped the task; nothing was done")
+        if self.state is TaskState.PAUSED:
+            raise ToolFailure(ErrorCode.USER_TAKEOVER, "the user took over the page; nothing was done")
+        level = self.center.current_level(self.task_id)
+        if level is Level.PER_ACTION or request.require_confirmation:
+            risk = Risk((RiskReason.SENSITIVE,))
+            await self._confirm(_UnmaskedScreenshot(), None, None, risk, _request.get())
+
     async def _confirm(self, action: Any, entry: ElementEntry | None, target: Target | None, risk: Risk,
                        context: RequestContext | None) -> None:
         async with self._card_lock:
@@ -520,6 +533,13 @@ class Supervisor:
             self._idle_timer.cancel()
             self._idle_timer = None
         self._arm_takeover(False)
+
+
+@dataclass(frozen=True, slots=True)
+class _UnmaskedScreenshot:
+    """The confirmation card's subject for ``page_screenshot`` with ``maskSensitive: false``."""
+
+    action: str = "screenshot_unmasked"
 
 
 def _action_value(action: Any) -> str | None:

@@ -8,7 +8,7 @@ from panel_helpers import AgentThread, answer, card, grant, panel, status_text
 
 
 def test_panel_controls_are_reachable_by_role_and_name(mao_embed):
-    embedded = mao_embed(COUNTER_BUTTON)
+    embedded = mao_embed(COUNTER_BUTTON, authorization=None)
     page = embedded.page
     assert panel(page).is_visible()
     for role, name in [("radiogroup", "Authorization level"), ("radio", "Ask each time"), ("radio", "This task"),
@@ -20,7 +20,7 @@ def test_panel_controls_are_reachable_by_role_and_name(mao_embed):
 
 
 def test_per_action_click_waits_for_allow_once(mao_embed):
-    embedded = mao_embed(COUNTER_BUTTON)
+    embedded = mao_embed(COUNTER_BUTTON, authorization=None)
     page = embedded.page
     agent = AgentThread(embedded)
     try:

@@ -40,6 +40,9 @@ def test_selenium_page_fill_updates_the_field(selenium_driver, mao_pages, mao_ba
     )
     assert ready == "ready"
     session = mao_agent.wait_for_session(url=url, exclude=before)
+    # As the user: grant full access in the SDK panel (open shadow root) with a real click.
+    host = selenium_driver.find_element("css selector", "mao-embed-host")
+    host.shadow_root.find_element("css selector", "[role=radio][data-level=full]").click()
 
     inspected = mao_agent.call(session["sessionId"], "page_inspect")
     assert inspected["success"], inspected
