@@ -7,4 +7,5 @@ Not part of the pytest suite (pytest collects ``tests/`` only).
 BENCHMARKS = {
     "startup": "bench.startup",
     "actions": "bench.actions",
+    "relay_load": "bench.relay_load",
 }

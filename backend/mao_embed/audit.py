@@ -21,6 +21,7 @@ power loss may lose the last transactions, never corrupt the file. Records that 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import queue
 import sqlite3
@@ -90,7 +91,7 @@ _STOP = object()
 @dataclass(frozen=True, slots=True)
 class _Acknowledged:
     record: AuditRecord
-    committed: Future[None]
+    committed: asyncio.Future[None]
 
 
 class AuditLog:
@@ -111,13 +112,15 @@ class AuditLog:
             return
         self._queue.put(AuditRecord(event=event, at=values.pop("at", time.time()), **values))
 
-    def record_committed(self, event: AuditEvent, **values: Any) -> Future[None]:
-        """Like ``record``, but the future resolves once the record is committed.
+    def record_committed(self, event: AuditEvent, **values: Any) -> asyncio.Future[None]:
+        """Like ``record``, but the returned future (of the calling event loop) resolves once
+        the record is committed. Call it from a running loop.
 
         It fails with ``sqlite3.Error`` if the write failed, and resolves at once (nothing
-        written) after ``close``.
+        written) after ``close``. The writer wakes each waiting loop once per transaction,
+        not once per record: per-record wake-ups cost a third of the relay's throughput.
         """
-        committed: Future[None] = Future()
+        committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         if self._closed:
             committed.set_result(None)
             return committed
@@ -199,6 +202,7 @@ class AuditLog:
             if isinstance(item, AuditRecord | _Acknowledged)
         ]
         waiting = [item.committed for item in batch if isinstance(item, _Acknowledged)]
+        error: sqlite3.Error | None = None
         if records:
             placeholders = ", ".join("?" for _ in _COLUMNS)
             try:
@@ -207,15 +211,13 @@ class AuditLog:
                         f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES ({placeholders})",
                         [astuple(r) for r in records],
                     )
-            except sqlite3.Error as error:
+            except sqlite3.Error as failed:
                 # The audit trail must not take the relay down with it; losing records is
                 # reported loudly instead, and to whoever waits for the commit.
                 logger.exception("could not write %d audit records", len(records))
-                for committed in waiting:
-                    committed.set_exception(error)
-            else:
-                for committed in waiting:
-                    committed.set_result(None)
+                error = failed
+        if waiting:
+            _wake(waiting, error)
         for item in batch:
             if isinstance(item, tuple):
                 job, future = item
@@ -235,3 +237,26 @@ class AuditLog:
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.executescript(_SCHEMA)
         return connection
+
+
+def _wake(waiting: list[asyncio.Future[None]], error: sqlite3.Error | None) -> None:
+    """Resolve committed-futures from the writer thread: one hand-off per event loop."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
+    for committed in waiting:
+        by_loop.setdefault(committed.get_loop(), []).append(committed)
+    for loop, futures in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_resolve, futures, error)
+        except RuntimeError:
+            # That loop has closed (server shut down): nobody is waiting any more.
+            continue
+
+
+def _resolve(futures: list[asyncio.Future[None]], error: sqlite3.Error | None) -> None:
+    for committed in futures:
+        if committed.done():
+            continue
+        if error is None:
+            committed.set_result(None)
+        else:
+            committed.set_exception(error)

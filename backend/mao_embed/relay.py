@@ -27,7 +27,6 @@ Guarantees (tested in ``tests/backend/test_relay.py`` and ``test_sdk_socket.py``
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import re
 import secrets
@@ -645,36 +644,23 @@ class Relay:
             self._audit.record(AuditEvent.TOOL_CALL, **values)
             committed.set_result(None)
         else:
-            _chain(self._audit.record_committed(AuditEvent.TOOL_CALL, **values), committed)
+            committed = self._audit.record_committed(AuditEvent.TOOL_CALL, **values)
         return committed
 
 
-def _chain(
-    source: concurrent.futures.Future[None] | asyncio.Future[None], target: asyncio.Future[None]
-) -> None:
-    """Resolve ``target`` (on its loop) like ``source``, which may complete on another thread."""
-    if isinstance(source, asyncio.Future):
-        if source.done():
-            _copy_outcome(source, target)
-        else:
-            source.add_done_callback(lambda done: _copy_outcome(done, target))
-        return
-    loop = target.get_loop()
-
-    def forward(done: concurrent.futures.Future[None]) -> None:
-        try:
-            loop.call_soon_threadsafe(_copy_outcome, done, target)
-        except RuntimeError:
-            # The loop has closed (server shut down): nobody is waiting any more.
-            return
-
-    source.add_done_callback(forward)
+def _chain(source: asyncio.Future[None], target: asyncio.Future[None]) -> None:
+    """Resolve ``target`` like ``source`` (both on the relay's loop)."""
+    if source.done():
+        _copy_outcome(source, target)
+    else:
+        source.add_done_callback(lambda done: _copy_outcome(done, target))
 
 
-def _copy_outcome(
-    source: concurrent.futures.Future[None] | asyncio.Future[None], target: asyncio.Future[None]
-) -> None:
+def _copy_outcome(source: asyncio.Future[None], target: asyncio.Future[None]) -> None:
     if target.done():
+        return
+    if source.cancelled():
+        target.cancel()
         return
     error = source.exception()
     if error is not None:

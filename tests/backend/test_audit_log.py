@@ -61,3 +61,24 @@ def test_records_after_close_are_dropped_quietly(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.db")
     log.close()
     log.record(AuditEvent.SESSION_CONNECTED, session_id="late")
+
+
+async def test_record_committed_resolves_once_another_connection_can_read_it(
+    tmp_path: Path,
+) -> None:
+    # SPEC P6: the relay holds a tool call's answer on this future, so once it resolves the
+    # record must be on disk for any reader (and so for a restart after kill -9).
+    log = AuditLog(tmp_path / "audit.db")
+    try:
+        await log.record_committed(AuditEvent.TOOL_CALL, request_id="r-1", code="ok")
+        with sqlite3.connect(tmp_path / "audit.db") as reader:
+            rows = reader.execute("SELECT request_id FROM audit").fetchall()
+        assert rows == [("r-1",)]
+    finally:
+        log.close()
+
+
+async def test_record_committed_after_close_resolves_without_writing(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.db")
+    log.close()
+    await log.record_committed(AuditEvent.TOOL_CALL, request_id="r-2")

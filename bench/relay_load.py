@@ -1,0 +1,572 @@
+"""Relay under load: many SDK sessions, agent tool calls per second, latency, memory.
+
+For each session count (default 100, 500, 1,000) and each of two servers:
+
+* **mao**: the real backend (``mao_embed.app.create_app`` on the same uvicorn settings as
+  ``mao-embed serve``: token check, Origin check, protocol validation, relay, rate limits,
+  heartbeat, audit log in SQLite with answers held until their record committed);
+* **echo**: a bare relay on the same stack (Starlette + uvicorn + the same WebSocket and HTTP
+  implementations): ``POST /api/sessions/{id}/tools/{tool}`` forwards the body to that
+  session's WebSocket and answers with what comes back, matched by id. No validation, no
+  audit. The ratio mao/echo is what our relay costs on top of moving the bytes.
+
+the load generator (a separate process from the server; ``python -m bench.relay_load
+loadgen``) opens N protocol-faithful fake SDK sessions (hello with a signed token, answer
+every ``page_tool_request`` with a ``page_tool_result``, answer pings) and then, as the agent,
+calls ``page_fill`` over the HTTP API through a pool of keep-alive connections:
+
+1. **open loop** at a fixed rate (default 1,000 calls/s) for ``--relay-seconds``: latency is
+   measured from each call's *scheduled* start, so a stalled server shows up in p99 instead
+   of slowing the generator (no coordinated omission);
+2. **closed loop**: 64 calls in flight for the same time: the most calls/s the pair sustains.
+
+Memory per idle session = (server RSS with N sessions connected and idle - RSS before) / N,
+on a fresh server per session count. "held" = sessions the server lists in
+``GET /api/sessions`` after connecting, and still lists after the load.
+
+Both processes share a 2-core machine with whatever else runs; the load average is recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .runner import RunContext, describe, fmt_ratio, percentile, table
+
+NAME = "relay_load"
+DESCRIPTION = "agent tool calls through the relay: calls/s, p50/p99, sessions held, vs bare echo"
+
+ORIGIN = "https://shop.example"
+SECRET = "bench-relay-load-secret"
+USER = "bench-user"
+AGENT = "bench-agent"
+POOL = 64
+FILL_BODY = json.dumps({"snapshotId": "s1", "elementId": "e1", "value": "Ada Lovelace"}).encode()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("relay_load")
+    group.add_argument("--relay-sessions", default="100,500,1000",
+                       help="session counts, comma-separated (default 100,500,1000)")
+    group.add_argument("--relay-seconds", type=float, default=6.0,
+                       help="seconds per load phase (default 6)")
+    group.add_argument("--relay-rate", type=float, default=1000.0,
+                       help="open-loop calls per second (default 1000)")
+
+
+# --------------------------------------------------------------------------- servers
+
+
+def _raise_fd_limit() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def _serve_mao(db: Path, durable: bool) -> None:
+    from mao_embed.config import ServerConfig
+    from mao_embed.server import serve_forever
+
+    config = ServerConfig(
+        host="127.0.0.1", port=0, secret=SECRET, allowed_origins=(ORIGIN,), db_path=db,
+        sdk_dir=db.parent, demo_dir=db.parent, durable_audit=durable,
+    )
+    serve_forever(config, lambda url: print(f"READY {url}", flush=True))
+
+
+def _echo_app() -> Any:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route, WebSocketRoute
+    from starlette.websockets import WebSocket, WebSocketDisconnect
+
+    sockets: dict[str, WebSocket] = {}
+    waiting: dict[str, asyncio.Future[Any]] = {}
+    ids = itertools.count()
+
+    async def page(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await websocket.receive_text()  # hello, unchecked
+        session_id = f"echo-{next(ids)}"
+        sockets[session_id] = websocket
+        await websocket.send_text(json.dumps({"type": "welcome", "sessionId": session_id}))
+        try:
+            while True:
+                reply = json.loads(await websocket.receive_text())
+                future = waiting.pop(reply.get("requestId"), None)
+                if future is not None and not future.done():
+                    future.set_result(reply)
+        except WebSocketDisconnect:
+            sockets.pop(session_id, None)
+
+    async def call(request: Request) -> Response:
+        websocket = sockets.get(request.path_params["session_id"])
+        if websocket is None:
+            return JSONResponse({"error": "no session"}, status_code=404)
+        request_id = f"r{next(ids)}"
+        future = asyncio.get_running_loop().create_future()
+        waiting[request_id] = future
+        body = json.loads(await request.body())
+        await websocket.send_text(json.dumps({
+            "type": "page_tool_request", "requestId": request_id,
+            "sessionId": request.path_params["session_id"], "tool": request.path_params["tool"],
+            "actions": [{"action": "fill", **body}],
+        }))
+        return JSONResponse(await future)
+
+    async def sessions(request: Request) -> Response:
+        return JSONResponse([{"sessionId": s} for s in sockets])
+
+    return Starlette(routes=[
+        WebSocketRoute("/ws/sdk", page),
+        Route("/api/sessions", sessions, methods=["GET"]),
+        Route("/api/sessions/{session_id}/tools/{tool}", call, methods=["POST"]),
+    ])
+
+
+def _serve_echo() -> None:
+    import uvicorn
+    from mao_embed.config import ServerConfig
+    from mao_embed.server import uvicorn_config
+
+    app = _echo_app()
+    # The same uvicorn settings as the real backend (loop, HTTP and WebSocket implementation).
+    settings = uvicorn_config(app, ServerConfig(host="127.0.0.1", port=0, secret="x"))
+    server = uvicorn.Server(settings)
+
+    async def main() -> None:
+        serving = asyncio.get_running_loop().create_task(server.serve())
+        while not server.started and not serving.done():
+            await asyncio.sleep(0.02)
+        port = server.servers[0].sockets[0].getsockname()[1]
+        print(f"READY http://127.0.0.1:{port}", flush=True)
+        await serving
+
+    asyncio.run(main())
+
+
+# --------------------------------------------------------------------------- load generator
+
+
+class _Page:
+    """A protocol-faithful fake SDK session (what ``mao_page.client`` sends, nothing more)."""
+
+    def __init__(self, url: str, token: str, index: int) -> None:
+        self.url = url
+        self.token = token
+        self.index = index
+        self.session_id = ""
+        self.socket: Any = None
+        self.task: asyncio.Task[None] | None = None
+
+    async def connect(self) -> None:
+        import websockets
+
+        self.socket = await websockets.connect(
+            self.url, origin=ORIGIN, ping_interval=None, max_size=None,  # type: ignore[arg-type]
+            compression=None,
+        )
+        await self.socket.send(json.dumps({
+            "type": "hello", "protocolVersion": 1, "token": self.token, "agentId": AGENT,
+            "user": {"id": USER}, "page": {"url": f"https://shop.example/p{self.index}",
+                                          "title": "Bench"}, "sdkVersion": "bench",
+        }))
+        welcome = json.loads(await self.socket.recv())
+        if welcome.get("type") != "welcome":
+            raise RuntimeError(f"session refused: {welcome}")
+        self.session_id = welcome["sessionId"]
+        self.task = asyncio.get_running_loop().create_task(self._serve())
+
+    async def _serve(self) -> None:
+        import websockets
+
+        try:
+            async for raw in self.socket:
+                message = json.loads(raw)
+                kind = message.get("type")
+                if kind == "page_tool_request":
+                    await self.socket.send(json.dumps({
+                        "type": "page_tool_result", "requestId": message["requestId"],
+                        "success": True, "pageVersion": "v1",
+                        "result": {"steps": [{"index": 0, "action": "fill", "success": True}]},
+                    }))
+                elif kind == "ping":
+                    await self.socket.send(json.dumps({"type": "pong", "ts": message["ts"]}))
+        except websockets.ConnectionClosed:
+            return
+
+
+class _HttpConnection:
+    """A minimal HTTP/1.1 keep-alive client: the generator must cost less than the server,
+    and a general-purpose client costs several times more per request than this."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host = host
+        self.port = port
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+
+    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+        assert self.reader is not None and self.writer is not None
+        self.writer.write(
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
+        status_line = await self.reader.readline()
+        status = int(status_line.split()[1])
+        length = 0
+        while (line := await self.reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return status, await self.reader.readexactly(length)
+
+
+async def _loadgen(args: argparse.Namespace) -> dict[str, Any]:
+    from urllib.parse import urlsplit
+
+    from mao_embed.tokens import issue_token
+
+    base = urlsplit(args.url)
+    ws_url = f"ws://{base.hostname}:{base.port}/ws/sdk"
+    token = issue_token(SECRET, user_id=USER, agent_id=AGENT, ttl_s=3600)
+    pages = [_Page(ws_url, token, i) for i in range(args.sessions)]
+    started = time.perf_counter()
+    # Connect in waves, like pages loading over a few seconds, not a single SYN flood.
+    for wave in range(0, len(pages), 100):
+        await asyncio.gather(*(p.connect() for p in pages[wave : wave + 100]))
+    connect_s = time.perf_counter() - started
+    pool: asyncio.Queue[_HttpConnection] = asyncio.Queue()
+    for _ in range(POOL):
+        connection = _HttpConnection(base.hostname or "127.0.0.1", base.port or 80)
+        await connection.open()
+        pool.put_nowait(connection)
+    held_before = await _count_sessions(pool)
+
+    print(json.dumps({"phase": "connected"}), flush=True)
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+
+    paths = itertools.cycle(
+        f"/api/sessions/{p.session_id}/tools/page_fill" for p in pages
+    )
+    errors = 0
+
+    async def one_call(scheduled: float, latencies: list[float]) -> None:
+        nonlocal errors
+        connection = await pool.get()
+        try:
+            status, body = await connection.post(next(paths), FILL_BODY)
+        finally:
+            pool.put_nowait(connection)
+        if status != 200 or b'"success":true' not in body:
+            errors += 1
+        latencies.append((time.perf_counter() - scheduled) * 1000)
+
+    # Warm-up: fill caches, JIT-free but first-touch allocations, TCP windows.
+    await asyncio.gather(*(one_call(time.perf_counter(), []) for _ in range(200)))
+
+    open_latencies: list[float] = []
+    interval = 1.0 / args.rate
+    calls: list[asyncio.Task[None]] = []
+    loop = asyncio.get_running_loop()
+    t0 = time.perf_counter()
+    n = 0
+    while (now := time.perf_counter()) - t0 < args.seconds:
+        due = t0 + n * interval
+        if due > now:
+            await asyncio.sleep(due - now)
+            continue
+        # Catch up on every call that is due: scheduled, not delayed by a slow server.
+        calls.append(loop.create_task(one_call(due, open_latencies)))
+        n += 1
+    await asyncio.gather(*calls)
+    open_elapsed = time.perf_counter() - t0
+    open_errors, errors = errors, 0
+
+    closed_latencies: list[float] = []
+    stop_at = time.perf_counter() + args.seconds
+
+    async def worker() -> None:
+        while time.perf_counter() < stop_at:
+            await one_call(time.perf_counter(), closed_latencies)
+
+    t1 = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(POOL)))
+    closed_elapsed = time.perf_counter() - t1
+    held_after = await _count_sessions(pool)
+    for page in pages:
+        await page.socket.close()
+    return {
+        "sessions": args.sessions,
+        "connectS": round(connect_s, 2),
+        "heldBefore": held_before,
+        "heldAfter": held_after,
+        "open": {
+            "targetRate": args.rate,
+            "calls": len(open_latencies),
+            "callsPerS": len(open_latencies) / open_elapsed,
+            "errors": open_errors,
+            "p50Ms": percentile(open_latencies, 50),
+            "p99Ms": percentile(open_latencies, 99),
+            "maxMs": max(open_latencies, default=None),
+        },
+        "closed": {
+            "inFlight": POOL,
+            "calls": len(closed_latencies),
+            "callsPerS": len(closed_latencies) / closed_elapsed,
+            "errors": errors,
+            "p50Ms": percentile(closed_latencies, 50),
+            "p99Ms": percentile(closed_latencies, 99),
+        },
+    }
+
+
+async def _count_sessions(pool: asyncio.Queue[_HttpConnection]) -> int:
+    connection = await pool.get()
+    try:
+        connection.writer.write(  # type: ignore[union-attr]
+            f"GET /api/sessions HTTP/1.1\r\nHost: {connection.host}:{connection.port}\r\n"
+            "\r\n".encode()
+        )
+        reader = connection.reader
+        assert reader is not None
+        await reader.readline()
+        length = 0
+        while (line := await reader.readline()) not in (b"\r\n", b""):
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return len(json.loads(await reader.readexactly(length)))
+    finally:
+        pool.put_nowait(connection)
+
+
+# --------------------------------------------------------------------------- orchestration
+
+
+def _rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmRSS")
+
+
+def _spawn(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "bench.relay_load", *args],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+
+
+def _measure(mode: str, sessions: int, seconds: float, rate: float, tmp: Path,
+             durable: bool = True) -> dict[str, Any]:
+    server_args = ["server", "--mode", mode, "--db", str(tmp / f"{mode}-{sessions}.db")]
+    if not durable:
+        server_args.append("--no-durable-audit")
+    server = _spawn(*server_args)
+    try:
+        assert server.stdout is not None
+        ready = server.stdout.readline()
+        if not ready.startswith("READY "):
+            raise RuntimeError(f"{mode} server did not start: {ready!r}")
+        url = ready.split()[1]
+        time.sleep(0.5)
+        rss_before = _rss_bytes(server.pid)
+        loadgen = _spawn("loadgen", "--url", url, "--sessions", str(sessions),
+                         "--seconds", str(seconds), "--rate", str(rate))
+        assert loadgen.stdout is not None and loadgen.stdin is not None
+        line = loadgen.stdout.readline()
+        if json.loads(line or "{}").get("phase") != "connected":
+            raise RuntimeError(f"load generator failed to connect {sessions} sessions")
+        time.sleep(1.0)  # idle: heartbeat tasks started, nothing in flight
+        rss_idle = _rss_bytes(server.pid)
+        load_before = os.getloadavg()[0]
+        loadgen.stdin.write("go\n")
+        loadgen.stdin.flush()
+        out, _ = loadgen.communicate(timeout=seconds * 4 + 120)
+        result = json.loads(out.strip().splitlines()[-1])
+        result["mode"] = mode
+        result["durableAudit"] = durable
+        result["serverRssBefore"] = rss_before
+        result["serverRssIdle"] = rss_idle
+        result["memoryPerIdleSession"] = (rss_idle - rss_before) / sessions
+        result["loadAverage1m"] = [load_before, os.getloadavg()[0]]
+        return result
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def run(ctx: RunContext) -> dict[str, Any]:
+    options = ctx.options
+    levels = [int(n) for n in str(options.get("relay_sessions", "100,500,1000")).split(",")]
+    seconds = float(options.get("relay_seconds", 6.0))
+    rate = float(options.get("relay_rate", 1000.0))
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="mao-relay-load-") as tmp:
+        for sessions in levels:
+            for mode in ("mao", "echo"):
+                ctx.log(f"[relay_load] {mode}: {sessions} sessions")
+                results.append(_measure(mode, sessions, seconds, rate, Path(tmp)))
+        # The price of holding answers until their audit record committed (SPEC P6).
+        middle = levels[len(levels) // 2]
+        ctx.log(f"[relay_load] mao without durable audit: {middle} sessions")
+        results.append(_measure("mao", middle, seconds, rate, Path(tmp), durable=False))
+    return {
+        "config": {"runs": 1, "sessionLevels": levels, "seconds": seconds, "openLoopRate": rate,
+                   "pool": POOL},
+        "summary": _summary(results),
+        "results": results,
+    }
+
+
+def _find(results: list[dict[str, Any]], mode: str, sessions: int,
+          durable: bool = True) -> dict[str, Any] | None:
+    for result in results:
+        if (result["mode"], result["sessions"], result["durableAudit"]) == (mode, sessions,
+                                                                            durable):
+            return result
+    return None
+
+
+def _summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    levels = sorted({r["sessions"] for r in results})
+    out: dict[str, Any] = {"levels": {}}
+    for sessions in levels:
+        mao, echo = _find(results, "mao", sessions), _find(results, "echo", sessions)
+        if mao is None or echo is None:
+            continue
+        out["levels"][str(sessions)] = {
+            "held": mao["heldAfter"] == sessions and mao["heldBefore"] == sessions,
+            "openCallsPerS": mao["open"]["callsPerS"],
+            "p50Ms": mao["open"]["p50Ms"],
+            "p99Ms": mao["open"]["p99Ms"],
+            "maxCallsPerS": mao["closed"]["callsPerS"],
+            "echoP50Ms": echo["open"]["p50Ms"],
+            "echoP99Ms": echo["open"]["p99Ms"],
+            "echoMaxCallsPerS": echo["closed"]["callsPerS"],
+            # Cost of our relay: per-call server work, from the saturated throughputs.
+            "costRatio": echo["closed"]["callsPerS"] / mao["closed"]["callsPerS"],
+            "p50Ratio": mao["open"]["p50Ms"] / echo["open"]["p50Ms"],
+            "memoryPerIdleSession": mao["memoryPerIdleSession"],
+            "echoMemoryPerIdleSession": echo["memoryPerIdleSession"],
+            "errors": mao["open"]["errors"] + mao["closed"]["errors"],
+        }
+    plain = [r for r in results if not r["durableAudit"]]
+    if plain:
+        durable = _find(results, "mao", plain[0]["sessions"])
+        if durable is not None:
+            out["durableAuditCost"] = {
+                "sessions": plain[0]["sessions"],
+                "p50Ms": [durable["open"]["p50Ms"], plain[0]["open"]["p50Ms"]],
+                "p99Ms": [durable["open"]["p99Ms"], plain[0]["open"]["p99Ms"]],
+                "maxCallsPerS": [durable["closed"]["callsPerS"], plain[0]["closed"]["callsPerS"]],
+            }
+    out["memoryPerIdleSession"] = describe(
+        r["memoryPerIdleSession"] for r in results if r["mode"] == "mao"
+    )
+    return out
+
+
+def headline(result: dict[str, Any]) -> dict[str, Any]:
+    levels = result["summary"]["levels"]
+    return {
+        level: {k: levels[level][k] for k in ("held", "openCallsPerS", "p50Ms", "p99Ms",
+                                               "maxCallsPerS", "costRatio",
+                                               "memoryPerIdleSession")}
+        for level in levels
+    }
+
+
+def summary_table(result: dict[str, Any]) -> str:
+    rows = []
+    for level, row in result["summary"]["levels"].items():
+        rows.append([
+            level, "yes" if row["held"] else "NO",
+            f"{row['openCallsPerS']:,.0f}", f"{row['p50Ms']:.1f}", f"{row['p99Ms']:.1f}",
+            f"{row['echoP50Ms']:.1f}", f"{row['echoP99Ms']:.1f}",
+            f"{row['maxCallsPerS']:,.0f}", f"{row['echoMaxCallsPerS']:,.0f}",
+            fmt_ratio(row["costRatio"]), f"{row['memoryPerIdleSession'] / 1024:,.1f} kB",
+            str(row["errors"]),
+        ])
+    text = "relay_load: open loop at {:,.0f} calls/s, {:.0f} s per phase\n".format(
+        result["config"]["openLoopRate"], result["config"]["seconds"]
+    ) + table(
+        ["sessions", "held", "calls/s", "p50 ms", "p99 ms", "echo p50", "echo p99",
+         "max calls/s", "echo max", "cost (echo/mao max)", "RSS/idle session", "errors"],
+        rows,
+    )
+    cost = result["summary"].get("durableAuditCost")
+    if cost:
+        text += (
+            f"\ndurable audit at {cost['sessions']} sessions (with / without): "
+            f"p50 {cost['p50Ms'][0]:.1f} / {cost['p50Ms'][1]:.1f} ms, "
+            f"p99 {cost['p99Ms'][0]:.1f} / {cost['p99Ms'][1]:.1f} ms, "
+            f"max {cost['maxCallsPerS'][0]:,.0f} / {cost['maxCallsPerS'][1]:,.0f} calls/s"
+        )
+    return text
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Subprocess entry points: ``server`` and ``loadgen`` (run by ``run``), and ``standalone``
+    to run this benchmark without the browser harness and print the table."""
+    parser = argparse.ArgumentParser(prog="python -m bench.relay_load")
+    commands = parser.add_subparsers(dest="command", required=True)
+    server = commands.add_parser("server")
+    server.add_argument("--mode", choices=["mao", "echo"], required=True)
+    server.add_argument("--db", type=Path, required=True)
+    server.add_argument("--no-durable-audit", action="store_true")
+    loadgen = commands.add_parser("loadgen")
+    loadgen.add_argument("--url", required=True)
+    loadgen.add_argument("--sessions", type=int, required=True)
+    loadgen.add_argument("--seconds", type=float, required=True)
+    loadgen.add_argument("--rate", type=float, required=True)
+    standalone = commands.add_parser("standalone")
+    add_arguments(standalone)
+    args = parser.parse_args(argv)
+    _raise_fd_limit()
+    if args.command == "server":
+        if args.mode == "mao":
+            _serve_mao(args.db, durable=not args.no_durable_audit)
+        else:
+            _serve_echo()
+        return 0
+    if args.command == "loadgen":
+        with contextlib.suppress(ImportError):
+            import uvloop
+
+            uvloop.install()
+        print(json.dumps(asyncio.run(_loadgen(args))), flush=True)
+        return 0
+    ctx = RunContext(runs=1, warmup=0, servers=None, playwright=None, profiles_dir=Path("."),
+                     options=vars(args), log=lambda *a: print(*a, file=sys.stderr, flush=True))
+    print(summary_table(run(ctx)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
