@@ -5,8 +5,8 @@ it: ``- role "name" [states] [ref=...]`` for elements, ``- heading "..." [level=
 ``- text: "..."`` for context. Page-derived text sits inside a delimited block carrying a
 per-snapshot nonce, so the backend can mark it untrusted and page text cannot forge the end
 marker. The token budget is enforced with an explicit ``[truncated: N nodes]`` notice,
-never silently: off-viewport text goes first, then off-viewport elements, then in-viewport
-text, and in-viewport elements last.
+never silently: off-viewport text goes first, then in-viewport text, then off-viewport
+elements, and in-viewport elements last (refs are what the agent acts on).
 """
 
 from __future__ import annotations
@@ -94,9 +94,9 @@ def _drop_class(node: OutlineLike) -> int:
     interactive = node.kind == "element"
     if node.kind == "container":
         return 9
-    if not node.in_viewport:
-        return 1 if interactive else 0
-    return 3 if interactive else 2
+    if interactive:
+        return 3 if node.in_viewport else 2
+    return 1 if node.in_viewport else 0
 
 
 def render_text(

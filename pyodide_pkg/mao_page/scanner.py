@@ -540,7 +540,8 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
             last = end[item]
             continue
         if row_like and child[F.DISPLAY] == "table-cell" and item not in listed:
-            cell = doc.text_content(item, limit=TEXT_LINE_LIMIT)
+            # A cell holding a control is read through the control's own line.
+            cell = "" if _has_listed(item, end, listed) else doc.text_content(item, limit=TEXT_LINE_LIMIT)
             if out and cell:
                 out.append(" | ")
             out.append(cell)

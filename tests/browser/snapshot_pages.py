@@ -47,7 +47,7 @@ CUSTOM_CONTROLS = """
 <label class="cb"><input type="checkbox" id="remember"><span class="box"></span> Remember me</label>
 <label class="hidden-input"><input type="checkbox" id="news"> Newsletter</label>
 <div role="checkbox" aria-checked="true" tabindex="0">Dark mode</div>
-<div role="switch" aria-checked="false" tabindex="0" aria-label="Notifications"></div>
+<div role="switch" aria-checked="false" tabindex="0" aria-label="Notifications" style="width:30px;height:16px"></div>
 <div style="cursor:pointer" onclick="this.dataset.clicked=1"><span>Open report</span></div>
 <div style="cursor:pointer" class="wrapper"><button type="button">Inner save</button></div>
 <div tabindex="0">Focusable card</div>
