@@ -108,6 +108,7 @@ async function captureDocument(snapdom, doc, job, depth) {
   const canvas = document.createElement("canvas");
   canvas.width = width;
   canvas.height = height;
+  job.documents.push(doc);
   const ctx = canvas.getContext("2d");
   ctx.fillStyle = rootBackground(doc);
   ctx.fillRect(0, 0, width, height);
@@ -122,13 +123,14 @@ async function captureDocument(snapdom, doc, job, depth) {
     clip: { x: scrollX, y: 0, width, height: scrollY + height },
     dpr: 1,
     backgroundColor: null,
-    placeholders: false,
     embedFonts: "auto",
     exclude: [(el) => el === job.exclude],
     excludeMode: "remove",
     plugins: [plugin],
+    // Called with the clone's <img> and the URL the library could not read (no CORS);
+    // returning nothing keeps its placeholder. The page's images with that URL are listed.
     fallbackURL: (info) => {
-      if (info && info.element) job.failedImages.push(info.element);
+      if (info && info.src) job.failedSources.add(String(info.src));
       return "";
     },
   });
@@ -180,6 +182,17 @@ function drawLabel(ctx, text, x, y) {
   ctx.fillText(text, x + 3, top + 2);
 }
 
+// The library keeps a hidden, aria-hidden decode iframe in the page between captures; the
+// page must look as it did before the screenshot, so it goes (the library recreates it when
+// it finds it detached). Only that signature is removed, and only if it appeared during ours.
+function removeLibraryLeftovers(doc, before) {
+  if (!doc.body) return;
+  for (const el of [...doc.body.children]) {
+    if (!before.has(el) && el.localName === "iframe" && el.getAttribute("aria-hidden") === "true" &&
+        el.style.visibility === "hidden" && el.style.left === "-9999px") el.remove();
+  }
+}
+
 // Render the top-level viewport. `masks` are elements whose boxes are blanked (Python picks
 // them); `labels` are [text, element] pairs drawn as ref tags. Returns the rendering, kept
 // in JS until releaseRendering: Python encodes it once or more to meet its byte budget.
@@ -190,14 +203,21 @@ async function renderViewport(win, exclude, masks, labels) {
   const job = {
     exclude,
     masked: new Set(masks),
-    failedImages: [],
+    failedSources: new Set(),
+    documents: [],
     unrendered: [],
     warnings: new Set(),
   };
   // Boxes are measured before the clone, in the same task, so they match what is captured.
   const maskRects = masks.map((el) => visibleRect(el));
   const labelRects = labels.map(([, el]) => (el.isConnected ? visibleRect(el) : null));
-  const canvas = await captureDocument(snapdom, doc, job, 0);
+  const before = new Set(doc.body ? doc.body.children : []);
+  let canvas;
+  try {
+    canvas = await captureDocument(snapdom, doc, job, 0);
+  } finally {
+    removeLibraryLeftovers(doc, before);
+  }
   const ctx = canvas.getContext("2d");
   // SPEC X3: the stand-ins already left the values out; solid boxes over the measured rects
   // cover whatever else the field painted (and fields the clone placed differently).
@@ -216,9 +236,14 @@ async function renderViewport(win, exclude, masks, labels) {
     const r = visibleRect(el);
     if (r) unrendered.push([kind, ...r]);
   }
-  for (const el of job.failedImages) {
-    const r = el && el.isConnected ? visibleRect(el) : null;
-    if (r) unrendered.push(["cross_origin_image", ...r]);
+  if (job.failedSources.size) {
+    for (const captured of job.documents) {
+      for (const img of captured.images) {
+        if (!job.failedSources.has(img.currentSrc) && !job.failedSources.has(img.src)) continue;
+        const r = visibleRect(img);
+        if (r) unrendered.push(["cross_origin_image", ...r]);
+      }
+    }
   }
   return {
     canvas,
