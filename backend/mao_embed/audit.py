@@ -100,6 +100,11 @@ class AuditLog:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        # Records made on an event loop are handed to the writer once per loop iteration, as
+        # one list: a queue put per record (each waking the writer thread, which then wants
+        # the GIL) cost the relay about a third of its throughput (measured, issue 7).
+        self._batches: dict[asyncio.AbstractEventLoop, list[Any]] = {}
+        self._batches_lock = threading.Lock()
         self._ready: Future[None] = Future()
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="mao-embed-audit", daemon=True)
@@ -110,7 +115,7 @@ class AuditLog:
     def record(self, event: AuditEvent, **values: Any) -> None:
         if self._closed:
             return
-        self._queue.put(AuditRecord(event=event, at=values.pop("at", time.time()), **values))
+        self._enqueue(AuditRecord(event=event, at=values.pop("at", time.time()), **values))
 
     def record_committed(self, event: AuditEvent, **values: Any) -> asyncio.Future[None]:
         """Like ``record``, but the returned future (of the calling event loop) resolves once
@@ -125,7 +130,7 @@ class AuditLog:
             committed.set_result(None)
             return committed
         record = AuditRecord(event=event, at=values.pop("at", time.time()), **values)
-        self._queue.put(_Acknowledged(record, committed))
+        self._enqueue(_Acknowledged(record, committed))
         return committed
 
     def query(
@@ -163,13 +168,44 @@ class AuditLog:
         if self._closed:
             return
         self._closed = True
+        self._hand_over_all()
         self._queue.put(_STOP)
         self._thread.join(timeout=10)
+
+    def _enqueue(self, item: AuditRecord | _Acknowledged) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self._queue.put(item)
+            return
+        with self._batches_lock:
+            batch = self._batches.get(loop)
+            if batch is None:
+                self._batches[loop] = [item]
+            else:
+                batch.append(item)
+        if batch is None:
+            loop.call_soon(self._hand_over, loop)
+
+    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+        with self._batches_lock:
+            batch = self._batches.pop(loop, None)
+        if batch:
+            self._queue.put(batch)
+
+    def _hand_over_all(self) -> None:
+        with self._batches_lock:
+            batches = list(self._batches.values())
+            self._batches.clear()
+        for batch in batches:
+            self._queue.put(batch)
 
     def _submit(self, job: Callable[[sqlite3.Connection], Any]) -> Any:
         if self._closed:
             raise RuntimeError("audit log is closed")
         future: Future[Any] = Future()
+        # Everything recorded so far goes first, so a query sees it.
+        self._hand_over_all()
         self._queue.put((job, future))
         return future.result(timeout=30)
 
@@ -183,13 +219,17 @@ class AuditLog:
         try:
             while True:
                 item = self._queue.get()
-                batch = [item]
+                batch = item if isinstance(item, list) else [item]
                 # Drain what has queued meanwhile so a burst costs one commit.
                 while len(batch) < 500:
                     try:
-                        batch.append(self._queue.get_nowait())
+                        item = self._queue.get_nowait()
                     except queue.Empty:
                         break
+                    if isinstance(item, list):
+                        batch.extend(item)
+                    else:
+                        batch.append(item)
                 if not self._process(connection, batch):
                     return
         finally:

@@ -27,6 +27,7 @@ Guarantees (tested in ``tests/backend/test_relay.py`` and ``test_sdk_socket.py``
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import re
 import secrets
@@ -224,8 +225,14 @@ def is_valid_request_id(request_id: str) -> bool:
     return _REQUEST_ID.fullmatch(request_id) is not None
 
 
+# Request ids are correlation handles, not secrets (a page can only answer its own requests),
+# so a random per-process prefix and a counter do; a urandom call per tool call was measurable.
+_REQUEST_PREFIX = f"req-{secrets.token_hex(4)}-"
+_request_numbers = itertools.count(1)
+
+
 def new_request_id() -> str:
-    return f"req-{secrets.token_hex(10)}"
+    return f"{_REQUEST_PREFIX}{next(_request_numbers)}"
 
 
 class Relay:
