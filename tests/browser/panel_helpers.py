@@ -30,9 +30,6 @@ def answer(page: Any, decision: str, timeout: float = 20_000) -> None:
     card(page).get_by_role("button", name=decision, exact=True).click(timeout=timeout)
 
 
-def status_text(page: Any) -> str:
-    return page.get_by_role("status", name="Status").inner_text()
-
 
 class AgentThread:
     """Agent calls run on a worker thread, so the test's main thread can answer the panel

@@ -1,37 +1,261 @@
-"""The on-page panel (issue 6; SPEC U1-U3, E4): what the user sees and presses, driven the way
-a user's own Playwright test would, by role and accessible name (README "Panel controls")."""
+"""The on-page panel (issue 6; SPEC U1-U3, E4, P1, P4): what the user sees and presses, driven
+the way a user's own Playwright test would, by role and accessible name (README "Panel
+controls"), with real clicks and keys."""
 
 from __future__ import annotations
 
+import json
+
 from browser_helpers import COUNTER_BUTTON, clicks, ref
-from panel_helpers import AgentThread, answer, card, grant, panel, status_text
+from panel_helpers import AgentThread, answer, card, panel
+from playwright.sync_api import expect
+
+NAME_FIELD = '<label for="name">Name</label> <input id="name"> <label for="notes">Notes</label> <input id="notes">'
+ADD_ONE = '<button type="button" id="add" onclick="window.added = (window.added || 0) + 1">Add one</button>'
+
+
+def shadow_count(page, selector: str) -> int:
+    return page.locator("mao-embed-host").evaluate(f"h => h.shadowRoot.querySelectorAll({selector!r}).length")
 
 
 def test_panel_controls_are_reachable_by_role_and_name(mao_embed):
+    # CONTRACT.md: a user's Playwright tests drive the panel by role and name.
     embedded = mao_embed(COUNTER_BUTTON, authorization=None)
     page = embedded.page
-    assert panel(page).is_visible()
+    expect(panel(page)).to_be_visible()
     for role, name in [("radiogroup", "Authorization level"), ("radio", "Ask each time"), ("radio", "This task"),
                        ("radio", "Full access"), ("button", "Revoke authorization"), ("button", "Stop"),
                        ("button", "Pause"), ("button", "Close panel"), ("textbox", "Message"), ("button", "Send"),
                        ("log", "Conversation"), ("log", "Action log"), ("status", "Status")]:
-        assert page.get_by_role(role, name=name, exact=True).count() == 1, (role, name)
-    assert page.get_by_role("radio", name="Ask each time").get_attribute("aria-checked") == "true"
+        expect(page.get_by_role(role, name=name, exact=True)).to_have_count(1)
+    expect(page.get_by_role("radio", name="Ask each time")).to_have_attribute("aria-checked", "true")
+    expect(page.get_by_role("status", name="Status")).to_have_text("Idle")
 
 
-def test_per_action_click_waits_for_allow_once(mao_embed):
+def test_panel_follows_the_page_language_in_chinese(mao_embed):
+    embedded = mao_embed("<script>document.documentElement.lang = 'zh-CN'</script>" + COUNTER_BUTTON, authorization=None)
+    page = embedded.page
+    for role, name in [("radiogroup", "授权级别"), ("radio", "每次确认"), ("radio", "本次任务"), ("radio", "完全授权"),
+                       ("button", "停止"), ("button", "关闭面板"), ("textbox", "消息"), ("button", "发送")]:
+        expect(page.get_by_role(role, name=name, exact=True)).to_have_count(1)
+    expect(page.get_by_role("status", name="状态")).to_have_text("空闲")
+
+
+def test_init_locale_overrides_the_page_language(mao_embed):
+    embedded = mao_embed("<script>document.documentElement.lang = 'zh-CN'</script>" + COUNTER_BUTTON,
+                         init={"locale": "en"}, authorization=None)
+    expect(embedded.page.get_by_role("button", name="Stop", exact=True)).to_have_count(1)
+
+
+def test_per_action_click_waits_for_allow_once_and_highlights_the_target(mao_embed):
+    # SPEC P1: by default every action waits for the user; the card names the element, which
+    # is outlined in SDK UI while the card is open.
     embedded = mao_embed(COUNTER_BUTTON, authorization=None)
     page = embedded.page
     agent = AgentThread(embedded)
     try:
         snapshot = embedded.inspect()
         pending = agent.call("page_click", **ref(snapshot, "Count me"))
-        card(page).wait_for()
+        expect(card(page)).to_contain_text("Count me")
+        expect(card(page)).to_contain_text("Risk: low")
+        assert shadow_count(page, ".hl[data-sticky]") == 1
         assert clicks(page) == 0
+        expect(page.get_by_role("status", name="Status")).to_have_text("Waiting for you")
         answer(page, "Allow once")
         result = pending.result(timeout=30)
         assert result["success"], result
         assert clicks(page) == 1
-        assert status_text(page)
+        expect(page.get_by_role("log", name="Action log")).to_contain_text("page_click · Count me · done")
     finally:
         agent.close()
+
+
+def test_deny_ends_as_user_rejected_and_nothing_happens(mao_embed):
+    embedded = mao_embed(COUNTER_BUTTON, authorization=None)
+    agent = AgentThread(embedded)
+    try:
+        pending = agent.call("page_click", **ref(embedded.inspect(), "Count me"))
+        answer(embedded.page, "Deny")
+        result = pending.result(timeout=30)
+        assert result["error"]["code"] == "user_rejected"
+        assert clicks(embedded.page) == 0
+        expect(card(embedded.page)).to_have_count(0)
+    finally:
+        agent.close()
+
+
+def test_unanswered_card_ends_as_confirmation_timeout(mao_embed):
+    embedded = mao_embed(COUNTER_BUTTON, init={"authorization": {"confirmationTimeoutMs": 1500}}, authorization=None)
+    result = embedded.call("page_click", **ref(embedded.inspect(), "Count me"))
+    assert result["error"]["code"] == "confirmation_timeout"
+    assert clicks(embedded.page) == 0
+    expect(card(embedded.page)).to_have_count(0)
+
+
+def test_a_page_script_clicking_allow_approves_nothing(mao_embed):
+    # SPEC U2: only isTrusted input counts. The shadow root is open, so a script can find the
+    # button; its click() and dispatched events are not trusted and change nothing.
+    embedded = mao_embed(COUNTER_BUTTON, authorization=None)
+    page = embedded.page
+    agent = AgentThread(embedded)
+    try:
+        pending = agent.call("page_click", **ref(embedded.inspect(), "Count me"))
+        expect(card(page).get_by_role("button", name="Allow once")).to_be_enabled()
+        page.evaluate("""() => {
+            const root = document.querySelector('mao-embed-host').shadowRoot;
+            const allow = [...root.querySelectorAll('button')].find(b => b.textContent === 'Allow once');
+            allow.click();
+            allow.dispatchEvent(new MouseEvent('click', {bubbles: true, composed: true}));
+            const full = root.querySelector('[data-level=full]');
+            full.click();
+        }""")
+        page.wait_for_timeout(500)
+        assert not pending.done()
+        expect(card(page)).to_have_count(1)
+        expect(page.get_by_role("radio", name="Full access")).to_have_attribute("aria-checked", "false")
+        assert clicks(page) == 0
+        answer(page, "Deny")
+        assert pending.result(timeout=30)["error"]["code"] == "user_rejected"
+    finally:
+        agent.close()
+
+
+def test_sensitive_value_is_masked_on_the_card_and_marked_high_risk(mao_embed):
+    embedded = mao_embed('<label>Password <input type="password" id="pw"></label>', authorization=None)
+    page = embedded.page
+    agent = AgentThread(embedded)
+    try:
+        pending = agent.call("page_fill", **ref(embedded.inspect(), "Password"), value="hunter2")
+        expect(card(page)).to_contain_text("Risk: HIGH")
+        expect(card(page)).to_contain_text("••••••")
+        assert "hunter2" not in card(page).inner_text()
+        answer(page, "Allow once")
+        assert pending.result(timeout=30)["success"]
+    finally:
+        agent.close()
+
+
+def test_submit_button_is_high_risk_on_the_card(mao_embed):
+    embedded = mao_embed('<form onsubmit="event.preventDefault()"><button>提交订单</button></form>', authorization=None)
+    page = embedded.page
+    agent = AgentThread(embedded)
+    try:
+        pending = agent.call("page_click", **ref(embedded.inspect(), "提交订单"))
+        expect(card(page)).to_contain_text("submits a form")
+        expect(card(page)).to_contain_text("pays or transfers money")
+        answer(page, "Deny")
+        pending.result(timeout=30)
+    finally:
+        agent.close()
+
+
+def test_stop_mid_batch_stops_the_remaining_steps(mao_embed):
+    # SPEC U3, A5: the user presses Stop while the second step of a batch waits for them.
+    embedded = mao_embed(ADD_ONE, authorization=None)
+    page = embedded.page
+    added = lambda: page.evaluate("window.added || 0")  # noqa: E731
+    agent = AgentThread(embedded)
+    try:
+        target = ref(embedded.inspect(), "Add one")
+        step = {"action": "click", **target}
+        pending = agent.call("page_click", actions=[step, step, step])
+        answer(page, "Allow once")
+        expect(page.get_by_role("log", name="Action log")).to_contain_text("page_click · Add one · done")
+        card(page).wait_for()
+        page.get_by_role("button", name="Stop", exact=True).click()
+        result = pending.result(timeout=30)
+        assert result["success"] is False and result["stoppedAt"] == 1
+        assert result["error"]["code"] == "user_stopped"
+        assert added() == 1
+        expect(page.get_by_role("status", name="Status")).to_have_text("Stopped")
+        # Stopped means stopped: the agent's next call is refused until the user resumes.
+        assert embedded.call("page_click", **target)["error"]["code"] == "user_stopped"
+        page.get_by_role("button", name="Resume", exact=True).click()
+        embedded.grant("full")
+        assert embedded.call("page_click", **target)["success"]
+        assert added() == 2
+    finally:
+        agent.close()
+
+
+def test_closing_the_panel_leaves_an_indicator_and_does_not_stop_the_task(mao_embed):
+    # Seed 004 §4.3, 000 §5: close the panel; the agent keeps working; operating · pause · stop remain.
+    embedded = mao_embed(COUNTER_BUTTON)
+    page = embedded.page
+    target = ref(embedded.inspect(), "Count me")
+    page.get_by_role("button", name="Close panel").click()
+    expect(panel(page)).to_be_hidden()
+    indicator = page.get_by_role("region", name="Mao Embed indicator")
+    expect(indicator).to_be_visible()
+    expect(indicator.get_by_role("button", name="Pause")).to_be_visible()
+    expect(indicator.get_by_role("button", name="Stop")).to_be_visible()
+    assert embedded.call("page_click", **target)["success"]
+    assert clicks(page) == 1
+    expect(indicator).to_contain_text("Operating")
+    indicator.get_by_role("button", name="Open panel").click()
+    expect(panel(page)).to_be_visible()
+
+
+def test_user_typing_on_the_page_mid_task_pauses_it_and_tells_the_agent(mao_embed):
+    # SPEC U3: real input outside the SDK UI pauses the task; the next result says so.
+    embedded = mao_embed(NAME_FIELD)
+    page = embedded.page
+    snapshot = embedded.inspect()
+    assert embedded.call("page_fill", **ref(snapshot, "Name"), value="Ada")["success"]
+    page.click("#notes")
+    page.keyboard.type("mine")
+    result = embedded.call("page_fill", **ref(snapshot, "Name"), value="Grace")
+    assert result["error"]["code"] == "user_takeover"
+    assert page.input_value("#name") == "Ada"
+    expect(page.get_by_role("status", name="Status")).to_have_text("Paused")
+    page.get_by_role("button", name="Resume", exact=True).click()
+    second = embedded.call("page_fill", **ref(snapshot, "Name"), value="Grace")
+    assert second["success"], json.dumps(second)
+
+
+def test_synthetic_events_from_scripts_do_not_pause_the_task(mao_embed):
+    embedded = mao_embed(NAME_FIELD)
+    snapshot = embedded.inspect()
+    assert embedded.call("page_fill", **ref(snapshot, "Name"), value="Ada")["success"]
+    embedded.page.evaluate("""() => {
+        const notes = document.getElementById('notes');
+        notes.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true}));
+        notes.dispatchEvent(new KeyboardEvent('keydown', {key: 'a', bubbles: true}));
+    }""")
+    second = embedded.call("page_fill", **ref(snapshot, "Name"), value="Grace")
+    assert second["success"], json.dumps(second)
+
+
+def test_agent_cannot_click_through_the_panel(mao_embed):
+    # Issue 6 item 10: a hit test landing on SDK UI reports obscured, never clicks the panel.
+    body = '<button id="under" style="position: fixed; right: 60px; bottom: 60px" onclick="this.textContent = \'hit\'">Under</button>'
+    embedded = mao_embed(body)
+    result = embedded.call("page_click", **ref(embedded.inspect(), "Under"))
+    assert result["error"]["code"] == "obscured"
+    assert "Mao Embed panel" in result["error"]["message"]
+    assert embedded.page.text_content("#under") == "Under"
+
+
+def test_chat_without_a_model_says_so(mao_embed):
+    embedded = mao_embed(COUNTER_BUTTON)
+    page = embedded.page
+    page.get_by_role("textbox", name="Message").fill("Please click the button")
+    page.get_by_role("textbox", name="Message").press("Enter")
+    conversation = page.get_by_role("log", name="Conversation")
+    expect(conversation).to_contain_text("Please click the button")
+    expect(conversation).to_contain_text("No model is configured")
+
+
+def test_grants_and_actions_are_sdk_audit_events(mao_embed):
+    # SPEC P6: the page hears every grant and action through MaoChat.on("audit").
+    embedded = mao_embed("<script>window.__audit = []; addEventListener('load', () => MaoChat.on('audit', e => __audit.push(e)));</script>"
+                         + COUNTER_BUTTON, authorization=None)
+    embedded.grant("full")
+    assert embedded.call("page_click", **ref(embedded.inspect(), "Count me"))["success"]
+    embedded.page.get_by_role("button", name="Revoke authorization").click()
+    events = embedded.page.evaluate("window.__audit")
+    kinds = [e["kind"] for e in events]
+    assert kinds == ["grant", "action", "revoke"], events
+    assert events[0]["level"] == "full" and events[0]["previousLevel"] == "per_action"
+    assert events[1]["action"] == "click" and events[1]["target"] == "Count me" and events[1]["outcome"] == "ok"
+    assert "token" not in json.dumps(events).lower()
