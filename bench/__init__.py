@@ -6,6 +6,7 @@ Not part of the pytest suite (pytest collects ``tests/`` only).
 
 BENCHMARKS = {
     "startup": "bench.startup",
+    "screenshot": "bench.screenshot",
     "actions": "bench.actions",
     "relay_load": "bench.relay_load",
 }
