@@ -9,4 +9,5 @@ BENCHMARKS = {
     "screenshot": "bench.screenshot",
     "actions": "bench.actions",
     "relay_load": "bench.relay_load",
+    "inspect": "bench.inspect",
 }

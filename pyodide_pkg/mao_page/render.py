@@ -32,7 +32,10 @@ class OutlineLike(Protocol):
 def estimate_tokens(text: str) -> int:
     """Tokens of a line: ~4 ASCII characters per token, one per other character (CJK text
     tokenizes at about a token per character)."""
-    wide = sum(1 for c in text if ord(c) > 0x7F)
+    if text.isascii():
+        return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+    # Characters beyond ASCII take 2-4 UTF-8 bytes; CJK (3 bytes) is the common case here.
+    wide = (len(text.encode("utf-8")) - len(text) + 1) // 2
     return (len(text) - wide + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN + wide
 
 

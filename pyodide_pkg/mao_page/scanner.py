@@ -161,19 +161,23 @@ def _overlaps(box: Box, clip: Box | None) -> bool:
 
 
 class Geometry:
-    """Rects in the top viewport, clipping by ancestors, and visibility, for every row.
+    """Rects in the top viewport, clipping by ancestors, and visibility.
 
     Frame offsets translate a nested frame's rects into the top viewport. Clipping follows
     CSS: an ancestor with overflow hidden/clip cuts its descendants off (not visible at
     all); one with overflow auto/scroll, or a frame's viewport, only scrolls them out of
     view (visible, not in the viewport). Absolutely positioned descendants escape the clip
     of non-positioned ancestors; fixed ones escape every ancestor clip.
+
+    One pass hands the clips down (a tuple is shared, not copied, until an ancestor clips);
+    rects and visibility are computed only for the rows that are asked about.
     """
 
-    __slots__ = ("boxes", "visible", "in_view", "frame_of", "frame_offsets")
+    __slots__ = ("_rows", "_hidden", "_transparent", "_clip_in", "frame_of", "frame_offsets", "_top", "_visible", "_in_view")
 
     def __init__(self, doc: DocumentIndex, scopes: list[list[Any]], frames: list[list[Any]], viewport: Viewport) -> None:
-        rows = doc.rows
+        rows = self._rows = doc.rows
+        self._hidden = doc.hidden
         count = len(rows)
         scope_frame = [scope[F.SCOPE_FRAME] for scope in scopes] or [0]
         offsets: list[tuple[float, float]] = []
@@ -187,58 +191,84 @@ class Geometry:
         if not offsets:
             offsets.append((0.0, 0.0))
         self.frame_offsets = offsets
-        self.frame_of = [0] * count
-        self.boxes: list[Box] = [(0.0, 0.0, 0.0, 0.0)] * count
-        self.visible = [False] * count
-        self.in_view = [False] * count
-        top: Box = (0.0, 0.0, viewport.width, viewport.height)
-        # Per row: (hard clip, scroll clip) for in-flow children and for absolute children.
-        flow: list[tuple[Box | None, Box | None]] = [(None, None)] * count
-        absolute: list[tuple[Box | None, Box | None]] = [(None, None)] * count
+        self._top: Box = (0.0, 0.0, viewport.width, viewport.height)
+        self._visible: list[bool | None] = [None] * count
+        self._in_view: list[bool | None] = [None] * count
+        no_clip: tuple[Box | None, Box | None] = (None, None)
+        # Per row: (hard clip, scroll clip) it gets from its ancestors, and what it hands to
+        # in-flow and to absolutely positioned children.
+        clip_in: list[tuple[Box | None, Box | None]] = [no_clip] * count
+        flow: list[tuple[Box | None, Box | None]] = [no_clip] * count
+        absolute: list[tuple[Box | None, Box | None]] = [no_clip] * count
         transparent = [False] * count
-        hidden = doc.hidden
+        frame_of = [0] * count
+        scopes_count = len(scope_frame)
         for index, row in enumerate(rows):
-            frame = scope_frame[row[F.SCOPE]] if row[F.SCOPE] < len(scope_frame) else 0
-            self.frame_of[index] = frame
-            ox, oy = offsets[frame] if frame < len(offsets) else (0.0, 0.0)
-            x0 = row[F.X] + ox
-            y0 = row[F.Y] + oy
-            box = (x0, y0, x0 + row[F.WIDTH], y0 + row[F.HEIGHT])
-            self.boxes[index] = box
+            scope = row[F.SCOPE]
+            frame = frame_of[index] = scope_frame[scope] if scope < scopes_count else 0
             parent = row[F.PARENT]
             position = row[F.POSITION]
             if parent < 0:
-                clip_in: tuple[Box | None, Box | None] = (None, None)
+                inherited = no_clip
                 transparent[index] = row[F.OPACITY] <= 0
             else:
                 transparent[index] = transparent[parent] or row[F.OPACITY] <= 0
-                if position == "fixed":
-                    clip_in = (None, None) if frame == 0 else flow[parent]
-                elif position == "absolute":
-                    clip_in = absolute[parent]
+                if position == "absolute":
+                    inherited = absolute[parent]
+                elif position == "fixed":
+                    inherited = no_clip if frame == 0 else flow[parent]
                 else:
-                    clip_in = flow[parent]
-                if rows[parent][F.TAG] in ("iframe", "frame") and rows[parent][F.FRAME] == "same":
+                    inherited = flow[parent]
+                if frame and rows[parent][F.FRAME] == "same":
                     fx, fy = offsets[frame]
-                    fw, fh = frames[frame][F.FRAME_WIDTH], frames[frame][F.FRAME_HEIGHT]
-                    clip_in = (clip_in[0], _intersect(clip_in[1], (fx, fy, fx + fw, fy + fh)))
+                    box = (fx, fy, fx + frames[frame][F.FRAME_WIDTH], fy + frames[frame][F.FRAME_HEIGHT])
+                    inherited = (inherited[0], _intersect(inherited[1], box))
+            clip_in[index] = inherited
+            own = inherited
             overflow = row[F.OVERFLOW]
-            own = clip_in
             if overflow != "visible" and row[F.TAG] not in ("html", "body"):
+                box = self.box(index, frame)
                 parts = overflow.split()
                 if any(p in _CLIPPING for p in parts):
-                    own = (_intersect(clip_in[0], box), clip_in[1])
+                    own = (_intersect(inherited[0], box), inherited[1])
                 elif any(p in _SCROLLING for p in parts):
-                    own = (clip_in[0], _intersect(clip_in[1], box))
+                    own = (inherited[0], _intersect(inherited[1], box))
             flow[index] = own
-            absolute[index] = own if position != "static" else (absolute[parent] if parent >= 0 else (None, None))
-            if hidden[index] or transparent[index]:
-                continue
-            sized = row[F.WIDTH] > 0 and row[F.HEIGHT] > 0
-            if not sized or not _overlaps(box, clip_in[0]):
-                continue
-            self.visible[index] = True
-            self.in_view[index] = _overlaps(box, top) and _overlaps(box, clip_in[1])
+            if position != "static":
+                absolute[index] = own
+            elif parent >= 0:
+                absolute[index] = absolute[parent]
+        self._transparent = transparent
+        self._clip_in = clip_in
+        self.frame_of = frame_of
+
+    def box(self, index: int, frame: int | None = None) -> Box:
+        row = self._rows[index]
+        ox, oy = self.frame_offsets[self.frame_of[index] if frame is None else frame]
+        x0 = row[F.X] + ox
+        y0 = row[F.Y] + oy
+        return (x0, y0, x0 + row[F.WIDTH], y0 + row[F.HEIGHT])
+
+    def visible(self, index: int) -> bool:
+        """Rendered, not transparent, has a size, and not clipped away by an ancestor."""
+        known = self._visible[index]
+        if known is None:
+            row = self._rows[index]
+            known = (
+                not self._hidden[index] and not self._transparent[index] and row[F.WIDTH] > 0 and row[F.HEIGHT] > 0
+                and _overlaps(self.box(index), self._clip_in[index][0])
+            )
+            self._visible[index] = known
+        return known
+
+    def in_view(self, index: int) -> bool:
+        """Visible and inside the top viewport and every scrolling ancestor's box."""
+        known = self._in_view[index]
+        if known is None:
+            box = self.box(index)
+            known = self.visible(index) and _overlaps(box, self._top) and _overlaps(box, self._clip_in[index][1])
+            self._in_view[index] = known
+        return known
 
 
 def scan(
@@ -271,26 +301,32 @@ def scan_page(
     count = len(rows)
     ignored = [False] * count
     inert = [False] * count
+    private = [False] * count
     inside_control = [False] * count
     candidates: list[int] = []
     for index, row in enumerate(rows):
         parent = row[F.PARENT]
+        privacy = row[F.PRIVACY]
         if parent >= 0:
-            ignored[index] = ignored[parent] or row[F.PRIVACY] == "ignore"
+            ignored[index] = ignored[parent] or privacy == "ignore"
             inert[index] = inert[parent] or row[F.INERT]
+            private[index] = private[parent] or privacy == "private"
             parent_row = rows[parent]
             inside_control[index] = inside_control[parent] or (
                 parent_row[F.TAG] in _NATIVE_CONTROLS and (parent_row[F.TAG] != "a" or bool(parent_row[F.HREF]))
             )
         else:
-            ignored[index] = row[F.PRIVACY] == "ignore"
+            ignored[index] = privacy == "ignore"
             inert[index] = bool(row[F.INERT])
+            private[index] = privacy == "private"
         if ignored[index] or inert[index]:
             continue
         if row[F.FRAME] == "cross" or row[F.SHADOW] == "closed":
             candidates.append(index)
             continue
-        role = doc.role(index)
+        # Only an explicit role can make a non-native element a widget; implicit roles of
+        # the native controls are handled by tag in is_interactive.
+        role = explicit_role(row) if row[F.ROLE] else ""
         if is_interactive(index, row, role, doc):
             # A focusable or pointer-only element inside a native control is part of it.
             if inside_control[index] and row[F.TAG] not in _NATIVE_CONTROLS and not explicit_role(row) and not row[F.CONTENTEDITABLE]:
@@ -312,18 +348,18 @@ def scan_page(
             continue
         target = index
         control: int | None = None
-        if not geometry.visible[index] and row[F.TAG] == "input" and row[F.TYPE] in ("checkbox", "radio"):
+        if not geometry.visible(index) and row[F.TAG] == "input" and row[F.TYPE] in ("checkbox", "radio"):
             # A custom checkbox: the real input is hidden and its label is what users click.
-            shown = [label for label in doc.labels_of(index) if geometry.visible[label]]
+            shown = [label for label in doc.labels_of(index) if geometry.visible(label)]
             if not shown:
                 continue
             target, control = shown[0], index
-        if not geometry.visible[target]:
+        if not geometry.visible(target):
             continue
-        in_viewport = geometry.in_view[target]
+        in_viewport = geometry.in_view(target)
         if not in_viewport and not include_offscreen:
             continue
-        element = _describe(index, doc, geometry, target, control, frame_labels)
+        element = _describe(index, doc, geometry, target, control, frame_labels, private[index])
         listed[target] = len(elements)
         elements.append(element)
     result = Scan(elements=elements, frames=frame_labels)
@@ -342,7 +378,8 @@ def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list
 
 
 def _describe(
-    index: int, doc: DocumentIndex, geometry: Geometry, target: int, control: int | None, frame_labels: list[str]
+    index: int, doc: DocumentIndex, geometry: Geometry, target: int, control: int | None, frame_labels: list[str],
+    private: bool,
 ) -> ScannedElement:
     row = doc.rows[index]
     role = doc.role(index) or "generic"
@@ -350,7 +387,6 @@ def _describe(
     opaque = "cross_origin_frame" if row[F.FRAME] == "cross" else "closed_shadow_root" if row[F.SHADOW] == "closed" else ""
     label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
     sensitive = is_sensitive(row, label)
-    private = row[F.PRIVACY] == "private" or any(doc.rows[a][F.PRIVACY] == "private" for a in doc.ancestors(index))
     value: str | bool | list[str] | None
     options: tuple[tuple[str, str, bool, bool], ...] = ()
     if tag == "select":
@@ -375,7 +411,8 @@ def _describe(
     elif role in ("checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"):
         checked = False  # ARIA: an absent aria-checked on these roles means false
     text = ""
-    if tag not in ("input", "select", "textarea") and not (sensitive or private) and not opaque:
+    if tag not in ("input", "select", "textarea") and not (sensitive or private) and not opaque and source not in ("content", "text"):
+        # A name from content is the text already; other names get the text beside them.
         text = doc.text_content(index, limit=TEXT_LIMIT)
     if opaque:
         text = "cross-origin frame: its content cannot be read" if opaque == "cross_origin_frame" else "closed shadow root: its content cannot be read"
@@ -385,7 +422,7 @@ def _describe(
     selected = _bool_attr(row[F.ARIA_SELECTED])
     pressed: bool | str | None = "mixed" if row[F.ARIA_PRESSED] == "mixed" else _bool_attr(row[F.ARIA_PRESSED])
     input_type = row[F.TYPE] if tag in ("input", "button") else ""
-    x0, y0, x1, y1 = geometry.boxes[target]
+    x0, y0, x1, y1 = geometry.box(target)
     return ScannedElement(
         index=target,
         tag=tag,
@@ -398,7 +435,7 @@ def _describe(
         value=value,
         options=options,
         visible=True,
-        in_viewport=geometry.in_view[target],
+        in_viewport=geometry.in_view(target),
         disabled=bool(row[F.DISABLED]) or row[F.ARIA_DISABLED] == "true",
         readonly=bool(row[F.READONLY]) or row[F.ARIA_READONLY] == "true",
         required=bool(row[F.REQUIRED]) or row[F.ARIA_REQUIRED] == "true",
@@ -462,6 +499,13 @@ def _outline(
         parent = rows[index][F.PARENT]
         if parent >= 0 and end[index] > end[parent]:
             end[parent] = end[index]
+    holds_listed = [False] * count
+    for index in range(count - 1, 0, -1):
+        if holds_listed[index] or index in listed:
+            holds_listed[index] = True
+            parent = rows[index][F.PARENT]
+            if parent >= 0:
+                holds_listed[parent] = True
     nodes: list[OutlineNode] = []
     # Open containers: (end row, position of its node in `nodes`, depth of its children).
     stack: list[tuple[int, int]] = []
@@ -476,35 +520,40 @@ def _outline(
             continue
         depth = len(stack)
         if index in listed:
-            nodes.append(OutlineNode("element", depth, element=listed[index], in_viewport=geometry.in_view[index]))
+            nodes.append(OutlineNode("element", depth, element=listed[index], in_viewport=geometry.in_view(index)))
             if end[index] > index:
                 stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
             index += 1
             continue
-        visible = geometry.visible[index]
-        shown = visible and (include_offscreen or geometry.in_view[index])
+        if not holds_listed[index] and (index <= consumed_until or row[F.WIDTH] <= 0 and row[F.DISPLAY] != "contents"):
+            # Its text is already on a line above (or it has no box); nothing listed inside.
+            index = end[index] + 1
+            continue
         role = doc.role(index)
         if role == "heading" and index > consumed_until:
-            if shown:
+            if geometry.visible(index) and (include_offscreen or geometry.in_view(index)):
                 name = doc.accessible_name(index)[0]
                 if name:
-                    nodes.append(OutlineNode("heading", depth, "heading", _clip_text(name, geometry.in_view[index]),
-                                             in_viewport=geometry.in_view[index], level=heading_level(row)))
+                    nodes.append(OutlineNode("heading", depth, "heading", _clip_text(name, geometry.in_view(index)),
+                                             in_viewport=geometry.in_view(index), level=heading_level(row)))
                     stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
             index += 1
             continue
         if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY] or row[F.TAG] == "fieldset"):
             name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY] else ""
-            nodes.append(OutlineNode("container", depth, role, _clip_text(name, True), in_viewport=geometry.in_view[index]))
+            nodes.append(OutlineNode("container", depth, role, _clip_text(name, True), in_viewport=geometry.in_view(index)))
             stack.append((end[index], len(nodes) - 1))
             index += 1
             continue
-        if index > consumed_until and shown and row[F.DISPLAY] not in _INLINE_DISPLAYS and (row[F.TEXT_PARTS] or doc.children[index]):
-            text, last = _block_text(doc, index, listed, end)
+        if (
+            index > consumed_until and row[F.DISPLAY] not in _INLINE_DISPLAYS and (row[F.TEXT_PARTS] or doc.children[index])
+            and geometry.visible(index) and (include_offscreen or geometry.in_view(index))
+        ):
+            text, last = _block_text(doc, index, listed, end, holds_listed)
             if text:
-                nodes.append(OutlineNode("text", depth, name=_clip_text(text, geometry.in_view[index]), in_viewport=geometry.in_view[index]))
+                nodes.append(OutlineNode("text", depth, name=_clip_text(text, geometry.in_view(index)), in_viewport=geometry.in_view(index)))
                 consumed_until = max(consumed_until, last)
         index += 1
     # Drop containers that ended up empty (their children are the nodes deeper right after).
@@ -523,7 +572,7 @@ def _clip_text(text: str, in_viewport: bool) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: list[int]) -> tuple[str, int]:
+def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: list[int], holds_listed: list[bool]) -> tuple[str, int]:
     """Text of a block made of its text nodes and inline descendants (table rows: their
     cells, joined with ' | '). Returns the text and the last row consumed; stops before a
     nested block, heading or listed element, which get their own lines."""
@@ -541,7 +590,7 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
             continue
         if row_like and child[F.DISPLAY] == "table-cell" and item not in listed:
             # A cell holding a control is read through the control's own line.
-            cell = "" if _has_listed(item, end, listed) else doc.text_content(item, limit=TEXT_LINE_LIMIT)
+            cell = "" if holds_listed[item] else doc.text_content(item, limit=TEXT_LINE_LIMIT)
             if out and cell:
                 out.append(" | ")
             out.append(cell)
@@ -549,13 +598,9 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
             continue
         if child[F.DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.role(item) == "heading":
             break
-        out.append(doc.text_content(item, limit=TEXT_LINE_LIMIT) if not _has_listed(item, end, listed) else "")
+        out.append(doc.text_content(item, limit=TEXT_LINE_LIMIT) if not holds_listed[item] else "")
         last = end[item]
     return squash("".join(out))[:TEXT_LINE_LIMIT * 2], last
-
-
-def _has_listed(index: int, end: list[int], listed: dict[int, int]) -> bool:
-    return any(i in listed for i in range(index, end[index] + 1))
 
 
 def key_of(row: list[Any], role: str) -> tuple[str, ...]:

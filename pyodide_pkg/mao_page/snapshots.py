@@ -7,6 +7,7 @@ releases its element handles.
 
 from __future__ import annotations
 
+import random
 import secrets
 import time
 from collections import OrderedDict
@@ -65,9 +66,15 @@ class Snapshot:
         self.entries.clear()
 
 
+# Ids come from a generator seeded from the OS once per process: in Pyodide every
+# ``secrets`` call crosses into JavaScript (crypto.getRandomValues), which costs more than the
+# rest of adding an element. Ids only need to be unguessable in position, not secret.
+_ids = random.Random(secrets.randbits(128))
+
+
 def _new_id(prefix: str, taken: set[str] | dict[str, Any]) -> str:
     while True:
-        candidate = prefix + secrets.token_hex(3)
+        candidate = f"{prefix}{_ids.getrandbits(24):06x}"
         if candidate not in taken:
             return candidate
 

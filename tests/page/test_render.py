@@ -117,3 +117,34 @@ def test_in_viewport_elements_are_kept_first_under_a_tight_budget() -> None:  # 
     assert all(f"[ref=on{i}]" in text for i in range(10))
     assert left_out > 0
     assert text.count("[ref=off") == 50 - left_out
+
+
+def test_outline_lines_are_indented_under_their_container() -> None:  # SPEC S7
+    from mao_page.scanner import OutlineNode
+
+    outline = [OutlineNode("container", 0, "form", "Login"), OutlineNode("element", 1, element=0),
+               OutlineNode("heading", 0, "heading", "Welcome", level=2), OutlineNode("text", 0, name="Hello")]
+    text, left_out = render_text(url="u", title="t", snapshot_id="s1", elements=[element("e1", label="Email", role="textbox", kind="form-control")],
+                                 max_tokens=3000, outline=outline)
+    assert left_out == 0
+    assert '- form "Login":\n  - textbox "Email" [ref=e1]\n- heading "Welcome" [level=2]\n- text: "Hello"' in text
+
+
+def test_budget_drops_off_viewport_text_before_anything_else() -> None:  # SPEC S7
+    from mao_page.scanner import OutlineNode
+
+    elements = [element("e1", label="Visible"), element("e2", label="Far away", in_viewport=False)]
+    outline = [OutlineNode("element", 0, element=0), OutlineNode("text", 0, name="near " * 10),
+               *[OutlineNode("text", 0, name=f"far paragraph {i} " * 4, in_viewport=False) for i in range(40)],
+               OutlineNode("element", 0, element=1, in_viewport=False)]
+    text, left_out = render_text(url="u", title="t", snapshot_id="s1", elements=elements, max_tokens=200, outline=outline)
+    assert left_out > 0 and text.endswith(f"[truncated: {left_out} nodes]")
+    assert '"Visible"' in text and '"Far away"' in text and "near near" in text
+    assert left_out <= 40
+
+
+def test_token_estimate_counts_cjk_characters_one_each() -> None:  # SPEC S7
+    from mao_page.render import estimate_tokens
+
+    assert estimate_tokens("abcdefgh") == 2
+    assert estimate_tokens("密码验证") == 4

@@ -461,3 +461,121 @@ def test_ordinary_fields_are_not_sensitive(label: str) -> None:  # SPEC P5
     field = page.add("input", aria_label=label, value="visible")
     element = page.scanned(field)
     assert (element.sensitive, element.value) == (False, "visible")
+
+
+# -- issue 3: frames, placeholders, clipping, custom controls, outline -------------------------
+
+
+def test_overflow_hidden_ancestor_clips_an_element_away() -> None:  # SPEC S4
+    page = PageRows()
+    box = page.add("div", overflow="hidden", x=0.0, y=0.0, width=200.0, height=30.0)
+    page.add("button", box, own_text="Clipped", x=0.0, y=40.0)
+    assert page.listed(include_offscreen=True) == set()
+
+
+def test_absolutely_positioned_child_escapes_the_clip_of_a_static_ancestor() -> None:  # SPEC S4
+    page = PageRows()
+    box = page.add("div", overflow="hidden", x=0.0, y=0.0, width=200.0, height=30.0)
+    menu = page.add("button", box, own_text="Popup", x=0.0, y=40.0, position="absolute")
+    assert page.listed() == {menu}
+
+
+def test_scroll_container_hides_nothing_but_takes_elements_out_of_view() -> None:  # SPEC S4
+    page = PageRows()
+    box = page.add("div", overflow="auto", x=0.0, y=0.0, width=200.0, height=30.0)
+    inside = page.add("button", box, own_text="Scrolled", x=0.0, y=40.0)
+    assert page.listed() == set()
+    assert page.scanned(inside, include_offscreen=True).in_viewport is False
+
+
+def test_content_visibility_hidden_hides_descendants() -> None:  # SPEC S4
+    page = PageRows()
+    box = page.add("div", content_visibility="hidden")
+    page.add("button", box, own_text="Skipped")
+    assert page.listed(include_offscreen=True) == set()
+
+
+def test_inert_subtree_is_not_listed() -> None:  # SPEC S4
+    page = PageRows()
+    box = page.add("div", inert=True)
+    page.add("button", box, own_text="Behind modal")
+    assert page.listed() == set()
+
+
+def test_cross_origin_frame_and_closed_shadow_host_are_placeholders() -> None:  # SPEC S6
+    page = PageRows()
+    frame = page.add("iframe", frame="cross", title="Payment")
+    host = page.add("secure-pad", shadow="closed", aria_label="PIN pad")
+    frame_el, host_el = page.scanned(frame), page.scanned(host)
+    assert (frame_el.kind, frame_el.opaque, frame_el.label) == ("opaque", "cross_origin_frame", "Payment")
+    assert (host_el.kind, host_el.opaque) == ("opaque", "closed_shadow_root")
+
+
+def test_hidden_checkbox_is_listed_through_its_visible_label() -> None:  # SPEC S1
+    page = PageRows()
+    label = page.add("label", own_text="Remember me", display="inline-block")
+    checkbox = page.add("input", label, type="checkbox", checked=1, display="none")
+    element = page.scanned(label)
+    assert (element.role, element.checked, element.label, element.control) == ("checkbox", True, "Remember me", checkbox)
+
+
+def test_label_wrapping_a_visible_control_collapses_into_it() -> None:  # SPEC S1
+    page = PageRows()
+    label = page.add("label", own_text="Agree", cursor="pointer")
+    checkbox = page.add("input", label, type="checkbox", checked=0, cursor="pointer")
+    assert page.listed() == {checkbox}
+
+
+def test_pointer_span_inside_a_button_is_part_of_the_button() -> None:  # SPEC S1
+    page = PageRows()
+    button = page.add("button", own_text="Save")
+    page.add("span", button, cursor="pointer", own_text="icon")
+    assert page.listed() == {button}
+
+
+def test_elements_in_a_same_origin_frame_get_top_viewport_rects_and_a_frame_label() -> None:  # SPEC S6
+    page = PageRows()
+    frame = page.add("iframe", frame="same", title="Embedded form", x=100.0, y=200.0, width=400.0, height=200.0)
+    html = page.add("html", frame, scope=1)
+    body = page.add("body", html, scope=1)
+    button = page.add("button", body, scope=1, own_text="Inside", x=10.0, y=20.0)
+    scopes = [["document", 0, -1], ["document", 1, frame]]
+    frames = [[-1, "top", 0, 0, 1280, 800], [frame, "inner", 105.0, 205.0, 400, 200]]
+    from mao_page.scanner import scan
+
+    from .page_rows import VIEWPORT
+
+    found = {e.index: e for e in scan(page.rows, VIEWPORT, scopes=scopes, frames=frames)}
+    assert found[button].rect[:2] == (115.0, 225.0)
+    assert found[button].frame == "frame 1: Embedded form"
+
+
+def test_ids_resolve_within_their_own_tree_scope() -> None:  # SPEC S3, S6
+    page = PageRows()
+    page.add("span", id="lbl", own_text="Outer label")
+    host = page.add("div", shadow="open")
+    page.add("span", host, id="lbl", own_text="Shadow label", scope=1)
+    field = page.add("input", host, aria_labelledby="lbl", scope=1)
+    assert page.scanned(field).label == "Shadow label"
+
+
+def test_outline_nests_elements_under_their_form_and_skips_empty_containers() -> None:  # SPEC S7
+    page = PageRows()
+    page.add("nav", own_text="")
+    form = page.add("form", aria_label="Login")
+    field = page.add("input", form, aria_label="Email")
+    page.add("h2", own_text="Welcome")
+    outline = page.outline()
+    kinds = [(n.kind, n.depth, n.role or n.name) for n in outline]
+    assert kinds == [("container", 0, "form"), ("element", 1, ""), ("heading", 0, "heading")]
+    assert outline[1].element == 0 and page.scanned(field).label == "Email"
+
+
+def test_outline_reads_a_table_row_as_one_text_line() -> None:  # SPEC S7
+    page = PageRows()
+    table = page.add("table", display="table")
+    row = page.add("tr", table, display="table-row")
+    page.add("td", row, display="table-cell", own_text="#1001")
+    page.add("td", row, display="table-cell", own_text="12.50")
+    texts = [n.name for n in page.outline() if n.kind == "text"]
+    assert texts == ["#1001 | 12.50"]

@@ -1,0 +1,236 @@
+"""Snapshot engine: our full ``page_inspect`` vs a plain-JS walk vs Playwright's aria_snapshot().
+
+Generated pages of about 1k, 5k, 10k and 20k DOM nodes (forms, tables, link lists, text, a few
+open shadow roots, one same-origin iframe). One Chromium process for everything; per size,
+the three measurements alternate within each run:
+
+* **inspect**: the SDK's ``Inspector.inspect`` (collect primitive, JSON transport, scan,
+  names, snapshot store, outline, text rendering, ``to_wire``) running in Pyodide in the page,
+  timed there with ``performance.now()``; ``includeOffscreen`` and the text form, so it covers
+  the whole page like the other two. Also the default call (viewport only).
+* **plain JS**: the same walk collecting the same facts (``collectDocument``), no Python.
+* **aria_snapshot**: ``page.locator("body").aria_snapshot()``, timed from the driver.
+
+Also: tokens per interactive element of the text form (our estimate: ~4 ASCII characters or
+one other character per token) and the growth of the wasm heap over all runs of a size.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from .runner import REPO_DIR, RunContext, describe, fmt_ms, fmt_ratio, table
+
+NAME = "inspect"
+DESCRIPTION = "page_inspect in the page vs plain-JS walk vs aria_snapshot(), ~1k-20k nodes"
+
+SIZES = (1_000, 5_000, 10_000, 20_000)
+PRIMITIVES = REPO_DIR / "loader_js" / "primitives"
+
+_PYTHON = r"""
+import json
+import js
+from mao_page import bridge
+from mao_page.inspector import Inspector
+from mao_page.protocol import InspectOptions
+from mao_page.render import estimate_tokens
+from mao_page.snapshots import SnapshotStore
+
+_inspector = Inspector(bridge.Page(js.window.__benchApi), SnapshotStore())
+
+def bench_inspect(offscreen):
+    began = js.performance.now()
+    snapshot = _inspector.inspect(InspectOptions(format="text", include_offscreen=offscreen, max_tokens=50000))
+    snapshot.to_wire()
+    elapsed = js.performance.now() - began
+    return json.dumps([elapsed, len(snapshot.elements), estimate_tokens(snapshot.text), snapshot.truncated, len(snapshot.text)])
+"""
+
+_BOOT = """
+const base = %(base)s;
+const { loadPyodide } = await import(base + 'pyodide.mjs');
+const py = await loadPyodide({ indexURL: base, lockFileURL: base + 'pyodide-lock.json' });
+await py.loadPackage(['mao-embed-page']);
+window.__benchApi = { primitives: window.__maoDom, window, sdkHost: null };
+py.runPython(%(python)s);
+const inspect = py.globals.get('bench_inspect');
+window.__bench = {
+  heap: () => py._module.HEAPU8.length,
+  inspect: (offscreen) => JSON.parse(inspect(offscreen)),
+  plainJs: () => { const t = performance.now(); const r = window.__maoDom.collectDocument(document, null);
+                   return [performance.now() - t, r.nodes.length]; },
+  nodes: () => { let n = 0; const count = (root) => { for (const el of root.querySelectorAll('*')) { n++; if (el.shadowRoot) count(el.shadowRoot); } };
+                 count(document); const f = document.querySelector('iframe'); if (f && f.contentDocument) count(f.contentDocument); return n; },
+};
+window.__benchReady = true;
+"""
+
+
+def _primitives_js() -> str:
+    files = [PRIMITIVES / "common.js"] + sorted(p for p in PRIMITIVES.glob("*.js") if p.name != "common.js")
+    return "(() => {\n" + "\n".join(p.read_text() for p in files) + "\nwindow.__maoDom = MaoDom;\n})();"
+
+
+def generate_body(target_nodes: int) -> str:
+    """A business-like page of about ``target_nodes`` elements: repeated sections of a form,
+    a table with action buttons, a list of links and paragraphs; every fifth section has a
+    widget in an open shadow root; one same-origin iframe with a small form."""
+    parts = [
+        "<header><nav aria-label='Main'><ul>"
+        + "".join(f"<li><a href='/p{i}'>Page {i}</a></li>" for i in range(8))
+        + "</ul></nav></header><main><h1>Operations dashboard</h1>",
+        "<iframe title='Quick entry' style='width:500px;height:160px' srcdoc=\""
+        "<form><label>Amount <input name=amount></label><label>Memo <input name=memo></label>"
+        "<button>Add</button></form>\"></iframe>",
+    ]
+    used = 30
+    section = 0
+    while used < target_nodes:
+        section += 1
+        parts.append(
+            f"<section aria-label='Section {section}'><h2>Section {section}</h2>"
+            f"<p>Summary of section {section}: <b>{section * 7}</b> items need review.</p>"
+            f"<form aria-label='Filter {section}'><label>Search <input name='q{section}' placeholder='Find'></label>"
+            f"<label>Status <select name='s{section}'><option>Open</option><option>Closed</option></select></label>"
+            f"<label><input type='checkbox' name='c{section}'> Only mine</label><button type='submit'>Apply</button></form>"
+            "<table><tr><th>Id</th><th>Customer</th><th>Amount</th><th></th></tr>"
+            + "".join(
+                f"<tr><td>{section}-{r}</td><td>Customer {r}</td><td>{r * 3}.00</td>"
+                f"<td><button type='button'>Edit {section}-{r}</button></td></tr>"
+                for r in range(6)
+            )
+            + "</table><ul>"
+            + "".join(f"<li><a href='/item/{section}/{i}'>Item {section}.{i}</a> <span>note</span></li>" for i in range(5))
+            + "</ul>"
+            + (f"<mao-bench-widget data-n='{section}'></mao-bench-widget>" if section % 5 == 0 else "")
+            + "</section>"
+        )
+        used += 88 + (4 if section % 5 == 0 else 0)
+    parts.append("</main><footer><a href='/privacy'>Privacy</a></footer>")
+    parts.append(
+        "<script>customElements.define('mao-bench-widget', class extends HTMLElement { connectedCallback() {"
+        " const r = this.attachShadow({mode: 'open'}); r.innerHTML = '<label>Note <input></label><button>Save note</button>'; } });</script>"
+    )
+    return "".join(parts)
+
+
+def _page(body: str, asset_base: str) -> str:
+    boot = _BOOT % {"base": json.dumps(asset_base), "python": json.dumps(_PYTHON)}
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>inspect benchmark</title></head><body>"
+        f"{body}<script src='/bench/primitives.js'></script><script type='module'>{boot}</script></body></html>"
+    )
+
+
+def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
+    pages = ctx.servers.pages
+    url = pages.add(f"/bench/inspect-{size}.html", _page(generate_body(size), ctx.servers.asset_base))
+    page = context.new_page()
+    try:
+        page.goto(url, wait_until="load")
+        page.wait_for_function("() => window.__benchReady === true", timeout=180_000)
+        page.wait_for_timeout(300)
+        nodes = page.evaluate("() => window.__bench.nodes()")
+        heap_before = page.evaluate("() => window.__bench.heap()")
+        samples: list[dict[str, Any]] = []
+        for run in range(ctx.warmup + ctx.runs):
+            inspect_ms, elements, tokens, truncated, chars = page.evaluate("() => window.__bench.inspect(true)")
+            default_ms, default_elements, *_ = page.evaluate("() => window.__bench.inspect(false)")
+            plain_ms, rows = page.evaluate("() => window.__bench.plainJs()")
+            began = time.perf_counter()
+            aria = page.locator("body").aria_snapshot()
+            aria_ms = (time.perf_counter() - began) * 1000
+            samples.append({
+                "warmup": run < ctx.warmup, "inspectMs": inspect_ms, "inspectDefaultMs": default_ms,
+                "plainJsMs": plain_ms, "ariaSnapshotMs": aria_ms, "elements": elements,
+                "defaultElements": default_elements, "tokens": tokens, "truncated": truncated, "textChars": chars,
+                "rows": rows, "ariaSnapshotChars": len(aria),
+            })
+        heap_after = page.evaluate("() => window.__bench.heap()")
+    finally:
+        page.close()
+    measured = [s for s in samples if not s["warmup"]]
+    stats = {key: describe(s[key] for s in measured) for key in ("inspectMs", "inspectDefaultMs", "plainJsMs", "ariaSnapshotMs")}
+    last = measured[-1]
+    median = {key: stats[key]["median"] for key in stats}
+    result = {
+        "targetNodes": size,
+        "domNodes": nodes,
+        "rows": last["rows"],
+        "interactiveElements": last["elements"],
+        "interactiveInViewport": last["defaultElements"],
+        "textTokens": last["tokens"],
+        "textChars": last["textChars"],
+        "textTruncated": last["truncated"],
+        "tokensPerInteractiveElement": round(last["tokens"] / max(1, last["elements"]), 2),
+        "ariaSnapshotChars": last["ariaSnapshotChars"],
+        "stats": stats,
+        "ratios": {
+            "inspectOverPlainJs": median["inspectMs"] / median["plainJsMs"],
+            "ariaSnapshotOverInspect": median["ariaSnapshotMs"] / median["inspectMs"],
+            "defaultInspectOverPlainJs": median["inspectDefaultMs"] / median["plainJsMs"],
+        },
+        "wasmHeap": {"beforeBytes": heap_before, "afterBytes": heap_after, "growthBytes": heap_after - heap_before,
+                     "inspectCalls": 2 * len(samples)},
+        "samples": samples,
+    }
+    ctx.log(
+        f"[bench] inspect {size}: nodes {nodes}, inspect {median['inspectMs']:.0f} ms, plain JS {median['plainJsMs']:.0f} ms, "
+        f"aria_snapshot {median['ariaSnapshotMs']:.0f} ms, {result['tokensPerInteractiveElement']} tokens/element"
+    )
+    return result
+
+
+def run(ctx: RunContext) -> dict[str, Any]:
+    ctx.servers.pages.add("/bench/primitives.js", _primitives_js(), {"content-type": "text/javascript; charset=utf-8"})
+    sizes = [int(s) for s in str(ctx.options.get("inspect_sizes") or ",".join(map(str, SIZES))).split(",")]
+    context = ctx.cold_browser()
+    try:
+        results = [_measure_size(ctx, context, size) for size in sizes]
+    finally:
+        ctx.close_browser(context)
+    return {"config": {"runs": ctx.runs, "warmup": ctx.warmup, "sizes": sizes}, "sizes": results}
+
+
+def add_arguments(parser: Any) -> None:
+    parser.add_argument("--inspect-sizes", help="comma-separated target node counts (default 1000,5000,10000,20000)")
+
+
+def headline(result: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for size in result["sizes"]:
+        key = f"n{size['targetNodes']}"
+        out[key] = {
+            "inspectMedianMs": size["stats"]["inspectMs"]["median"],
+            "plainJsMedianMs": size["stats"]["plainJsMs"]["median"],
+            "ariaSnapshotMedianMs": size["stats"]["ariaSnapshotMs"]["median"],
+            "inspectOverPlainJs": round(size["ratios"]["inspectOverPlainJs"], 2),
+            "ariaSnapshotOverInspect": round(size["ratios"]["ariaSnapshotOverInspect"], 2),
+            "tokensPerInteractiveElement": size["tokensPerInteractiveElement"],
+            "wasmHeapGrowthBytes": size["wasmHeap"]["growthBytes"],
+        }
+    return out
+
+
+def summary_table(result: dict[str, Any]) -> str:
+    rows = []
+    for size in result["sizes"]:
+        s, r = size["stats"], size["ratios"]
+        rows.append([
+            f"{size['domNodes']:,}", f"{size['interactiveElements']:,}", fmt_ms(s["inspectMs"]["median"]),
+            fmt_ms(s["inspectDefaultMs"]["median"]), fmt_ms(s["plainJsMs"]["median"]), fmt_ms(s["ariaSnapshotMs"]["median"]),
+            fmt_ratio(r["inspectOverPlainJs"]), fmt_ratio(r["ariaSnapshotOverInspect"]),
+            f"{size['tokensPerInteractiveElement']:.1f}", f"{size['wasmHeap']['growthBytes'] / 2**20:.1f} MiB",
+        ])
+    cfg = result["config"]
+    return (
+        f"inspect: median of {cfg['runs']} runs (+{cfg['warmup']} warm-up), one browser\n"
+        + table(
+            ["DOM nodes", "interactive", "inspect (full)", "inspect (viewport)", "plain JS", "aria_snapshot",
+             "inspect/JS", "aria/inspect", "tokens/el", "heap growth"],
+            rows,
+        )
+    )
+
