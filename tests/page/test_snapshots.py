@@ -178,3 +178,33 @@ def test_no_replacement_when_the_match_is_ambiguous() -> None:  # SPEC R3
 def test_no_replacement_when_nothing_matches() -> None:  # SPEC R3
     stale = _entry("e-old", label="Delete")
     assert suggest_replacement(stale, [_entry("e1", label="Edit")]) is None
+
+
+class _StillPage:
+    """Just enough of ``page.Page`` for ``Inspector.resolve``: a page that never changes."""
+
+    def counters(self) -> tuple[int, int, float, str, str]:
+        return 0, 0, 1000.0, URL, "Cart"
+
+    def is_connected(self, handle: object) -> bool:
+        raise AssertionError("a placeholder must be refused before the DOM is touched")
+
+
+@pytest.mark.parametrize(("opaque", "code"), [("cross_origin_frame", ErrorCode.CROSS_ORIGIN_FRAME),
+                                              ("closed_shadow_root", ErrorCode.CLOSED_SHADOW_ROOT)])
+def test_placeholders_are_refused_with_their_own_code(opaque: str, code: ErrorCode) -> None:  # SPEC S6
+    from mao_page.inspector import Inspector
+
+    store = SnapshotStore()
+    snapshot = store.create(page_version="0.0", navigation_epoch=0, url=URL, title="Cart", mutations=0)
+    element_id = SnapshotStore.add(snapshot, handle=FakeHandle("frame"), key=("iframe",), role="iframe", label="Pay",
+                                   tag="iframe", type="", placeholder="", opaque=opaque)
+    with pytest.raises(ToolFailure) as failure:
+        Inspector(_StillPage(), store).resolve(snapshot.snapshot_id, element_id)  # type: ignore[arg-type]
+    assert failure.value.code == code
+
+
+def test_no_replacement_is_suggested_from_a_placeholder() -> None:  # SPEC R3
+    entry = _entry("e1", role="iframe", label="Pay", tag="iframe")
+    placeholder = ElementEntry("e2", FakeHandle("e2"), ("iframe",), "iframe", "Pay", "iframe", "", "", opaque="cross_origin_frame")
+    assert suggest_replacement(entry, [placeholder]) is None
