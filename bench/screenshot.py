@@ -112,6 +112,7 @@ def _ours(target: _Target, times: dict[str, float], out_bytes: dict[str, float])
         raise RuntimeError(f"page_screenshot failed: {result.get('error')}")
     shot = result["result"]
     times["ours"], times["oursRender"] = shot["durationMs"], shot["renderMs"]
+    times["oursScan"], times["oursEncode"] = shot["scanMs"], shot["encodeMs"]
     times["oursRoundTrip"] = (time.monotonic() - started) * 1000
     out_bytes["ours"] = shot["bytes"]
 
@@ -155,7 +156,7 @@ def run(ctx: RunContext) -> dict[str, Any]:
             session = agent.wait_for_session(url=url, exclude=known)["sessionId"]
             page.add_script_tag(content=html2canvas)
             elements = page.evaluate("() => document.getElementsByTagName('*').length")
-            samples: dict[str, list[float]] = {k: [] for k in ("ours", "oursRoundTrip", "oursRender", "raw", "html2canvas")}
+            samples: dict[str, list[float]] = {k: [] for k in ("ours", "oursRoundTrip", "oursScan", "oursRender", "oursEncode", "raw", "html2canvas")}
             sizes: dict[str, list[float]] = {"ours": [], "raw": [], "html2canvas": []}
 
             target = _Target(page, agent, session, library_url)

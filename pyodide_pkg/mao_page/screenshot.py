@@ -97,8 +97,10 @@ class ScreenshotResult(WireModel):
     unrendered_regions: list[UnrenderedRegion]
     annotations: list[Annotation] | None = None
     warnings: list[str]
-    render_ms: float
-    duration_ms: float
+    scan_ms: float  # choosing the masks (the snapshot engine's scan)
+    render_ms: float  # the library render, masks and labels, in JS
+    encode_ms: float  # encoding, all attempts of the byte-cap ladder
+    duration_ms: float  # the whole tool call in the page
 
 
 # ---------------------------------------------------------------------------
@@ -238,7 +240,9 @@ class Screenshotter:
             await self.unmasked_policy.allow_unmasked(request)
         state = read_state(self._page)
         snapshot_id, labels = self._labels() if options.annotate else (None, [])
+        scan_started = time.monotonic()
         targets, handles = self._masks(mask_sensitive=options.mask_sensitive)
+        scan_ms = (time.monotonic() - scan_started) * 1000
         timeout = min(self._timeout_s, request.timeout_ms / 1000 * 0.8)
         try:
             rendering = await asyncio.wait_for(
@@ -257,7 +261,7 @@ class Screenshotter:
                 details={"reason": "render_failed"},
             ) from error
         try:
-            result = self._encode(rendering, options, targets, labels, started)
+            result = self._encode(rendering, options, targets, labels, started, scan_ms)
         finally:
             rendering.release()
         return PageToolResult(
@@ -301,7 +305,9 @@ class Screenshotter:
         targets: list[MaskReason],
         labels: list[tuple[str, Any]],
         started: float,
+        scan_ms: float,
     ) -> ScreenshotResult:
+        encode_started = time.monotonic()
         width, height = rendering.width, rendering.height
         base_scale = output_scale(width, height, options.max_width)
         mime = MIME_TYPES[options.format]
@@ -372,6 +378,8 @@ class Screenshotter:
             unrendered_regions=unrendered,
             annotations=annotations,
             warnings=sorted(set(warnings)),
+            scan_ms=round(scan_ms, 1),
             render_ms=round(rendering.render_ms, 1),
+            encode_ms=round((time.monotonic() - encode_started) * 1000, 1),
             duration_ms=round((time.monotonic() - started) * 1000, 1),
         )
