@@ -255,9 +255,13 @@ class Screenshotter:
                 details={"reason": "timeout"},
             ) from None
         except RuntimeError as error:  # bridge.BridgeError: the library or the page refused
+            hint = ""
+            if "cannot be decoded" in str(error):
+                # Measured: a page CSP whose img-src lacks data: blocks the library's SVG image.
+                hint = " (if the page has a Content-Security-Policy, its img-src must allow data:)"
             raise ToolFailure(
                 ErrorCode.SCREENSHOT_FAILED,
-                f"the page could not be rendered: {error}",
+                f"the page could not be rendered: {error}{hint}",
                 details={"reason": "render_failed"},
             ) from error
         try:

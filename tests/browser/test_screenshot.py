@@ -259,3 +259,26 @@ def test_nothing_is_stored_and_no_object_url_is_left_behind(mao_embed):
     probe = page.evaluate("() => { const s = window.__storage; return [s.writes, s.idb, s.channels, s.created.size]; }")
     assert probe == [0, 0, 0, 0]
     assert page.evaluate("() => [localStorage.length, sessionStorage.length]") == before
+
+
+def _csp(backend, extra: str = "") -> str:
+    return (
+        f"script-src 'self' 'unsafe-inline' 'wasm-unsafe-eval' {backend.url}; "
+        f"connect-src {backend.url} ws://127.0.0.1:{backend.port}; {extra}"
+    )
+
+
+def test_screenshots_work_under_the_documented_csp(mao_embed, mao_backend):
+    # README "Content-Security-Policy": the library is a module from the backend (script-src).
+    embedded = mao_embed("<h1>Strict page</h1>", headers={"Content-Security-Policy": _csp(mao_backend)})
+    shot = _shot(embedded, format="png")
+    assert decode(shot)[:100].min() < 100  # the heading's dark pixels are there
+
+
+def test_a_csp_blocking_data_images_gives_a_readable_screenshot_failed(mao_embed, mao_backend):
+    # The library rasterises through a data: SVG image; img-src without data: blocks that.
+    embedded = mao_embed("<h1>Strict page</h1>", headers={"Content-Security-Policy": _csp(mao_backend, "img-src 'self'")})
+    result = embedded.call("page_screenshot")
+    assert result["success"] is False and result["error"]["code"] == "screenshot_failed"
+    assert "img-src" in result["error"]["message"]
+    assert embedded.call("page_inspect")["success"]
