@@ -9,13 +9,17 @@ builds (UMD / global bundles, no bundler, no JSX).
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
+from mao_embed.pytest_plugin import EmbeddedPage
+from mao_embed.testing import embed_snippet, page_html
 
 REPO = Path(__file__).resolve().parents[2]
 NODE_PREFIX = REPO / "build" / "test-node"
@@ -123,3 +127,62 @@ def serve_vendor(pages, framework: str) -> str:
 
 def fixture_body(name: str) -> str:
     return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+class ReusablePages:
+    """One embedded page per fixture for a whole test module, remounted for every test.
+
+    Booting Pyodide is the slow part of opening an embedded page (10-20 s on a loaded CI
+    machine), while mounting a fresh app takes milliseconds. Each fixture page defines
+    ``window.__mount()``, which throws away the app and its state and mounts a new one, so
+    tests stay independent: fresh framework state, fresh DOM, and each test takes its own
+    snapshot. A page that navigated or closed is replaced by a freshly booted one.
+    """
+
+    _counter = itertools.count(1)
+
+    def __init__(self, browser: Any, pages: Any, backend: Any, agent: Any) -> None:
+        self._browser = browser
+        self._pages = pages
+        self._backend = backend
+        self._agent = agent
+        self._context: Any = None
+        self._open: dict[str, EmbeddedPage] = {}
+
+    def open(self, key: str, body: str, *, head: str = "", title: str = "Test page") -> EmbeddedPage:
+        embedded = self._open.get(key)
+        if embedded is None or embedded.page.is_closed() or embedded.page.url != embedded.url:
+            embedded = self._open[key] = self._embed(key, body, head=head, title=title)
+        embedded.page.evaluate("() => window.__mount()")
+        return embedded
+
+    def _embed(self, key: str, body: str, *, head: str, title: str) -> EmbeddedPage:
+        # The same steps as the plugin's ``mao_embed``, in a context that outlives one test.
+        if self._context is None:
+            self._context = self._browser.new_context(viewport={"width": 1280, "height": 800})
+        user_id, agent_id = "test-user", "test-agent"
+        token = self._backend.issue_token(user_id, agent_id, origin=self._pages.origin)
+        snippet = embed_snippet(self._backend.url, agent_id=agent_id, user_id=user_id, token=token)
+        url = self._pages.add(f"/reusable-{key}-{next(self._counter)}.html", page_html(body, snippet, title=title, head=head))
+        known = {s["sessionId"] for s in self._agent.sessions()}
+        page = self._context.new_page()
+        page.goto(url)
+        page.evaluate("() => MaoChat.ready")
+        session = self._agent.wait_for_session(url=url, exclude=known)
+        embedded = EmbeddedPage(page, url, session["sessionId"], self._agent, self._backend)
+        # As the plugin's mao_embed does: the user grants full access in the panel, so the
+        # actions under test run without a confirmation card each (SPEC P1).
+        embedded.grant("full")
+        return embedded
+
+    def close(self) -> None:
+        if self._context is not None:
+            self._context.close()
+
+
+def failure(result: dict[str, Any]) -> str:
+    """A failed tool result in one readable line, for assertion messages."""
+    error = result.get("error") or {}
+    steps = (result.get("result") or {}).get("steps") or []
+    failed = [s for s in steps if not s.get("success")]
+    return f"{error.get('code')}: {error.get('message')} (stoppedAt={result.get('stoppedAt')}, details={error.get('details')}, failed steps={failed})"
