@@ -108,6 +108,25 @@ def test_fill_replaces_the_previous_value(open_form, fixture):
     assert form.state()["name"] == "Grace"
 
 
+def test_fill_reports_a_value_the_app_reformatted(open_form):
+    # SPEC A3: read back after acting; the app upper-cased the code, and the agent is told.
+    form = open_form(REACT)
+    result = form.do("page_fill", "Promo code", value="spring24")
+    assert form.state()["code"] == "SPRING24"
+    outcome = result["result"]["steps"][0]["outcome"]
+    assert outcome["status"] == "reformatted" and outcome["value"] == "SPRING24"
+
+
+def test_fill_that_the_app_reverts_is_a_verification_failure(open_form):
+    # SPEC A3, A6: a controlled input whose onChange ignores edits snaps back; never "done".
+    form = open_form(REACT)
+    result = form.call("page_fill", "Account ID", value="B-200")
+    assert form.state()["account"] == "A-100"
+    assert result["success"] is False
+    assert result["error"]["code"] == "verification_failed"
+    assert result["error"]["details"]["status"] == "reverted"
+
+
 @pytest.mark.parametrize("fixture", PLAIN_FORMS)
 def test_fill_number_input_updates_framework_state(open_form, fixture):
     form = open_form(fixture)
