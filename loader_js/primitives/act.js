@@ -49,7 +49,7 @@ function hitTest(el, exclude) {
   const y = (top + bottom) / 2;
   const hit = hitAt(doc, x, y);
   const sdk = !!(exclude && hit && composedContains(exclude, hit));
-  if (!hit || sdk || !(hit === el || composedContains(el, hit))) {
+  if (!hit || sdk || !(hit === el || composedContains(el, hit) || isOwnWrapper(hit, el))) {
     return { ok: false, x, y, hit: sdk ? "the Mao Embed panel" : describe(hit), sdk };
   }
   // Up through the frames: the frame must be what receives the point in its parent.
@@ -67,6 +67,21 @@ function hitTest(el, exclude) {
     frame = parentDoc.defaultView.frameElement;
   }
   return { ok: true, x, y, hit: describe(hit), sdk: false };
+}
+
+// Component libraries keep the real control transparent (opacity 0) and draw it with a
+// wrapper that takes the pointer: a hit on a close ancestor not much larger than the control
+// is the control's own visual, not something covering it. Events dispatched on the control
+// bubble to that wrapper, as a real click on it would reach both.
+function isOwnWrapper(hit, el) {
+  let depth = 0;
+  for (let n = el.parentElement; n && depth < 3; n = n.parentElement, depth++) {
+    if (n !== hit) continue;
+    const a = el.getBoundingClientRect();
+    const b = hit.getBoundingClientRect();
+    return b.width * b.height <= Math.max(16 * a.width * a.height, 40000);
+  }
+  return false;
 }
 
 function mouseInit(el, x, y, buttons, detail, modifiers) {
