@@ -266,13 +266,21 @@ function collectDocument(doc, exclude) {
 // The rows Python needs to recompute one element's accessible name when a ref is used
 // (SPEC R2: a changed name makes the ref stale): the element's subtree, its <label>s and
 // the elements its aria-labelledby points to, each with their subtrees. roots[i] is the
-// row index of each walked root, hidden[i] whether that root is rendered-hidden.
+// row index of each walked root, hidden[i] whether that root is rendered-hidden; aliases
+// lists the rows that are the element itself again (inside its own label).
 function collectNameSources(el, limit) {
   const nodes = [];
   const facts = [];
   const roots = [];
   const hidden = [];
+  const aliases = [];
   const seen = new Set();
+  const generated = new Map();
+  const mayGenerate = (node) => {
+    const root = node.getRootNode();
+    if (!generated.has(root)) generated.set(root, mayGenerateContent(root));
+    return generated.get(root);
+  };
   const walk = (root) => {
     if (seen.has(root)) return;
     roots.push(nodes.length);
@@ -282,6 +290,7 @@ function collectNameSources(el, limit) {
       const [node, parent] = stack.pop();
       seen.add(node);
       const index = nodes.length;
+      if (node === el && index > 0) aliases.push(index);
       const view = node.ownerDocument.defaultView;
       const style = view.getComputedStyle(node);
       const kids = [];
@@ -295,7 +304,7 @@ function collectNameSources(el, limit) {
           else texts.push(kids.length, text.slice(0, TEXT_LIMIT));
         }
       }
-      const pseudo = style.display !== "none" && mayGenerateContent(node.ownerDocument) ? pseudoOf(node, view) : 0;
+      const pseudo = style.display !== "none" && mayGenerate(node) ? pseudoOf(node, view) : 0;
       nodes.push(node);
       facts.push(factsOf(node, parent, -1, style, 0, texts, pseudo));
       for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index]);
@@ -308,7 +317,7 @@ function collectNameSources(el, limit) {
     const target = id && root.getElementById ? root.getElementById(id) : null;
     if (target) walk(target);
   }
-  return { nodes, facts, roots, hidden };
+  return { nodes, facts, roots, hidden, aliases };
 }
 
 // The browser's own answer to "is this rendered": display, visibility, content-visibility
@@ -340,6 +349,6 @@ Object.assign(MaoDom, {
   },
   collectNameSourcesJson: (el, limit) => {
     const result = collectNameSources(el, limit);
-    return { nodes: result.nodes, json: JSON.stringify([result.facts, result.roots, result.hidden]) };
+    return { nodes: result.nodes, json: JSON.stringify([result.facts, result.roots, result.hidden, result.aliases]) };
   },
 });

@@ -85,6 +85,10 @@ class DocumentFacts:
     def handle(self, index: int) -> ElementHandle:
         return ElementHandle.in_walk(self._nodes, index)
 
+    def index_of(self, handle: ElementHandle) -> int:
+        """The row of an element in this walk, -1 when it is not in it."""
+        return int(self._nodes.indexOf(handle.proxy))
+
     def release(self) -> None:
         self._nodes = None
 
@@ -144,16 +148,16 @@ class Page:
         rows, scopes, frames = json.loads(str(result.json))
         return DocumentFacts(rows, result.nodes, scopes, frames)
 
-    def collect_name_sources(self, handle: ElementHandle, limit: int = 400) -> tuple[DocumentFacts, list[int], list[bool]]:
+    def collect_name_sources(self, handle: ElementHandle, limit: int = 2000) -> tuple[DocumentFacts, list[int], list[bool], list[int]]:
         """Rows for recomputing one element's name: its subtree, labels and aria-labelledby
-        targets (``collectNameSources``); returns the facts, the root rows and whether each
-        root is hidden."""
+        targets (``collectNameSources``); returns the facts, the root rows, whether each root
+        is hidden, and the rows that are the element itself again (inside its label)."""
         try:
             result = self._primitives.collectNameSourcesJson(handle.proxy, limit)
         except JsException as error:
             raise BridgeError(str(error)) from error
-        rows, roots, hidden = json.loads(str(result.json))
-        return DocumentFacts(rows, result.nodes), roots, hidden
+        rows, roots, hidden, aliases = json.loads(str(result.json))
+        return DocumentFacts(rows, result.nodes), roots, hidden, aliases
 
     def row_of(self, handle: ElementHandle) -> list[Any]:
         return self._primitives.rowOf(handle.proxy).to_py()

@@ -124,19 +124,30 @@ class Inspector:
         row = self._page.row_of(subject)
         if key_of(row, role_of(row)) != entry.key:
             raise self._stale(entry, "the element's role, type or label changed")
-        if entry.name is not None and self._current_name(subject, entry.control is not None) != entry.name:
+        if entry.name is not None and self._name_changed(subject, entry.name, entry.control is not None):
             raise self._stale(entry, "the element's accessible name changed")
         return entry, row
 
-    def _current_name(self, handle: Any, hidden_ok: bool) -> str:
-        """The element's label now, computed by the same code as in a scan, over the rows of
-        its subtree, labels and aria-labelledby targets only (one crossing)."""
-        facts, roots, hidden = self._page.collect_name_sources(handle)
+    def _name_changed(self, handle: Any, name: str, hidden_ok: bool) -> bool:
+        """Whether the element's label differs from ``name``, computed by the same code as in
+        a scan: first over the rows of its subtree, labels and aria-labelledby targets only
+        (one small crossing); if that differs, over a full walk, so that context the partial
+        rows lack (an aria-hidden ancestor, a huge subtree) never makes a live ref stale."""
+        facts, roots, hidden, aliases = self._page.collect_name_sources(handle)
         try:
-            doc = DocumentIndex(facts.rows, roots=list(zip(roots, hidden, strict=True)))
-            return element_label(0, doc, hidden_ok=hidden_ok)[0]
+            doc = DocumentIndex(facts.rows, roots=list(zip(roots, hidden, strict=True)), aliases=aliases)
+            if element_label(0, doc, hidden_ok=hidden_ok)[0] == name:
+                return False
         finally:
             facts.release()
+        walk = self._page.collect_main_document()
+        try:
+            index = walk.index_of(handle)
+            if index < 0:
+                return True
+            return element_label(index, DocumentIndex(walk.rows), hidden_ok=hidden_ok)[0] != name
+        finally:
+            walk.release()
 
     def _stale(self, entry: ElementEntry, reason: str) -> ToolFailure:
         """SPEC R2/R3: refuse, and suggest a unique match from a fresh snapshot."""

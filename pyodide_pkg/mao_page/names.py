@@ -40,9 +40,9 @@ def squash(text: str) -> str:
 class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
-    __slots__ = ("rows", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "_roles", "_names", "_labels")
+    __slots__ = ("rows", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "_roles", "_names", "_labels", "same_as")
 
-    def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None) -> None:
+    def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None, aliases: list[int] | None = None) -> None:
         """``roots``: for the partial rows of ``collectNameSources`` (an element, then its
         labels and aria-labelledby targets, each a subtree), the root rows and whether each
         is hidden by something outside the rows; the element's labels are those roots."""
@@ -79,6 +79,8 @@ class DocumentIndex:
         self._roles: dict[int, str] = {}
         self._names: dict[int, tuple[str, str]] = {}
         self._labels: dict[int, list[int]] = {}
+        # Rows that are another row's element again (partial rows: the element in its label).
+        self.same_as: dict[int, int] = dict.fromkeys(aliases or (), 0)
         if roots:
             starts = [start for start, _ in roots] + [count]
             for (start, root_hidden), stop in zip(roots, starts[1:], strict=False):
@@ -261,7 +263,7 @@ class _NameComputation:
                 return self._found("aria-labelledby", ctx, text)
         # 2C Embedded control: inside another element's label, a control contributes its
         # value, not its name. The element being named is never its own embedded control.
-        if ctx.recursing and index != self.root:
+        if ctx.recursing and index != self.root and doc.same_as.get(index) != self.root:
             embedded = _embedded_value(doc, index)
             if embedded is not None:
                 return embedded
@@ -366,7 +368,7 @@ class _NameComputation:
             if isinstance(item, str):
                 out.append(item)  # 2G Text node
                 continue
-            if item == self.root and ctx.in_label:
+            if (item == self.root or doc.same_as.get(item) == self.root) and ctx.in_label:
                 out.append(" ")  # a control inside its own label adds only a word break
                 continue
             child_row = self.rows[item]

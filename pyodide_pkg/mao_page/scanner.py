@@ -20,7 +20,8 @@ from .sensitive import is_sensitive
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})
 _SKIPPED_TAGS = frozenset({"html", "head", "body", "script", "style", "template", "noscript", "option", "optgroup", "label"})
-_NON_FILLABLE_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset", "image", "file", "color", "range"})
+# range and color take a value through the native setter like text does (SPEC A1 fill).
+_NON_FILLABLE_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset", "image", "file"})
 _CLIPPING = frozenset({"hidden", "clip"})
 _SCROLLING = frozenset({"auto", "scroll"})
 # Containers the text form indents (forms, dialogs, lists, tables, landmarks; seed 000 §1.1).

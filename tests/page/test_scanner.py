@@ -579,3 +579,13 @@ def test_outline_reads_a_table_row_as_one_text_line() -> None:  # SPEC S7
     page.add("td", row, display="table-cell", own_text="12.50")
     texts = [n.name for n in page.outline() if n.kind == "text"]
     assert texts == ["#1001 | 12.50"]
+
+
+@pytest.mark.parametrize(("kind", "fillable"), [("text", True), ("range", True), ("color", True), ("date", True),
+                                                ("checkbox", False), ("file", False), ("submit", False)])
+def test_which_inputs_take_a_filled_value(kind: str, fillable: bool) -> None:  # SPEC A1
+    from mao_page.scanner import is_fillable
+
+    from .page_rows import fact_row
+
+    assert is_fillable(fact_row("input", type=kind)) is fillable
