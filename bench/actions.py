@@ -93,7 +93,13 @@ def _playwright(page: Any, action: str, n: int) -> float:
 
 
 def run(ctx: RunContext) -> dict[str, Any]:
-    from mao_embed.testing import CHROMIUM_ARGS, AgentClient, chromium_path, embed_snippet, page_html
+    from mao_embed.testing import (
+        CHROMIUM_ARGS,
+        AgentClient,
+        chromium_path,
+        embed_snippet,
+        page_html,
+    )
 
     srv = ctx.servers
     token = srv.backend.issue_token("bench-actions", "bench-agent", origin=srv.pages.origin)
