@@ -241,6 +241,9 @@ class Supervisor:
         return None
 
     def end_request(self, request: PageToolRequest, result: PageToolResult, duration_ms: float) -> None:
+        self._step_index.pop(request.request_id, None)
+        for key in [k for k in self._step_risk if k[0] == request.request_id]:
+            del self._step_risk[key]
         task = self._task
         if task is not None:
             task.running = max(0, task.running - 1)
