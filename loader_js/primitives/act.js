@@ -74,12 +74,15 @@ function hitTest(el, exclude) {
 // is the control's own visual, not something covering it. Events dispatched on the control
 // bubble to that wrapper, as a real click on it would reach both.
 function isOwnWrapper(hit, el) {
+  const a = el.getBoundingClientRect();
+  const limit = Math.max(16 * a.width * a.height, 40000);
   let depth = 0;
   for (let n = el.parentElement; n && depth < 3; n = n.parentElement, depth++) {
-    if (n !== hit) continue;
-    const a = el.getBoundingClientRect();
-    const b = hit.getBoundingClientRect();
-    return b.width * b.height <= Math.max(16 * a.width * a.height, 40000);
+    const b = n.getBoundingClientRect();
+    if (b.width * b.height > limit) return false;
+    // The hit is the wrapper itself or part of the widget it draws (the chosen value shown
+    // over a transparent combobox input), not something from outside covering it.
+    if (n === hit || n.contains(hit)) return true;
   }
   return false;
 }
@@ -529,7 +532,8 @@ function comboboxDisplay(el) {
   const parts = [];
   if ("value" in el && typeof el.value === "string") parts.push(el.value);
   let container = el.closest("[role=combobox]") || el;
-  for (let i = 0; i < 3 && container; i++) {
+  // Multiple-choice widgets nest their input a few levels below the row of chosen tags.
+  for (let i = 0; i < 5 && container; i++) {
     const text = squash(container.innerText || container.textContent || "");
     if (text) { parts.push(text); break; }
     container = container.parentElement;

@@ -117,9 +117,11 @@ function pseudoOf(el, view) {
   const after = view.getComputedStyle(el, "::after");
   const b = before.content;
   const a = after.content;
-  const none = (c) => !c || c === "none" || c === "normal";
-  if (none(b) && none(a)) return 0;
-  return [none(b) ? "" : b, before.display, none(a) ? "" : a, after.display];
+  // Generated content that is not visible (antd hides its label colon with visibility:hidden)
+  // is not text a user sees, so it is no part of a name.
+  const none = (c, style) => !c || c === "none" || c === "normal" || style.visibility !== "visible";
+  if (none(b, before) && none(a, after)) return 0;
+  return [none(b, before) ? "" : b, before.display, none(a, after) ? "" : a, after.display];
 }
 
 // One row of facts per element; see mao_page/facts.py for the column names.
@@ -321,12 +323,15 @@ function collectNameSources(el, limit) {
 }
 
 // The browser's own answer to "is this rendered": display, visibility, content-visibility
-// and opacity of the element and its ancestors, in one call.
+// and opacity of the element and its ancestors, in one call. Opacity is not held against
+// form fields: component libraries draw a transparent real input with a wrapper (the
+// scanner lists those the same way; the hit test still checks what takes the pointer).
 function isRendered(el) {
   if (!el.isConnected) return false;
   const r = el.getBoundingClientRect();
+  const field = el.localName === "input" || el.localName === "select" || el.localName === "textarea";
   const seen = typeof el.checkVisibility === "function"
-    ? el.checkVisibility({ opacityProperty: true, visibilityProperty: true, contentVisibilityAuto: true })
+    ? el.checkVisibility({ opacityProperty: !field, visibilityProperty: true, contentVisibilityAuto: true })
     : r.width > 0;
   return seen && r.width > 0 && r.height > 0;
 }

@@ -133,9 +133,10 @@ class Executor:
                 ).to_error()
                 break
             if index > 0 and previous is not None and steps and steps[-1].action not in ("observe", "wait", "scroll", "focus"):
+                # Against the page the batch was planned on, not the previous step: popups a
+                # step opened and closed again (date pickers, menus) are no structural change.
                 now = self._summary(include_offscreen=True)
                 reason = _structural_change(previous, now, _dialog_count(messages_before), _dialog_count(self._messages()))
-                previous = now
                 if reason:
                     stopped_at = index
                     error = ToolFailure(
@@ -413,7 +414,9 @@ class Executor:
             return {}
 
         outcome = await self._guarded(perform)
-        if entry.role == "combobox" and self._page.row_of(entry.handle)[F.ARIA_EXPANDED] == "true" and len(values) > 1:
+        if entry.role == "combobox" and self._page.row_of(entry.handle)[F.ARIA_EXPANDED] == "true":
+            # Multiple-choice widgets stay open after a pick; close it as a person would, so
+            # the popup does not cover what comes next.
             await self._press(entry.handle, parse_key("Escape"))
             await self.settle(short=True)
         shown = self._page.act("comboboxDisplay", entry.handle).lower()

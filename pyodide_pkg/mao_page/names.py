@@ -179,7 +179,10 @@ class DocumentIndex:
         cached = self._names.get(key)
         if cached is None:
             computer = _NameComputation(self, index)
-            name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))[:MAX_NAME]
+            # SPEC DIFFERENCE: NBSP at the very ends of a name is trimmed (NBSP inside is kept,
+            # accname 2G): libraries add it as decoration (antd's checkbox label ::after), and
+            # an agent matching "I agree" must not need to know that.
+            name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok))).strip("\xa0 ")[:MAX_NAME]
             cached = self._names[key] = (name, computer.source if name else "")
         return cached
 
@@ -442,6 +445,10 @@ def _css_content_text(content: str, display: str) -> str:
     source = alt if alt else head
     text = "".join(a or b for a, b in _CSS_STRING.findall(source))
     text = text.replace('\\"', '"').replace("\\'", "'")
+    if not any(c.isalnum() for c in text):
+        # SPEC DIFFERENCE: generated punctuation, spacers and icon-font glyphs (a ":" after
+        # every form label, a "*" required marker, an NBSP) are decoration, not words.
+        return " " if text else ""
     if display not in _INLINE_DISPLAYS:
         return " " + text + " "
     return text

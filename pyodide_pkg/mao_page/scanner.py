@@ -256,11 +256,27 @@ class Geometry:
         if known is None:
             row = self._rows[index]
             known = (
-                not self._hidden[index] and not self._transparent[index] and row[F.WIDTH] > 0 and row[F.HEIGHT] > 0
-                and _overlaps(self.box(index), self._clip_in[index][0])
+                not self._hidden[index] and (not self._transparent[index] or self._drawn_by_wrapper(index))
+                and row[F.WIDTH] > 0 and row[F.HEIGHT] > 0 and _overlaps(self.box(index), self._clip_in[index][0])
             )
             self._visible[index] = known
         return known
+
+    def _drawn_by_wrapper(self, index: int) -> bool:
+        """Component libraries (antd, Element Plus, ...) keep the real input transparent and
+        draw it with a close wrapper: the field is what users see there."""
+        rows = self._rows
+        if rows[index][F.TAG] not in ("input", "select", "textarea"):
+            return False
+        ancestor = rows[index][F.PARENT]
+        for _ in range(3):
+            if ancestor < 0 or self._hidden[ancestor]:
+                return False
+            row = rows[ancestor]
+            if not self._transparent[ancestor] and row[F.WIDTH] > 0 and row[F.HEIGHT] > 0:
+                return True
+            ancestor = row[F.PARENT]
+        return False
 
     def in_view(self, index: int) -> bool:
         """Visible and inside the top viewport and every scrolling ancestor's box."""

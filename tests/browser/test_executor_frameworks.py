@@ -212,7 +212,9 @@ def test_batch_fills_the_whole_form_and_submits(open_form, fixture):
     assert result["success"], failure(result)
     assert [s["success"] for s in result["result"]["steps"]] == [True] * 8
     assert result.get("stoppedAt") is None
-    assert form.state()["submitted"] == {
+    submitted = form.state()["submitted"]
+    submitted.pop("langs", None)  # the Vue fixture also submits its untouched multi-select
+    assert submitted == {
         "name": "Ada", "age": fixture.age_42, "start": "2024-05-17", "notes": "hello",
         "country": "jp", "subscribe": True, "plan": "pro",
     }
