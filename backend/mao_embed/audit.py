@@ -48,6 +48,9 @@ class AuditEvent(StrEnum):
     RESULT_IGNORED = "result_ignored"
     # One panel chat message answered by the agent loop; code says how it ended.
     CHAT_TURN = "chat_turn"
+    # Reported by the page's authorization center (protocol ``audit_event``, SPEC P6).
+    PAGE_AUTHORIZATION = "page_authorization"
+    PAGE_ACTION = "page_action"
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from mao_page.protocol import (
     ErrorCode,
     ErrorMessage,
     Hello,
+    PageAuditEvent,
     PageToolResult,
     Ping,
     Pong,
@@ -338,8 +339,29 @@ class _Connection:
         elif isinstance(parsed, ChatMessage):
             # The user typed in the panel: the agent loop answers with chat_events (SPEC B3).
             self._chat.submit(self._session_id, parsed)
+        elif isinstance(parsed, PageAuditEvent):
+            self._record_page_audit(parsed)
         elif isinstance(parsed, Hello):
             await self._send_error(ErrorCode.INVALID_REQUEST, "hello was already received")
+
+    def _record_page_audit(self, event: PageAuditEvent) -> None:
+        """SPEC P6: the user's grants, revocations, level changes, confirmations and each
+        action the page ran go to the backend audit log, under the session's identity (the
+        page cannot claim another user's). Only labels and outcomes, never typed values."""
+        session = self._relay.get_session(self._session_id)
+        detail = {k: v for k, v in event.to_wire().items() if k not in ("type", "kind", "requestId", "outcome", "durationMs", "action")}
+        self._audit.record(
+            AuditEvent.PAGE_AUTHORIZATION if event.kind != "action" else AuditEvent.PAGE_ACTION,
+            session_id=self._session_id,
+            user_id=session.user_id if session else None,
+            agent_id=session.agent_id if session else None,
+            origin=session.origin if session else None,
+            request_id=event.request_id,
+            tool=event.action,
+            code=event.outcome or str(event.kind),
+            duration_ms=event.duration_ms,
+            detail=json.dumps(detail, ensure_ascii=False)[:1000],
+        )
 
     async def _heartbeat(self) -> None:
         interval = self._config.heartbeat_interval_ms / 1000

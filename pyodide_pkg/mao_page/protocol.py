@@ -470,6 +470,9 @@ class AuditEvent(WireModel):
     at_ms: float
 
 
+# The backend has its own ``AuditEvent`` enum; this name keeps the two apart there.
+PageAuditEvent = AuditEvent
+
 ClientMessage = Annotated[
     Union[Hello, PageToolResult, Ping, Pong, ChatMessage, AuditEvent], Field(discriminator="type")
 ]
