@@ -179,10 +179,13 @@ class DocumentIndex:
         cached = self._names.get(key)
         if cached is None:
             computer = _NameComputation(self, index)
-            # SPEC DIFFERENCE: NBSP at the very ends of a name is trimmed (NBSP inside is kept,
-            # accname 2G): libraries add it as decoration (antd's checkbox label ::after), and
-            # an agent matching "I agree" must not need to know that.
-            name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok))).strip("\xa0 ")[:MAX_NAME]
+            name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
+            if computer.source != "aria-label":
+                # NBSP at the very ends of text is trimmed (inside it is kept, accname 2G):
+                # libraries add it as decoration (antd's checkbox label), and an agent matching
+                # "I agree" must not need to know that. An author's aria-label is kept as is.
+                name = name.strip("\xa0 ")
+            name = name[:MAX_NAME]
             cached = self._names[key] = (name, computer.source if name else "")
         return cached
 
@@ -445,9 +448,9 @@ def _css_content_text(content: str, display: str) -> str:
     source = alt if alt else head
     text = "".join(a or b for a, b in _CSS_STRING.findall(source))
     text = text.replace('\\"', '"').replace("\\'", "'")
-    if not any(c.isalnum() for c in text):
-        # SPEC DIFFERENCE: generated punctuation, spacers and icon-font glyphs (a ":" after
-        # every form label, a "*" required marker, an NBSP) are decoration, not words.
+    if all(c.isspace() or "\ue000" <= c <= "\uf8ff" for c in text):
+        # SPEC DIFFERENCE: generated spacers (an NBSP after a label) and icon-font glyphs
+        # (private-use code points) are decoration, not words; only a word break remains.
         return " " if text else ""
     if display not in _INLINE_DISPLAYS:
         return " " + text + " "
