@@ -78,6 +78,9 @@ function isOwnWrapper(hit, el) {
   const limit = Math.max(16 * a.width * a.height, 40000);
   let depth = 0;
   for (let n = el.parentElement; n && depth < 3; n = n.parentElement, depth++) {
+    // The document's own containers are never a control's wrapper (a short <body> holding a
+    // modal overlay would otherwise pass the size test).
+    if (n.localName === "body" || n.localName === "html") return false;
     const b = n.getBoundingClientRect();
     if (b.width * b.height > limit) return false;
     // The hit is the wrapper itself or part of the widget it draws (the chosen value shown
