@@ -38,6 +38,8 @@ from .snapshots import ElementEntry, Snapshot
 HIT_TEST_BACKOFF_MS = (0, 20, 100, 250)
 WAIT_POLL_S = 0.1
 MAX_COMBOBOX_KEY_STEPS = 200
+OPTION_WAIT_ATTEMPTS = 20
+OPTION_WAIT_S = 0.05
 TYPED_CHARS_LIMIT = 500  # per-character key events beyond this are inserted in one piece
 ELEMENT_ACTIONS_NEEDING_REF = frozenset({"focus", "fill", "select", "check", "uncheck", "click"})
 
@@ -432,6 +434,18 @@ class Executor:
         return outcome
 
     async def _choose_option(self, entry: ElementEntry, wanted: str) -> tuple[str, str]:
+        # Popups animate in (opacity from 0, no DOM mutation to wait for): give the option up
+        # to ~1 s to become visible before falling back, like Playwright's auto-wait.
+        for _attempt in range(OPTION_WAIT_ATTEMPTS):
+            facts, handles, _active = self._page.aria_options(entry.handle)
+            match = _find_option(facts, wanted)
+            label = facts[match][0] if match is not None else wanted
+            if (match is not None and facts[match][3]) or self._page.visible_text_matches(label):
+                break
+            await asyncio.sleep(OPTION_WAIT_S)
+        return await self._pick_option(entry, wanted)
+
+    async def _pick_option(self, entry: ElementEntry, wanted: str) -> tuple[str, str]:
         facts, handles, _active = self._page.aria_options(entry.handle)
         match = _find_option(facts, wanted)
         if match is not None and facts[match][3]:
