@@ -124,6 +124,24 @@ function pseudoOf(el, view) {
   return [none(b, before) ? "" : b, before.display, none(a, after) ? "" : a, after.display];
 }
 
+// Element children in the composed tree, and the text between them as a flat list
+// [position, text, ...] (text before the element child at `position`; runs joined), so Python
+// can interleave text and elements without a crossing per text node.
+function childrenAndTexts(el) {
+  const kids = [];
+  const texts = [];
+  for (const n of composedChildNodes(el)) {
+    if (n.nodeType === 1) kids.push(n);
+    else if (n.nodeType === 3 && n.data) {
+      const last = texts.length - 2;
+      const text = n.data.replace(WS_RUN, " ");
+      if (last >= 0 && texts[last] === kids.length) texts[last + 1] = (texts[last + 1] + text).slice(0, TEXT_LIMIT);
+      else texts.push(kids.length, text.slice(0, TEXT_LIMIT));
+    }
+  }
+  return [kids, texts];
+}
+
 // One row of facts per element; see mao_page/facts.py for the column names.
 // `texts` is [position, text, position, text, ...]: the element's own text nodes in the
 // composed tree, each after `position` element children (so Python can interleave them).
@@ -224,17 +242,7 @@ function collectDocument(doc, exclude) {
     if (el.localName === "form") formRow.set(el, index);
     const view = el.ownerDocument.defaultView;
     const style = view.getComputedStyle(el);
-    const kids = [];
-    const texts = [];
-    for (const n of composedChildNodes(el)) {
-      if (n.nodeType === 1) kids.push(n);
-      else if (n.nodeType === 3 && n.data) {
-        const last = texts.length - 2;
-        const text = n.data.replace(WS_RUN, " ");
-        if (last >= 0 && texts[last] === kids.length) texts[last + 1] = (texts[last + 1] + text).slice(0, TEXT_LIMIT);
-        else texts.push(kids.length, text.slice(0, TEXT_LIMIT));
-      }
-    }
+    const [kids, texts] = childrenAndTexts(el);
     const pseudo = pseudoIn[scope] && style.display !== "none" ? pseudoOf(el, view) : 0;
     nodes.push(el);
     facts.push(factsOf(el, parent, formIndex, style, scope, texts, pseudo));
@@ -295,17 +303,7 @@ function collectNameSources(el, limit) {
       if (node === el && index > 0) aliases.push(index);
       const view = node.ownerDocument.defaultView;
       const style = view.getComputedStyle(node);
-      const kids = [];
-      const texts = [];
-      for (const n of composedChildNodes(node)) {
-        if (n.nodeType === 1) kids.push(n);
-        else if (n.nodeType === 3 && n.data) {
-          const last = texts.length - 2;
-          const text = n.data.replace(WS_RUN, " ");
-          if (last >= 0 && texts[last] === kids.length) texts[last + 1] = (texts[last + 1] + text).slice(0, TEXT_LIMIT);
-          else texts.push(kids.length, text.slice(0, TEXT_LIMIT));
-        }
-      }
+      const [kids, texts] = childrenAndTexts(node);
       const pseudo = style.display !== "none" && mayGenerate(node) ? pseudoOf(node, view) : 0;
       nodes.push(node);
       facts.push(factsOf(node, parent, -1, style, 0, texts, pseudo));

@@ -31,8 +31,7 @@ from .protocol import (
     PageToolResult,
     StepResult,
 )
-from .scanner import Viewport as ScanViewport
-from .scanner import is_fillable, scan
+from .scanner import is_fillable
 from .snapshots import ElementEntry, Snapshot
 
 HIT_TEST_BACKOFF_MS = (0, 20, 100, 250)
@@ -699,12 +698,8 @@ class Executor:
     def _summary(self, *, include_offscreen: bool) -> Summary:
         """Interactive elements of the page as (signature, state) pairs; no snapshot is made,
         so the agent's refs are untouched."""
-        facts = self._page.collect_main_document()
-        try:
-            width, height, scroll_x, scroll_y, ratio = self._page.viewport()
-            items = scan(facts.rows, ScanViewport(width, height, scroll_x, scroll_y, ratio), include_offscreen=include_offscreen)
-        finally:
-            facts.release()
+        with self._inspector.live_scan(include_offscreen=include_offscreen) as (_facts, scanned, _viewport):
+            items = scanned.elements
         return [
             ((item.role, item.label, item.tag, item.type), (item.value, item.checked, item.expanded, item.selected, item.disabled))
             for item in items

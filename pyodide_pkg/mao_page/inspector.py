@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .errors import ToolFailure
@@ -19,7 +21,7 @@ from .protocol import (
 )
 from .render import render_text
 from .roles import role_of
-from .scanner import ScannedElement, element_label, key_of, scan_page
+from .scanner import Scan, ScannedElement, element_label, key_of, scan_page
 from .scanner import Viewport as ScanViewport
 from .snapshots import ElementEntry, SnapshotStore, suggest_replacement
 
@@ -47,19 +49,30 @@ class Inspector:
     def state(self) -> PageState:
         return read_state(self._page)
 
-    def inspect(self, options: InspectOptions) -> PageSnapshot:
-        before = self.state()
+    @contextmanager
+    def live_scan(self, *, include_offscreen: bool = False, outline: bool = False) -> Iterator[tuple[Any, Scan, list[float]]]:
+        """One walk of the page and its scan, making no snapshot (the agent's refs stay as
+        they are). Yields (facts, scan, viewport); ``facts.handle(i)`` is valid inside the
+        block only. The one place that pairs a walk with the scan's frame tables."""
         facts = self._page.collect_main_document()
         try:
-            width, height, scroll_x, scroll_y, ratio = self._page.viewport()
+            viewport = self._page.viewport()
             scanned = scan_page(
                 facts.rows,
-                ScanViewport(width, height, scroll_x, scroll_y, ratio),
-                include_offscreen=options.include_offscreen,
+                ScanViewport(*viewport),
+                include_offscreen=include_offscreen,
                 scopes=facts.scopes,
                 frames=facts.frames,
-                outline=options.format == "text",
+                outline=outline,
             )
+            yield facts, scanned, viewport
+        finally:
+            facts.release()
+
+    def inspect(self, options: InspectOptions) -> PageSnapshot:
+        before = self.state()
+        with self.live_scan(include_offscreen=options.include_offscreen, outline=options.format == "text") as (facts, scanned, viewport):
+            width, height, scroll_x, scroll_y, ratio = viewport
             snapshot = self._store.create(
                 page_version=before.version,
                 navigation_epoch=before.navigations,
@@ -84,8 +97,6 @@ class Inspector:
                     name=item.label if item.label_source != "nearby" else None,
                 )
                 elements.append(_page_element(element_id, item))
-        finally:
-            facts.release()
         text = None
         truncated = 0
         if options.format == "text":

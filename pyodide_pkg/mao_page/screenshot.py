@@ -42,8 +42,6 @@ from .protocol import (
     Viewport,
     WireModel,
 )
-from .scanner import Viewport as ScanViewport
-from .scanner import scan
 
 DEFAULT_MAX_BYTES = 1_000_000
 RENDER_TIMEOUT_S = 20.0
@@ -277,19 +275,9 @@ class Screenshotter:
         )
 
     def _masks(self, *, mask_sensitive: bool) -> tuple[list[MaskReason], list[Any]]:
-        facts = self._page.collect_main_document()
-        try:
-            width, height, scroll_x, scroll_y, ratio = self._page.viewport()
-            scanned = scan(
-                facts.rows,
-                ScanViewport(width, height, scroll_x, scroll_y, ratio),
-                scopes=facts.scopes,
-                frames=facts.frames,
-            )
-            chosen = mask_targets(facts.rows, scanned, mask_sensitive=mask_sensitive)
+        with self._inspector.live_scan() as (facts, scanned, _viewport):
+            chosen = mask_targets(facts.rows, scanned.elements, mask_sensitive=mask_sensitive)
             return [reason for _, reason in chosen], [facts.handle(index) for index, _ in chosen]
-        finally:
-            facts.release()
 
     def _labels(self) -> tuple[str, list[tuple[str, Any]]]:
         """The refs of the latest snapshot, or of a fresh one when the page navigated since

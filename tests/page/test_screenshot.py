@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from mao_page.errors import ToolFailure
+from mao_page.inspector import Inspector
 from mao_page.protocol import PageToolRequest, ScreenshotOptions
 from mao_page.scanner import scan
 from mao_page.screenshot import (
@@ -21,6 +22,7 @@ from mao_page.screenshot import (
     mask_targets,
     output_scale,
 )
+from mao_page.snapshots import SnapshotStore
 
 from .page_rows import VIEWPORT, PageRows
 
@@ -137,7 +139,9 @@ class _Page:
 
 
 def _shoot(page: _Page, **options: Any) -> Any:
-    return asyncio.run(Screenshotter(page, inspector=None, timeout_s=0.5).run(_request(**options)))  # type: ignore[arg-type]
+    # A real Inspector over the fake page: the masks come from the snapshot engine's scan.
+    inspector = Inspector(page, SnapshotStore())  # type: ignore[arg-type]
+    return asyncio.run(Screenshotter(page, inspector, timeout_s=0.5).run(_request(**options)))  # type: ignore[arg-type]
 
 
 def test_over_the_cap_it_steps_down_and_reports_what_it_sent():
