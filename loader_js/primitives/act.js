@@ -99,6 +99,50 @@ function mouseInit(el, x, y, buttons, detail, modifiers) {
   };
 }
 
+// Focus moves that frameworks see even when the page's window has no system focus (a
+// background tab, another window in front, the user typing elsewhere). Chromium then moves
+// activeElement but fires no blur/focus/focusin/focusout; they would only come when the
+// window regains focus. React (focusin/focusout), Vue (focus/blur) and pickers that commit
+// on blur would never learn of the move, so the missing events are dispatched here,
+// exactly once: a move whose events the browser did fire is left alone.
+function focusEvents(el, type, related) {
+  const F = viewOf(el).FocusEvent;
+  const [own, bubbling] = type === "focus" ? ["focus", "focusin"] : ["blur", "focusout"];
+  el.dispatchEvent(new F(own, { relatedTarget: related || null, composed: true }));
+  el.dispatchEvent(new F(bubbling, { relatedTarget: related || null, bubbles: true, composed: true }));
+}
+
+function watchEvent(el, type) {
+  const seen = { fired: false };
+  const mark = () => { seen.fired = true; };
+  el.addEventListener(type, mark, true);
+  return () => {
+    el.removeEventListener(type, mark, true);
+    return seen.fired;
+  };
+}
+
+function moveFocusTo(el) {
+  const previous = deepActiveElement(el.ownerDocument);
+  if (previous === el) return el;
+  const blurred = previous && previous !== previous.ownerDocument.body ? watchEvent(previous, "blur") : null;
+  const focused = watchEvent(el, "focus");
+  el.focus({ preventScroll: true });
+  const blurFired = blurred ? blurred() : true;
+  const focusFired = focused();
+  if (deepActiveElement(el.ownerDocument) !== el) return null; // not focusable: nothing moved
+  if (!blurFired) focusEvents(previous, "blur", el);
+  if (!focusFired) focusEvents(el, "focus", blurred ? previous : null);
+  return el;
+}
+
+function blurElement(el) {
+  if (deepActiveElement(el.ownerDocument) !== el) return;
+  const blurred = watchEvent(el, "blur");
+  el.blur();
+  if (!blurred()) focusEvents(el, "blur", null);
+}
+
 // The event sequence of a real left click: pointer and mouse down/up, focus, click.
 function click(el, x, y, modifiers) {
   const view = viewOf(el);
@@ -123,7 +167,7 @@ function click(el, x, y, modifiers) {
 function focusTarget(el) {
   for (let n = el; n; n = n.parentElement || (n.getRootNode && n.getRootNode().host) || null) {
     if (n.nodeType === 1 && typeof n.focus === "function" && (n.tabIndex >= 0 || n.isContentEditable || n.matches("a[href],button,input,select,textarea,[tabindex]"))) {
-      n.focus({ preventScroll: true });
+      moveFocusTo(n);
       return n;
     }
   }
@@ -131,7 +175,7 @@ function focusTarget(el) {
 }
 
 function focusElement(el) {
-  el.focus({ preventScroll: true });
+  moveFocusTo(el);
   return deepActiveElement(el.ownerDocument) === el;
 }
 
@@ -153,7 +197,7 @@ function inputEvent(el, type, inputType, data) {
 // Returns the value read back at once; blur is a separate step so Python can read between.
 function fill(el, value) {
   const view = viewOf(el);
-  if (typeof el.focus === "function") el.focus({ preventScroll: true });
+  if (typeof el.focus === "function") moveFocusTo(el);
   if (el.isContentEditable) return fillEditable(el, value);
   if (!el.dispatchEvent(inputEvent(el, "beforeinput", "insertReplacementText", value))) return readValue(el);
   nativeSetter(el).call(el, value);
@@ -184,9 +228,7 @@ function fillEditable(el, value) {
 }
 
 function blur(el) {
-  const view = viewOf(el);
-  if (typeof el.blur === "function") el.blur();
-  if (deepActiveElement(el.ownerDocument) === el) el.dispatchEvent(new view.FocusEvent("focusout", { bubbles: true, composed: true }));
+  if (typeof el.blur === "function") blurElement(el);
   return readValue(el);
 }
 
@@ -210,7 +252,7 @@ function selectNative(el, wanted) {
     else chosen.push(match);
   }
   if (missing.length) return [[], missing];
-  el.focus({ preventScroll: true });
+  moveFocusTo(el);
   if (el.multiple) {
     for (const o of options) o.selected = chosen.includes(o);
   } else {
@@ -408,7 +450,7 @@ function moveFocus(current, backwards, exclude) {
   let index = current ? order.indexOf(current) : -1;
   index = backwards ? (index <= 0 ? order.length - 1 : index - 1) : (index + 1) % order.length;
   const next = order[index];
-  next.focus();
+  moveFocusTo(next);
   return next;
 }
 
@@ -419,7 +461,7 @@ function stepRadio(el, delta) {
   const group = Array.from(scope.querySelectorAll("input[type=radio]")).filter((r) => r.name === el.name && !r.disabled);
   const index = group.indexOf(el);
   const next = group[(index + delta + group.length) % group.length];
-  next.focus();
+  moveFocusTo(next);
   next.click();
   return next;
 }

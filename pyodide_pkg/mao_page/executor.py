@@ -37,8 +37,9 @@ from .snapshots import ElementEntry, Snapshot
 HIT_TEST_BACKOFF_MS = (0, 20, 100, 250)
 WAIT_POLL_S = 0.1
 MAX_COMBOBOX_KEY_STEPS = 200
-OPTION_WAIT_ATTEMPTS = 20
-OPTION_WAIT_S = 0.05
+# An option that is not visible yet gets this long, and at least this many animation frames
+# (popups animate in on frames, which a background tab gets at 1 Hz), within the cap.
+OPTION_WAIT_S, OPTION_WAIT_FRAMES, OPTION_WAIT_CAP_S, OPTION_POLL_S = 1.0, 4, 5.0, 0.05
 TYPED_CHARS_LIMIT = 500  # per-character key events beyond this are inserted in one piece
 ELEMENT_ACTIONS_NEEDING_REF = frozenset({"focus", "fill", "select", "check", "uncheck", "click"})
 
@@ -57,12 +58,34 @@ VALUE_FORMATS: dict[str, tuple[re.Pattern[str], str]] = {
 
 @dataclass(frozen=True, slots=True)
 class SettlePolicy:
-    """Seed 000 §4 defaults: at least 250 ms, then a 500 ms quiet window, capped at 5 s."""
+    """Seed 000 §4 defaults: at least 250 ms, then a 500 ms quiet window, capped at 5 s.
+
+    Time alone is not enough: apps defer their commits to animation frames (antd's date
+    picker submits three frames after blur), and a page in a background tab or an occluded
+    window gets frames at 1 Hz or none, while its timers keep running. So the page has
+    settled only once ``frames`` animation frames have also passed (within the cap)."""
 
     minimum_ms: float = 250
     quiet_ms: float = 500
     cap_ms: float = 5000
     poll_ms: float = 50
+    frames: int = 4
+
+
+class FrameCounter:
+    """Counts the page's animation frames in the background while Python waits on timers."""
+
+    def __init__(self, page: Page) -> None:
+        self.count = 0
+        self._task = asyncio.ensure_future(self._run(page))
+
+    async def _run(self, page: Page) -> None:
+        while True:
+            await page.next_frame()
+            self.count += 1
+
+    def stop(self) -> None:
+        self._task.cancel()
 
 
 class Authorizer(Protocol):
@@ -433,15 +456,23 @@ class Executor:
         return outcome
 
     async def _choose_option(self, entry: ElementEntry, wanted: str) -> tuple[str, str]:
-        # Popups animate in (opacity from 0, no DOM mutation to wait for): give the option up
-        # to ~1 s to become visible before falling back, like Playwright's auto-wait.
-        for _attempt in range(OPTION_WAIT_ATTEMPTS):
-            facts, handles, _active = self._page.aria_options(entry.handle)
-            match = _find_option(facts, wanted)
-            label = facts[match][0] if match is not None else wanted
-            if (match is not None and facts[match][3]) or self._page.visible_text_matches(label):
-                break
-            await asyncio.sleep(OPTION_WAIT_S)
+        # Popups animate in (opacity from 0, no DOM mutation to wait for): give the option
+        # time and frames to become visible before falling back, like Playwright's auto-wait.
+        began = time.monotonic()
+        frames = FrameCounter(self._page)
+        try:
+            while True:
+                facts, _handles, _active = self._page.aria_options(entry.handle)
+                match = _find_option(facts, wanted)
+                label = facts[match][0] if match is not None else wanted
+                if (match is not None and facts[match][3]) or self._page.visible_text_matches(label):
+                    break
+                waited = time.monotonic() - began
+                if (waited >= OPTION_WAIT_S and frames.count >= OPTION_WAIT_FRAMES) or waited >= OPTION_WAIT_CAP_S:
+                    break
+                await asyncio.sleep(OPTION_POLL_S)
+        finally:
+            frames.stop()
         return await self._pick_option(entry, wanted)
 
     async def _pick_option(self, entry: ElementEntry, wanted: str) -> tuple[str, str]:
@@ -675,25 +706,31 @@ class Executor:
     # -- settle and changes (SPEC A4, seed 004 §6.6) --------------------------------------
 
     async def settle(self, *, short: bool = False) -> dict[str, Any]:
-        """Wait for the page to go quiet: a minimum, then a quiet window, capped. Ends early
-        on navigation (the old page's work is over). ``short`` is for steps inside one action."""
+        """Wait for the page to go quiet: a minimum, then a quiet window and enough animation
+        frames for frame-deferred work, capped. Ends early on navigation (the old page's work
+        is over). ``short`` is for steps inside one action."""
         policy = self._settle
         minimum, quiet_window, cap = (
             (policy.minimum_ms / 5, policy.quiet_ms / 5, policy.cap_ms / 5) if short else (policy.minimum_ms, policy.quiet_ms, policy.cap_ms)
         )
+        frames_needed = 1 if short else policy.frames
         began = time.monotonic()
-        _m, navigations, _q, _u, _t = self._page.counters()
-        await asyncio.sleep(minimum / 1000)
-        while True:
-            _m, now_navigations, quiet_ms, _u, _t = self._page.counters()
-            elapsed = (time.monotonic() - began) * 1000
-            if now_navigations != navigations:
-                return {"waitedMs": round(elapsed), "capped": False, "navigated": True}
-            if quiet_ms >= quiet_window:
-                return {"waitedMs": round(elapsed), "capped": False}
-            if elapsed >= cap:
-                return {"waitedMs": round(elapsed), "capped": True}
-            await asyncio.sleep(policy.poll_ms / 1000)
+        frames = FrameCounter(self._page)
+        try:
+            _m, navigations, _q, _u, _t = self._page.counters()
+            await asyncio.sleep(minimum / 1000)
+            while True:
+                _m, now_navigations, quiet_ms, _u, _t = self._page.counters()
+                elapsed = (time.monotonic() - began) * 1000
+                if now_navigations != navigations:
+                    return {"waitedMs": round(elapsed), "capped": False, "navigated": True}
+                if quiet_ms >= quiet_window and frames.count >= frames_needed:
+                    return {"waitedMs": round(elapsed), "capped": False}
+                if elapsed >= cap:
+                    return {"waitedMs": round(elapsed), "capped": True}
+                await asyncio.sleep(policy.poll_ms / 1000)
+        finally:
+            frames.stop()
 
     def _summary(self, *, include_offscreen: bool) -> Summary:
         """Interactive elements of the page as (signature, state) pairs; no snapshot is made,

@@ -8,11 +8,13 @@ builds (UMD / global bundles, no bundler, no JSX).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import itertools
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -154,7 +156,34 @@ class ReusablePages:
         if embedded is None or embedded.page.is_closed() or embedded.page.url != embedded.url:
             embedded = self._open[key] = self._embed(key, body, head=head, title=title)
         embedded.page.evaluate("() => window.__mount()")
+        # The user is looking at this page. Another page of the context may have been opened
+        # later and be in front; a background page gets animation frames at ~1 Hz, which is a
+        # scenario of its own (covered()), not an accident of test order.
+        embedded.page.bring_to_front()
         return embedded
+
+    @contextlib.contextmanager
+    def covered(self, *, window_focused: bool = True) -> Iterator[None]:
+        """Another tab in front of the pages, as when the user switched tabs mid-task.
+
+        ``window_focused=False`` also takes system focus from the pages' window (the user is
+        typing in another application): Playwright normally emulates focus for every page;
+        without it Chromium moves ``activeElement`` on ``focus()`` but fires no focus events."""
+        cover = self._context.new_page()
+        sessions = []
+        try:
+            cover.bring_to_front()
+            if not window_focused:
+                for embedded in self._open.values():
+                    session = self._context.new_cdp_session(embedded.page)
+                    session.send("Emulation.setFocusEmulationEnabled", {"enabled": False})
+                    sessions.append(session)
+            yield
+        finally:
+            for session in sessions:
+                session.send("Emulation.setFocusEmulationEnabled", {"enabled": True})
+                session.detach()
+            cover.close()
 
     def _embed(self, key: str, body: str, *, head: str, title: str) -> EmbeddedPage:
         # The same steps as the plugin's ``mao_embed``, in a context that outlives one test.
