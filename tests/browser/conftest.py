@@ -9,3 +9,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "/tests/browser/" in str(item.fspath):
             item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="module")
+def reusable_pages(mao_browser, mao_pages, mao_backend, mao_agent):
+    """Embedded pages booted once per module and remounted per test (frameworks.ReusablePages)."""
+    from frameworks import ReusablePages
+
+    pages = ReusablePages(mao_browser, mao_pages, mao_backend, mao_agent)
+    yield pages
+    pages.close()

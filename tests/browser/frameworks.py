@@ -209,6 +209,38 @@ class ReusablePages:
             self._context.close()
 
 
+class AgentView:
+    """One test page seen by the agent: a snapshot, refs by accessible name and role, and the
+    page's own state (``window.__state()``, kept by the page's listeners or framework)."""
+
+    def __init__(self, embedded: EmbeddedPage) -> None:
+        self.embedded = embedded
+        self.snapshot = embedded.inspect()
+
+    def ref(self, label: str, role: str | None = None) -> dict[str, str]:
+        element = self.embedded.find(self.snapshot, label=label, role=role)
+        return {"snapshotId": self.snapshot["snapshotId"], "elementId": element["elementId"]}
+
+    def step(self, action: str, label: str, role: str | None = None, **args: Any) -> dict[str, Any]:
+        """One step of an ``actions`` batch on the element with that name and role."""
+        return {"action": action, **self.ref(label, role), **args}
+
+    def call(self, tool: str, label: str, role: str | None = None, **args: Any) -> dict[str, Any]:
+        return self.embedded.call(tool, **self.ref(label, role), **args)
+
+    def do(self, tool: str, label: str, role: str | None = None, **args: Any) -> dict[str, Any]:
+        """Act and require success; the result is returned for outcome checks."""
+        result = self.call(tool, label, role, **args)
+        assert result["success"], failure(result)
+        return result
+
+    def batch(self, tool: str, *steps: dict[str, Any]) -> dict[str, Any]:
+        return self.embedded.call(tool, actions=list(steps))
+
+    def state(self) -> dict[str, Any]:
+        return self.embedded.page.evaluate("() => window.__state()")
+
+
 def failure(result: dict[str, Any]) -> str:
     """A failed tool result in one readable line, for assertion messages."""
     error = result.get("error") or {}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from frameworks import ReusablePages, failure, fixture_body, serve_vendor
+from frameworks import AgentView, failure, fixture_body, serve_vendor
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,40 +36,10 @@ PLAIN_FORMS = [pytest.param(REACT, id="react"), pytest.param(VUE, id="vue")]
 COMPONENT_LIBRARIES = [pytest.param(ANTD, id="antd"), pytest.param(ELEMENT_PLUS, id="element-plus")]
 
 
-class Form:
-    """One fixture page seen by the agent: a snapshot, refs by accessible name and role,
-    and the framework's state."""
-
-    def __init__(self, embedded: Any) -> None:
-        self.embedded = embedded
-        self.snapshot = embedded.inspect()
-
-    def ref(self, label: str, role: str | None = None) -> dict[str, str]:
-        element = self.embedded.find(self.snapshot, label=label, role=role)
-        return {"snapshotId": self.snapshot["snapshotId"], "elementId": element["elementId"]}
-
-    def call(self, tool: str, label: str, role: str | None = None, **args: Any) -> dict[str, Any]:
-        return self.embedded.call(tool, **self.ref(label, role), **args)
-
-    def do(self, tool: str, label: str, role: str | None = None, **args: Any) -> dict[str, Any]:
-        """Act and require success; the result is returned for outcome checks."""
-        result = self.call(tool, label, role, **args)
-        assert result["success"], failure(result)
-        return result
-
-    def state(self) -> dict[str, Any]:
-        return self.embedded.page.evaluate("() => window.__state()")
-
+class Form(AgentView):
     def values(self) -> dict[str, Any]:
         """The component libraries keep the form model under ``values``."""
         return self.state()["values"]
-
-
-@pytest.fixture(scope="module")
-def reusable_pages(mao_browser, mao_pages, mao_backend, mao_agent):
-    pages = ReusablePages(mao_browser, mao_pages, mao_backend, mao_agent)
-    yield pages
-    pages.close()
 
 
 @pytest.fixture
@@ -194,11 +164,7 @@ def test_checking_an_already_checked_checkbox_changes_nothing(open_form, fixture
 def test_batch_fills_the_whole_form_and_submits(open_form, fixture):
     # SPEC A5: one ordered batch; the submit handler sees every value the framework stored.
     form = open_form(fixture)
-    sid = form.snapshot["snapshotId"]
-
-    def step(action: str, label: str, role: str | None = None, **args: Any) -> dict[str, Any]:
-        return {"action": action, "elementId": form.ref(label, role)["elementId"], "snapshotId": sid, **args}
-
+    step = form.step
     result = form.embedded.call("page_fill", actions=[
         step("fill", "Name", value="Ada"),
         step("fill", "Age", value="42"),
@@ -390,11 +356,7 @@ def test_library_form_submit_records_the_filled_values(open_form, fixture):
 def test_library_batch_fills_every_control_then_submits(open_form, fixture):
     # SPEC A5: one batch over every control, portals included; the submit handler receives it all.
     form = open_form(fixture)
-    sid = form.snapshot["snapshotId"]
-
-    def step(action: str, label: str, role: str | None = None, **args: Any) -> dict[str, Any]:
-        return {"action": action, "snapshotId": sid, "elementId": form.ref(label, role)["elementId"], **args}
-
+    step = form.step
     result = form.embedded.call("page_fill", actions=[
         step("fill", "Name", "textbox", value="Ada"),
         step("fill", "Age", "spinbutton", value="42"),

@@ -11,61 +11,25 @@ import itertools
 from typing import Any
 
 import pytest
-from frameworks import ReusablePages, failure, fixture_body
+from frameworks import AgentView, failure, fixture_body
 
 _pages = itertools.count(1)
 
 
-class Page:
-    """One test page seen by the agent: a snapshot, refs by name and role, the page's state."""
-
-    def __init__(self, embedded: Any) -> None:
-        self.embedded = embedded
-        self.snapshot = embedded.inspect()
-
-    def ref(self, label: str, role: str | None = None) -> dict[str, str]:
-        element = self.embedded.find(self.snapshot, label=label, role=role)
-        return {"snapshotId": self.snapshot["snapshotId"], "elementId": element["elementId"]}
-
-    def step(self, action: str, label: str, role: str | None = None, **args: Any) -> dict[str, Any]:
-        return {"action": action, **self.ref(label, role), **args}
-
-    def call(self, tool: str, label: str, role: str | None = None, **args: Any) -> dict[str, Any]:
-        return self.embedded.call(tool, **self.ref(label, role), **args)
-
-    def do(self, tool: str, label: str, role: str | None = None, **args: Any) -> dict[str, Any]:
-        result = self.call(tool, label, role, **args)
-        assert result["success"], failure(result)
-        return result
-
-    def batch(self, tool: str, *steps: dict[str, Any]) -> dict[str, Any]:
-        return self.embedded.call(tool, actions=list(steps))
-
-    def state(self) -> dict[str, Any]:
-        return self.embedded.page.evaluate("() => window.__state()")
-
-
 @pytest.fixture
 def open_page(mao_embed):
-    def open_(body: str, **kwargs: Any) -> Page:
+    def open_(body: str, **kwargs: Any) -> AgentView:
         embedded = mao_embed(body, **kwargs)
         embedded.page.wait_for_function("() => typeof window.__state === 'function'")
-        return Page(embedded)
+        return AgentView(embedded)
 
     return open_
 
 
-@pytest.fixture(scope="module")
-def reusable_pages(mao_browser, mao_pages, mao_backend, mao_agent):
-    pages = ReusablePages(mao_browser, mao_pages, mao_backend, mao_agent)
-    yield pages
-    pages.close()
-
-
 @pytest.fixture
-def controls(reusable_pages) -> Page:
+def controls(reusable_pages) -> AgentView:
     """The native controls page with a pristine form and state (see ReusablePages)."""
-    return Page(reusable_pages.open("native", fixture_body("native_controls.html"), title="Native controls"))
+    return AgentView(reusable_pages.open("native", fixture_body("native_controls.html"), title="Native controls"))
 
 
 # ---------------------------------------------------------------------------------------
