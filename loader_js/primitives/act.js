@@ -5,9 +5,12 @@ function viewOf(el) {
   return el.ownerDocument.defaultView;
 }
 
-// The element that has focus, looking through open shadow roots and same-origin iframes.
-function deepActiveElement(doc) {
+// The focused element through open shadow roots and same-origin frames. Focus inside the
+// `exclude` element (the SDK host) counts as none, so keys never reach SDK UI (issue 6 item
+// 10): the body is returned instead, as when nothing has focus.
+function deepActiveElement(doc, exclude) {
   let active = doc.activeElement;
+  if (exclude && active && (active === exclude || composedContains(exclude, active))) return doc.body;
   for (;;) {
     if (active && active.shadowRoot && active.shadowRoot.activeElement) active = active.shadowRoot.activeElement;
     else if (active && active.localName === "iframe" && sameOriginDocument(active)) active = sameOriginDocument(active).activeElement;
@@ -560,7 +563,7 @@ Object.assign(MaoDom, {
   hitTest, click, focusElement, fill, blur, readValue, selectNative, ariaOptions, visibleTextMatches,
   controlOf, labelFor, dispatchKey, insertText, deleteText, selectAll, submitImplicitly, moveFocus,
   stepRadio, stepSelect, scrollIntoView, scrollState, scrollPage, scrollElement, nextFrame,
-  interceptDialogs, liveMessages, pageText, deepActiveElement: (doc) => deepActiveElement(doc || document),
+  interceptDialogs, liveMessages, pageText, deepActiveElement: (doc, exclude) => deepActiveElement(doc || document, exclude),
   isTextField,
 });
 

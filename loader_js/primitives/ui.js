@@ -172,9 +172,14 @@ function createPanel(root, doc, locale, opts) {
     if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); submitChat(event); }
   });
 
-  const pause = button(T.pause, {}, (event) => report("pause", event));
-  const resume = button(T.resume, { hidden: "" }, (event) => report("resume", event));
-  const stop = button(T.stop, { class: "stop" }, (event) => report("stop", event));
+  // Pause, Resume and Stop exist twice, in the panel's footer and in the indicator left when
+  // the panel is closed; both sets report the same input.
+  const taskButtons = () => [
+    button(T.pause, {}, (event) => report("pause", event)),
+    button(T.resume, { hidden: "" }, (event) => report("resume", event)),
+    button(T.stop, { class: "stop" }, (event) => report("stop", event)),
+  ];
+  const [pause, resume, stop] = taskButtons();
   const footer = el(doc, "footer", {}, [pause, resume, stop]);
 
   const panel = el(doc, "section", { class: "panel", role: "region", "aria-label": T.panel },
@@ -184,9 +189,7 @@ function createPanel(root, doc, locale, opts) {
   const indicatorText = el(doc, "span", { text: T["status.starting"] });
   const openButton = button("", { class: "open", "aria-label": T.open, "data-state": "starting" }, () => setOpen(true));
   openButton.append(el(doc, "span", { class: "dot" }), el(doc, "span", { text: "Mao · " }), indicatorText);
-  const indicatorPause = button(T.pause, {}, (event) => report("pause", event));
-  const indicatorResume = button(T.resume, { hidden: "" }, (event) => report("resume", event));
-  const indicatorStop = button(T.stop, { class: "stop" }, (event) => report("stop", event));
+  const [indicatorPause, indicatorResume, indicatorStop] = taskButtons();
   const indicator = el(doc, "div", { class: "indicator", role: "region", "aria-label": T.indicator, hidden: "" },
     [openButton, indicatorPause, indicatorResume, indicatorStop]);
 
@@ -256,14 +259,21 @@ function createPanel(root, doc, locale, opts) {
       lines.push(el(doc, "p", { class: "risk", text: card.riskText }), el(doc, "p", { text: card.timeoutText }));
       const node = el(doc, "div", { class: "card", role: "alertdialog", "aria-label": T.card, "data-risk": card.risk },
         [...lines, el(doc, "div", { class: "buttons" }, buttons)]);
-      currentCard = { nonce, node };
+      // Where focus was on the page, to give it back when the card closes (the dialog pattern):
+      // answering with a click focuses a card button, and page_keyboard without a ref must
+      // still type into the field the user saw on the card.
+      const returnFocus = deepActiveElement(doc, root.host);
+      currentCard = { nonce, node, returnFocus: returnFocus === doc.body ? null : returnFocus };
       cardSlot.append(node);
       setOpen(true); // the user must see what is being asked
     },
     closeCard(nonce) {
       if (currentCard && (nonce === null || currentCard.nonce === nonce)) {
-        currentCard.node.remove();
+        const { node, returnFocus } = currentCard;
+        const focusOnCard = node.contains(root.activeElement);
+        node.remove();
         currentCard = null;
+        if (focusOnCard && returnFocus && returnFocus.isConnected) returnFocus.focus({ preventScroll: true });
       }
     },
     log(entry) {
@@ -331,9 +341,19 @@ function createPanel(root, doc, locale, opts) {
   return ui;
 }
 
+// Whether the page owner marked the element or any ancestor `data-mao-private` (README
+// "Page-owner controls"), across open shadow roots and same-origin frames like a scan.
+function markedPrivate(target) {
+  for (let n = target; n; ) {
+    if (n.nodeType === 1 && n.hasAttribute("data-mao-private")) return true;
+    n = n.nodeType === 11 ? n.host : n.nodeType === 9 ? (n.defaultView && n.defaultView.frameElement) : n.parentNode;
+  }
+  return false;
+}
+
 // What the risk rules need about an action's target (mao_page.risk.Target): whether it
 // belongs to a form, where that form posts, the element's `type` property ("submit" for a
-// <button> without a type) and its visible text.
+// <button> without a type), its visible text, and whether the page owner marked it private.
 function riskFacts(target) {
   const form = target.form || (target.closest ? target.closest("form") : null);
   return [
@@ -344,6 +364,7 @@ function riskFacts(target) {
     // A button's text; for <input type=submit|button|reset|image> its value is its label. Never
     // the value of a field: that is what the user typed.
     squash(target.localName === "input" ? (/^(submit|button|reset|image)$/.test(target.type) ? target.value : "") : target.innerText || "").slice(0, 200),
+    markedPrivate(target),
   ];
 }
 

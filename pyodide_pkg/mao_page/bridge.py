@@ -227,7 +227,8 @@ class Page:
         return DialogGuard(self._primitives.interceptDialogs(self._window))
 
     def active_element(self) -> ElementHandle | None:
-        return _from_js_result(self._primitives.deepActiveElement(self._window.document))
+        """The focused element; the body when focus is inside SDK UI (keys never go there)."""
+        return _from_js_result(self._primitives.deepActiveElement(self._window.document, self._sdk_host))
 
     def move_focus(self, current: ElementHandle | None, backwards: bool) -> ElementHandle | None:
         return _from_js_result(self._primitives.moveFocus(current.proxy if current else None, backwards, self._sdk_host))
@@ -534,10 +535,11 @@ class BrowserStorage:
             log(f"could not remove the authorization grant: {error}")
 
 
-def risk_facts(api: Any, handle: ElementHandle) -> tuple[bool, str, str, str, str]:
-    """(in a form, the form's action URL, its method, the element's type, its text)."""
-    in_form, action, method, kind, text = api.primitives.riskFacts(handle.proxy).to_py()
-    return bool(in_form), str(action), str(method), str(kind), str(text)
+def risk_facts(api: Any, handle: ElementHandle) -> tuple[bool, str, str, str, str, bool]:
+    """(in a form, the form's action URL, its method, the element's type, its text, whether
+    the page owner marked it or an ancestor ``data-mao-private``)."""
+    in_form, action, method, kind, text, private = api.primitives.riskFacts(handle.proxy).to_py()
+    return bool(in_form), str(action), str(method), str(kind), str(text), bool(private)
 
 
 def page_origin(api: Any) -> str:

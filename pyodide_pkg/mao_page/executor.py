@@ -100,6 +100,11 @@ async def allow_everything(action: Any, entry: ElementEntry | None) -> None:
 
 
 StepListener = Callable[[str, dict[str, Any]], None]
+# Called once per step on the element about to be acted on, after the actionability checks
+# (scrolled into view, stable, hit test passed) and before the act: where the element really
+# is now, so the target highlight is drawn there (issue 6 item 7), not where it was before
+# scrolling. Arguments: the ref's entry and the element acted on (a custom checkbox's label).
+ActingListener = Callable[[ElementEntry, Any], None]
 
 Signature = tuple[str, str, str, str]
 Summary = list[tuple[Signature, tuple[Any, ...]]]
@@ -123,12 +128,14 @@ class Executor:
         settle: SettlePolicy | None = None,
         authorize: Callable[[Any, ElementEntry | None], Awaitable[None]] = allow_everything,
         on_step: StepListener | None = None,
+        on_acting: ActingListener | None = None,
     ) -> None:
         self._page = page
         self._inspector = inspector
         self._settle = settle or SettlePolicy()
         self._authorize = authorize
         self._on_step = on_step or (lambda event, detail: None)
+        self._on_acting = on_acting or (lambda entry, handle: None)
         self._baseline: Baseline | None = None
 
     def state(self) -> PageState:
@@ -262,6 +269,7 @@ class Executor:
         self._page.scroll_into_view(handle)
         await self._wait_stable(entry, handle)
         if not hit:
+            self._on_acting(entry, handle)
             return 0.0, 0.0
         result: dict[str, Any] = {}
         for delay in HIT_TEST_BACKOFF_MS:
@@ -269,6 +277,7 @@ class Executor:
                 await asyncio.sleep(delay / 1000)
             result = self._page.hit_test(handle)
             if result["ok"]:
+                self._on_acting(entry, handle)
                 return result["x"], result["y"]
         raise ToolFailure(
             ErrorCode.OBSCURED,
@@ -556,10 +565,13 @@ class Executor:
         if entry is not None and not state[6]:
             # Not a scroll container: "scroll to the element" (SPEC A1).
             moved = self._page.scroll_into_view(entry.handle)
+            self._on_acting(entry, entry.handle)
             outcome: dict[str, Any] = {"scrolledIntoView": True, "moved": bool(moved)}
             outcome["settle"] = await self.settle(short=True)
             return outcome
         left, top, max_left, max_top, width, height, _ = state
+        if entry is not None:
+            self._on_acting(entry, entry.handle)
         vertical = action.direction in ("up", "down")
         sign = 1 if action.direction in ("down", "right") else -1
         if action.amount == "page":
@@ -801,7 +813,8 @@ class Executor:
         self._baseline = Baseline(
             snapshot_id=snapshot.snapshot_id,
             include_offscreen=include_offscreen,
-            summary=[((e.role, e.label, _tag_of(e), e.type), (e.value, e.checked, e.expanded, e.selected, e.disabled)) for e in snapshot.elements],
+            summary=[((e.role, e.label, _tag_of(e), e.type), (_masked_value(e), e.checked, e.expanded, e.selected, e.disabled))
+                     for e in snapshot.elements],
             messages=self._messages(),
         )
 
@@ -826,6 +839,14 @@ def _tag_of(element: Any) -> str:
     """The tag is not part of the wire model; the summary of a live scan uses the real tag,
     so compare on what both sides know (role, label, type) by leaving the tag out."""
     return ""
+
+
+def _masked_value(element: Any) -> Any:
+    """A snapshot element's value as a live scan (always masked) reports it, so a snapshot
+    with released sensitive values (SPEC P5) does not show them as changed in page_observe."""
+    if element.sensitive and element.value not in (None, ""):
+        return None
+    return element.value
 
 
 def _checked(row: list[Any]) -> bool | None:

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
+from . import facts as F
 from .errors import ToolFailure
 from .names import DocumentIndex
 from .page import Page, PageState, read_state
@@ -16,6 +18,7 @@ from .protocol import (
     PageElement,
     PageOption,
     PageSnapshot,
+    PageToolRequest,
     Rect,
     Viewport,
 )
@@ -23,6 +26,7 @@ from .render import render_text
 from .roles import role_of
 from .scanner import Scan, ScannedElement, element_label, key_of, scan_page
 from .scanner import Viewport as ScanViewport
+from .sensitive import is_sensitive
 from .snapshots import ElementEntry, SnapshotStore, suggest_replacement
 
 _OPAQUE_MESSAGES = {
@@ -35,6 +39,33 @@ _OPAQUE_MESSAGES = {
         "this element renders a closed shadow root; its content cannot be read or operated",
     ),
 }
+
+
+class SensitiveRelease(Protocol):
+    """Decides whether a ``page_inspect`` asking for sensitive values (``maskSensitive:
+    false``) gets them (SPEC P5): the authorization center plugs in here
+    (``Supervisor.release_sensitive_values``). Raises ``ToolFailure`` to refuse."""
+
+    async def release_sensitive_values(self, request: PageToolRequest) -> bool: ...
+
+
+class KeepSensitiveMasked:
+    """Without an authorization center (tests of the tools alone) nothing is released."""
+
+    async def release_sensitive_values(self, request: PageToolRequest) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class ElementDescription:
+    """One live element as the snapshot engine would name it, without a snapshot: for the
+    element ``page_keyboard`` types into when it has no ref (the focused one)."""
+
+    role: str
+    label: str
+    tag: str
+    type: str
+    sensitive: bool
 
 
 class Inspector:
@@ -50,7 +81,8 @@ class Inspector:
         return read_state(self._page)
 
     @contextmanager
-    def live_scan(self, *, include_offscreen: bool = False, outline: bool = False) -> Iterator[tuple[Any, Scan, list[float]]]:
+    def live_scan(self, *, include_offscreen: bool = False, outline: bool = False,
+                  release_sensitive: bool = False) -> Iterator[tuple[Any, Scan, list[float]]]:
         """One walk of the page and its scan, making no snapshot (the agent's refs stay as
         they are). Yields (facts, scan, viewport); ``facts.handle(i)`` is valid inside the
         block only. The one place that pairs a walk with the scan's frame tables."""
@@ -64,14 +96,18 @@ class Inspector:
                 scopes=facts.scopes,
                 frames=facts.frames,
                 outline=outline,
+                release_sensitive=release_sensitive,
             )
             yield facts, scanned, viewport
         finally:
             facts.release()
 
-    def inspect(self, options: InspectOptions) -> PageSnapshot:
+    def inspect(self, options: InspectOptions, *, release_sensitive: bool = False) -> PageSnapshot:
+        """A snapshot. ``release_sensitive`` is the authorization center's decision for this
+        request (``SensitiveRelease``), never the agent's option alone (SPEC P5)."""
         before = self.state()
-        with self.live_scan(include_offscreen=options.include_offscreen, outline=options.format == "text") as (facts, scanned, viewport):
+        with self.live_scan(include_offscreen=options.include_offscreen, outline=options.format == "text",
+                            release_sensitive=release_sensitive) as (facts, scanned, viewport):
             width, height, scroll_x, scroll_y, ratio = viewport
             snapshot = self._store.create(
                 page_version=before.version,
@@ -114,6 +150,7 @@ class Inspector:
             elements=elements,
             text=text,
             truncated=truncated,
+            sensitive_values="released" if release_sensitive else "masked",
         )
 
     def resolve(self, snapshot_id: str, element_id: str) -> tuple[ElementEntry, list[Any]]:
@@ -138,6 +175,23 @@ class Inspector:
         if entry.name is not None and self._name_changed(subject, entry.name, entry.control is not None):
             raise self._stale(entry, "the element's accessible name changed")
         return entry, row
+
+    def describe(self, handle: Any) -> ElementDescription | None:
+        """Role, accessible name, tag, type and sensitivity of a live element (one small
+        crossing: its subtree, labels and aria-labelledby targets); None for the body and the
+        root element, which is where keys go when nothing has focus."""
+        facts, roots, hidden, aliases = self._page.collect_name_sources(handle)
+        try:
+            row = facts.rows[0]
+            if row[F.TAG] in ("body", "html"):
+                return None
+            doc = DocumentIndex(facts.rows, roots=list(zip(roots, hidden, strict=True)), aliases=aliases)
+            label = element_label(0, doc)[0]
+            return ElementDescription(role=doc.role(0) or "generic", label=label, tag=row[F.TAG],
+                                      type=row[F.TYPE] if row[F.TAG] in ("input", "button") else "",
+                                      sensitive=is_sensitive(row, label))
+        finally:
+            facts.release()
 
     def _name_changed(self, handle: Any, name: str, hidden_ok: bool) -> bool:
         """Whether the element's label differs from ``name``, computed by the same code as in

@@ -260,6 +260,13 @@ class InspectOptions(WireModel):
     format: Literal["json", "text"] = Field(
         default="json", description="'text' adds the compact one-line-per-element rendering."
     )
+    mask_sensitive: bool = Field(
+        default=True,
+        description="false asks for the values of sensitive fields (passwords, one-time codes, card "
+        "data); they are released only under the user's 'task' or 'full' authorization level, "
+        "never for fields the page owner marks private. The snapshot's sensitiveValues says "
+        "whether they were.",
+    )
 
 
 class ScreenshotOptions(WireModel):
@@ -577,6 +584,9 @@ class PageSnapshot(WireModel):
     elements: list[PageElement]
     text: str | None = None
     truncated: int = 0
+    # SPEC P5: "masked" unless the agent asked (maskSensitive: false) and the authorization
+    # level released them; page-owner private fields are withheld either way.
+    sensitive_values: Literal["masked", "released"] = "masked"
 
 
 class PageChanges(WireModel):

@@ -2,7 +2,9 @@
 
 High risk: submitting a form (a submit button, Enter in a form field), destructive or payment
 wording on the target (English and Chinese), sensitive fields (SPEC P5), and forms that post
-to another origin. The words are matched on what the user sees (the accessible name and the
+to another origin. A key that activates a control (Enter on a button or link, Space on a
+button) is rated as a click on it; ``page_keyboard`` without a ref is rated on the element
+that has focus, which is where the keys go. The words are matched on what the user sees (the accessible name and the
 visible text), never on class names or ids (STYLE "not to copy").
 
 Risk does not decide on its own: under ``per_action`` every acting step is confirmed and the
@@ -73,8 +75,11 @@ _PAYMENT = re.compile(
 _SUBMIT_WORDS = re.compile(r"\b(submit|send|confirm)\b|提交|确认提交|发送", re.IGNORECASE)
 _CLICKED_CONTROL_TAGS = frozenset({"button", "input"})
 _SUBMIT_TYPES = frozenset({"submit", "image"})
-_TEXT_ENTRY_TYPES = frozenset({"", "text", "email", "search", "tel", "url", "password", "number", "date", "time",
-                               "datetime-local", "month", "week"})
+# What Enter and Space activate (the executor's emulated default actions, executor._default_action).
+_ENTER_ACTIVATES_TAGS = frozenset({"button", "a", "summary"})
+_ENTER_ACTIVATES_ROLES = frozenset({"button", "link", "menuitem", "tab", "option"})
+_SPACE_ACTIVATES_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset"})
+_SPACE_ACTIVATES_ROLES = frozenset({"button", "checkbox", "switch", "radio", "menuitem", "tab", "option"})
 
 
 def _origin(url: str) -> str:
@@ -88,14 +93,38 @@ def _is_submit_control(target: Target) -> bool:
     return target.tag in _CLICKED_CONTROL_TAGS and target.type in _SUBMIT_TYPES and target.in_form
 
 
-def classify(action: str, target: Target | None, *, page_origin: str, key: str = "") -> Risk:
+def _pressed(key: str, text: str) -> frozenset[str]:
+    """The keys among Enter and Space that a ``keyboard`` action presses: its ``key`` (the
+    last part of a combo such as ``Shift+Enter``), or the newlines and spaces of its ``text``
+    (each types as that key, keyboard.text_keys)."""
+    if key:
+        last = key.split("+")[-1]
+        return frozenset({"Enter"} if last in ("Enter", "Return") else {" "} if last in (" ", "Space", "Spacebar") else set())
+    return frozenset(({"Enter"} if "\n" in text or "\r" in text else set()) | ({" "} if " " in text else set()))
+
+
+def _activated_by(target: Target, pressed: frozenset[str]) -> bool:
+    if "Enter" in pressed and (target.tag in _ENTER_ACTIVATES_TAGS or target.role in _ENTER_ACTIVATES_ROLES):
+        return True
+    if " " in pressed and (target.tag in ("button", "summary") or (target.tag == "input" and target.type in _SPACE_ACTIVATES_INPUTS)
+                           or target.role in _SPACE_ACTIVATES_ROLES):
+        return True
+    return False
+
+
+def classify(action: str, target: Target | None, *, page_origin: str, key: str = "", text: str = "") -> Risk:
     """The risk of running ``action`` on ``target`` (None for page-level actions).
 
-    ``key`` is the key of a ``keyboard`` action (e.g. ``Enter``): Enter in a text field of a
-    form submits it (HTML implicit submission).
+    ``key`` and ``text`` are those of a ``keyboard`` action: Enter in a text field of a form
+    submits it (HTML implicit submission); Enter or Space on a control activates it, which is
+    rated as a click on that control.
     """
     if target is None or action in ("observe", "wait", "scroll"):
         return LOW
+    if action == "keyboard":
+        pressed = _pressed(key, text)
+        if _activated_by(target, pressed):
+            return classify("click", target, page_origin=page_origin)
     reasons: list[RiskReason] = []
     words = f"{target.label} {target.text}"
     submits = False
@@ -106,7 +135,8 @@ def classify(action: str, target: Target | None, *, page_origin: str, key: str =
         if _PAYMENT.search(words):
             reasons.append(RiskReason.PAYMENT)
     elif action == "keyboard":
-        submits = target.in_form and key.split("+")[-1] == "Enter" and target.tag == "input" and target.type in _TEXT_ENTRY_TYPES
+        # The executor submits the owning form on Enter in any <input> (act.js submitImplicitly).
+        submits = target.in_form and "Enter" in pressed and target.tag == "input"
     if submits:
         reasons.insert(0, RiskReason.SUBMIT)
     if target.sensitive and action in ("fill", "select", "keyboard", "focus", "click", "check", "uncheck"):

@@ -65,9 +65,12 @@ class Controller:
             arm_takeover=self.input_watch.arm,
             send_chat=lambda text, message_id: self.client.send_chat(text, message_id),
             cancel_running=lambda reason: self.dispatcher.cancel_all(reason),
+            describe_focus=self._describe_focus,
         )
-        self.tools = PageTools(self.page, self.store, authorize=self.supervisor.authorize, on_step=self.supervisor.on_step)
+        self.tools = PageTools(self.page, self.store, authorize=self.supervisor.authorize, on_step=self.supervisor.on_step,
+                               on_acting=self.supervisor.on_acting)
         self.tools.screenshots.unmasked_policy = self.supervisor
+        self.tools.sensitive_release = self.supervisor
         self.dispatcher = Dispatcher(self._run_tool, lambda data: None, self.tools.page_version)
         self._ready_signalled = False
         self.client = SdkClient(
@@ -107,9 +110,21 @@ class Controller:
             self.supervisor.end_request(request, result, (time.monotonic() - began) * 1000)
 
     def _describe_target(self, entry: ElementEntry) -> Target:
-        in_form, form_action, _method, kind, text = bridge.risk_facts(self._api, entry.handle)
+        in_form, form_action, _method, kind, text, _private = bridge.risk_facts(self._api, entry.handle)
         return Target(role=entry.role, tag=entry.tag, type=kind or entry.type, label=entry.label, text=text,
                       sensitive=entry.sensitive, in_form=in_form, form_action=form_action)
+
+    def _describe_focus(self) -> tuple[bridge.ElementHandle, Target] | None:
+        """The element page_keyboard without a ref types into, for the risk rules and the card."""
+        handle = self.page.active_element()
+        if handle is None:
+            return None
+        described = self.tools.inspector.describe(handle)
+        if described is None:
+            return None
+        in_form, form_action, _method, kind, text, private = bridge.risk_facts(self._api, handle)
+        return handle, Target(role=described.role, tag=described.tag, type=kind or described.type, label=described.label,
+                              text=text, sensitive=described.sensitive or private, in_form=in_form, form_action=form_action)
 
     def _audit(self, event: AuditEvent) -> None:
         detail = event.to_wire()

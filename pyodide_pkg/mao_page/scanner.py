@@ -309,8 +309,12 @@ def scan_page(
     scopes: list[list[Any]] | None = None,
     frames: list[list[Any]] | None = None,
     outline: bool = False,
+    release_sensitive: bool = False,
 ) -> Scan:
-    """``scan`` plus, with ``outline``, the containers, headings and text lines of the text form."""
+    """``scan`` plus, with ``outline``, the containers, headings and text lines of the text form.
+
+    ``release_sensitive`` keeps the values of sensitive fields (the authorization center
+    decided the level allows it, SPEC P5); private fields' values are withheld regardless."""
     doc = DocumentIndex(rows)
     scopes = scopes or [["document", 0, -1]]
     frames = frames or [[-1, "", 0, 0, viewport.width, viewport.height]]
@@ -376,7 +380,7 @@ def scan_page(
         in_viewport = geometry.in_view(target)
         if not in_viewport and not include_offscreen:
             continue
-        element = _describe(index, doc, geometry, target, control, frame_labels, private[index])
+        element = _describe(index, doc, geometry, target, control, frame_labels, private[index], release_sensitive)
         listed[target] = len(elements)
         elements.append(element)
     result = Scan(elements=elements, frames=frame_labels)
@@ -397,6 +401,7 @@ def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list
 def _describe(
     index: int, doc: DocumentIndex, geometry: Geometry, target: int, control: int | None, frame_labels: list[str],
     private: bool,
+    release_sensitive: bool = False,
 ) -> ScannedElement:
     row = doc.rows[index]
     role = doc.role(index) or "generic"
@@ -418,8 +423,10 @@ def _describe(
         value = row[F.ARIA_VALUE]
     else:
         value = None
-    if (sensitive or private) and value not in (None, ""):
-        value = None  # SPEC P5: withheld until the authorization center releases it.
+    if (private or (sensitive and not release_sensitive)) and value not in (None, ""):
+        # SPEC P5: a sensitive value is withheld unless the authorization center released it;
+        # a page owner's data-mao-private field never is.
+        value = None
     checked: bool | str | None = None
     if row[F.CHECKED] >= 0:
         checked = "mixed" if row[F.CHECKED] == 2 else bool(row[F.CHECKED])

@@ -6,7 +6,10 @@ The agent's requests and the user's input meet here (SPEC P1-P6, U1-U3, seed 004
   refuses it (``user_takeover`` / ``user_stopped``), otherwise it opens or extends the task.
 * ``authorize`` is the executor's hook, awaited before every step: scope, level, risk, and
   under ``per_action`` a confirmation card the user answers with real input.
+* ``on_acting`` is the executor's hook after the actionability checks: the target highlight
+  is drawn there, where the element is once scrolled into view.
 * ``on_step`` feeds the action log.
+* ``release_sensitive_values`` decides whether a snapshot may carry sensitive values (P5).
 * ``on_ui`` receives what the user did in the panel. Only input the browser marks
   ``isTrusted`` counts (SPEC U2); a card's answer must also carry that card's nonce, so a
   stale card, a replayed answer or a page script calling ``click()`` approves nothing.
@@ -82,6 +85,27 @@ class PanelUi(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class Subject:
+    """What a step acts on, as the card, the log and the highlight show it: the element of the
+    step's ref or, for ``page_keyboard`` without one, the element that has focus."""
+
+    label: str
+    role: str
+    handle: Any
+    sensitive: bool  # sensitive or page-owner private: its value is masked on the card
+    element_id: str | None = None
+
+    @classmethod
+    def of_entry(cls, entry: ElementEntry) -> Subject:
+        return cls(entry.label, entry.role, entry.handle, entry.sensitive, entry.element_id)
+
+
+# The focused element for page_keyboard without a ref: its handle and what the risk rules
+# need, or None when nothing on the page has focus (the body, or focus inside SDK UI).
+DescribeFocus = Callable[[], "tuple[Any, Target] | None"]
+
+
+@dataclass(frozen=True, slots=True)
 class RequestContext:
     request_id: str
     tool: str
@@ -120,6 +144,7 @@ class Supervisor:
         arm_takeover: Callable[[bool], None],
         send_chat: Callable[[str, str], bool],
         cancel_running: Callable[[str], None],
+        describe_focus: DescribeFocus = lambda: None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = lambda: time.time() * 1000,
     ) -> None:
@@ -128,6 +153,7 @@ class Supervisor:
         self._locale = ui.locale
         self._page_origin = page_origin
         self._describe_target = describe_target
+        self._describe_focus = describe_focus
         self._audit = audit
         self._arm_takeover = arm_takeover
         self._send_chat = send_chat
@@ -141,6 +167,7 @@ class Supervisor:
         self._idle_timer: asyncio.TimerHandle | None = None
         self._session_id: str | None = None
         self._step_risk: dict[tuple[str, int], Risk] = {}
+        self._step_label: dict[tuple[str, int], str] = {}
         self._step_index: dict[str, int] = {}
         self._chat_counter = 0
         self._closed = False
@@ -244,6 +271,8 @@ class Supervisor:
         self._step_index.pop(request.request_id, None)
         for key in [k for k in self._step_risk if k[0] == request.request_id]:
             del self._step_risk[key]
+        for key in [k for k in self._step_label if k[0] == request.request_id]:
+            del self._step_label[key]
         task = self._task
         if task is not None:
             task.running = max(0, task.running - 1)
@@ -274,17 +303,49 @@ class Supervisor:
         if decision is Decision.DENY:
             raise ToolFailure(ErrorCode.PERMISSION_DENIED, f"this page does not allow the {name} action (authorization scope); nothing was done",
                               element_id=entry.element_id if entry else None)
-        target = self._describe_target(entry) if entry is not None else None
-        risk = classify(name, target, page_origin=self._page_origin, key=getattr(action, "key", None) or "")
-        label = entry.label if entry is not None else ""
+        target: Target | None = None
+        subject: Subject | None = None
+        if entry is not None:
+            target, subject = self._describe_target(entry), Subject.of_entry(entry)
+        elif name == "keyboard":
+            # Keys without a ref go to the focused element: Enter in a form field submits the
+            # form, so rate (and show) that element, as for a click on a submit button (P4).
+            focused = self._describe_focus()
+            if focused is not None:
+                handle, target = focused
+                subject = Subject(target.label, target.role, handle, target.sensitive)
+        risk = classify(name, target, page_origin=self._page_origin, key=getattr(action, "key", None) or "",
+                        text=getattr(action, "text", None) or "")
+        label = subject.label if subject is not None else ""
         if context is not None:
             index = self._step_index.get(context.request_id, 0)
             self._step_risk[(context.request_id, index)] = risk
+            self._step_label[(context.request_id, index)] = label
             self._ui.log({"id": f"{context.request_id}:{index}", "tool": f"page_{name}", "target": label})
         if decision is Decision.CONFIRM:
-            await self._confirm(action, entry, target, risk, context)
-        if entry is not None:
-            self._ui.highlight(entry.handle, label or entry.role, False)
+            await self._confirm(action, subject, risk, context)
+
+    def on_acting(self, entry: ElementEntry, handle: Any) -> None:
+        """The executor's hook once the element passed its actionability checks (scrolled
+        into view, stable, hit) and right before the act: the highlight goes where the
+        element is now (issue 6 item 7), fading out, in SDK UI."""
+        if not self._closed:
+            self._ui.highlight(handle, entry.label or entry.role, False)
+
+    async def release_sensitive_values(self, request: PageToolRequest) -> bool:
+        """``inspector.SensitiveRelease``: the agent asked for a snapshot with sensitive values
+        (``maskSensitive: false``). Released under ``task`` and ``full``, the levels at which
+        the user lets the agent act on those fields without asking (an unmasked screenshot is
+        allowed there too); with ``requireConfirmation`` only after the user allows it on a
+        card. Under ``per_action`` they stay masked, with no card: a snapshot is how the agent
+        reads the page, and it works without the values (SPEC P5, issue 6 item 5).
+        Page-owner private fields are never released (the scanner withholds them)."""
+        level = self.center.current_level(self.task_id)
+        if level is Level.PER_ACTION:
+            return False
+        if request.require_confirmation:
+            await self._confirm(_UnmaskedSubject("snapshot_unmasked"), None, Risk((RiskReason.SENSITIVE,)), _request.get())
+        return True
 
     async def allow_unmasked(self, request: PageToolRequest) -> None:
         """``screenshot.UnmaskedPolicy``: an unmasked screenshot shows sensitive fields, so
@@ -297,16 +358,15 @@ class Supervisor:
         level = self.center.current_level(self.task_id)
         if level is Level.PER_ACTION or request.require_confirmation:
             risk = Risk((RiskReason.SENSITIVE,))
-            await self._confirm(_UnmaskedScreenshot(), None, None, risk, _request.get())
+            await self._confirm(_UnmaskedSubject("screenshot_unmasked"), None, risk, _request.get())
 
-    async def _confirm(self, action: Any, entry: ElementEntry | None, target: Target | None, risk: Risk,
-                       context: RequestContext | None) -> None:
+    async def _confirm(self, action: Any, subject: Subject | None, risk: Risk, context: RequestContext | None) -> None:
         async with self._card_lock:
             timeout_s = self.center.policy.confirmation_timeout_ms / 1000
             if context is not None:
                 timeout_s = min(timeout_s, context.deadline - self._clock() - DEADLINE_MARGIN_S)
             audit = {"request_id": context.request_id if context else None, "action": action.action,
-                     "target": (entry.label if entry else "")[:200], "risk": risk.level,
+                     "target": (subject.label if subject else "")[:200], "risk": risk.level,
                      "risk_reasons": [r.value for r in risk.reasons] or None}
             if timeout_s < 1.0:
                 self._record(AuditKind.CONFIRMATION, decision="timeout", **audit)
@@ -318,16 +378,16 @@ class Supervisor:
             future: asyncio.Future[str] = asyncio.get_event_loop().create_future()
             self._pending = _PendingCard(nonce, self._clock(), future)
             self.state = TaskState.WAITING
-            self._ui.show_card(self._card(nonce, action, entry, risk, timeout_s))
-            if entry is not None:
-                self._ui.highlight(entry.handle, entry.label or entry.role, True)
+            self._ui.show_card(self._card(nonce, action, subject, risk, timeout_s))
+            if subject is not None:
+                self._ui.highlight(subject.handle, subject.label or subject.role, True)
             self._render()
             try:
                 answer = await asyncio.wait_for(asyncio.shield(future), timeout_s)
             except TimeoutError:
                 self._record(AuditKind.CONFIRMATION, decision="timeout", **audit)
                 raise ToolFailure(ErrorCode.CONFIRMATION_TIMEOUT, f"the user did not answer within {round(timeout_s)} s; nothing was done",
-                                  element_id=entry.element_id if entry else None) from None
+                                  element_id=subject.element_id if subject else None) from None
             finally:
                 self._pending = None
                 self._ui.close_card(nonce)
@@ -342,15 +402,15 @@ class Supervisor:
         if answer == "deny":
             self._record(AuditKind.CONFIRMATION, decision="denied", **audit)
             raise ToolFailure(ErrorCode.USER_REJECTED, "the user denied this action; nothing was done",
-                              element_id=entry.element_id if entry else None)
+                              element_id=subject.element_id if subject else None)
         self._record(AuditKind.CONFIRMATION, decision="allowed_for_task" if answer == "task" else "allowed_once", **audit)
         if answer == "task":
             self.center.grant(Level.TASK, task_id=self._open_task("grant").task_id)
 
-    def _card(self, nonce: str, action: Any, entry: ElementEntry | None, risk: Risk, timeout_s: float) -> dict[str, Any]:
+    def _card(self, nonce: str, action: Any, subject: Subject | None, risk: Risk, timeout_s: float) -> dict[str, Any]:
         what = self._t(f"action.{action.action}")
         value = _action_value(action)
-        if value is not None and (entry is not None and entry.sensitive):
+        if value is not None and (subject is not None and subject.sensitive):
             value = MASK
         reasons = [self._t(f"risk.{r.value}", origin=risk.form_origin) if r.value == "cross_origin_form" else self._t(f"risk.{r.value}")
                    for r in risk.reasons]
@@ -358,7 +418,7 @@ class Supervisor:
             "nonce": nonce,
             "title": self._t("card.title"),
             "action": what,
-            "target": (f"{entry.role} \u201c{entry.label}\u201d" if entry.label else entry.role) if entry else self._t("card.target.page"),
+            "target": (f"{subject.role} \u201c{subject.label}\u201d" if subject.label else subject.role) if subject else self._t("card.target.page"),
             "valueLabel": self._t("card.value"),
             "value": value if value is not None else "",
             "risk": risk.level,
@@ -382,13 +442,15 @@ class Supervisor:
         error = detail.get("error") or {}
         outcome = "ok" if detail.get("success") else str(error.get("code", "failed"))
         risk = self._step_risk.pop((request_id, index), None)
+        # The ref's label, or for keys sent to the focused element, that element's label.
+        label = detail.get("targetLabel") or self._step_label.pop((request_id, index), "")
         self._ui.log({"id": f"{request_id}:{index}", "tool": f"page_{detail.get('action')}",
-                      "target": detail.get("targetLabel", ""), "outcome": self._t("log.ok") if outcome == "ok" else outcome,
+                      "target": label, "outcome": self._t("log.ok") if outcome == "ok" else outcome,
                       "ok": outcome == "ok", "durationMs": round(float(detail.get("durationMs", 0)))})
         if outcome != "ok":
             self._ui.show_error(f"page_{detail.get('action')}: {outcome}: {error.get('message', '')}")
         self._record(AuditKind.ACTION, request_id=context.request_id if context else None, action=str(detail.get("action", ""))[:40],
-                     target=str(detail.get("targetLabel", ""))[:200], outcome=outcome[:80],
+                     target=str(label)[:200], outcome=outcome[:80],
                      risk=risk.level if risk else None, duration_ms=float(detail.get("durationMs", 0)))
 
     # -- the user's side ------------------------------------------------------------------
@@ -539,10 +601,11 @@ class Supervisor:
 
 
 @dataclass(frozen=True, slots=True)
-class _UnmaskedScreenshot:
-    """The confirmation card's subject for ``page_screenshot`` with ``maskSensitive: false``."""
+class _UnmaskedSubject:
+    """What a card asks about for ``maskSensitive: false``: ``screenshot_unmasked`` or
+    ``snapshot_unmasked`` (the card's wording, i18n ``action.*``)."""
 
-    action: str = "screenshot_unmasked"
+    action: str
 
 
 def _action_value(action: Any) -> str | None:

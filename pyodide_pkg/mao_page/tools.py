@@ -7,8 +7,15 @@ structured errors here. Tools whose issue has not landed answer ``unsupported``.
 from __future__ import annotations
 
 from .errors import ToolFailure
-from .executor import Authorizer, Executor, SettlePolicy, StepListener, allow_everything
-from .inspector import Inspector
+from .executor import (
+    ActingListener,
+    Authorizer,
+    Executor,
+    SettlePolicy,
+    StepListener,
+    allow_everything,
+)
+from .inspector import Inspector, KeepSensitiveMasked, SensitiveRelease
 from .page import Page, read_state
 from .protocol import InspectOptions, PageToolRequest, PageToolResult, ToolName
 from .screenshot import Screenshotter
@@ -17,13 +24,16 @@ from .snapshots import SnapshotStore
 
 class PageTools:
     def __init__(self, page: Page, store: SnapshotStore, settle: SettlePolicy | None = None, *,
-                 authorize: Authorizer = allow_everything, on_step: StepListener | None = None) -> None:
-        # ``authorize`` and ``on_step`` are the authorization center's hooks (issue 6,
-        # mao_page.supervisor); the defaults are for tests of the tools alone.
+                 authorize: Authorizer = allow_everything, on_step: StepListener | None = None,
+                 on_acting: ActingListener | None = None) -> None:
+        # ``authorize``, ``on_step`` and ``on_acting`` are the authorization center's hooks
+        # (issue 6, mao_page.supervisor), as are ``sensitive_release`` and the screenshots'
+        # ``unmasked_policy`` (set by the runtime); the defaults are for tests of the tools alone.
         self._page = page
         self.inspector = Inspector(page, store)
-        self.executor = Executor(page, self.inspector, settle, authorize=authorize, on_step=on_step)
+        self.executor = Executor(page, self.inspector, settle, authorize=authorize, on_step=on_step, on_acting=on_acting)
         self.screenshots = Screenshotter(page, self.inspector)  # type: ignore[arg-type]
+        self.sensitive_release: SensitiveRelease = KeepSensitiveMasked()
 
     def page_version(self) -> str:
         return read_state(self._page).version
@@ -32,7 +42,9 @@ class PageTools:
         try:
             if request.tool is ToolName.INSPECT:
                 options = request.inspect or InspectOptions()
-                snapshot = self.inspector.inspect(options)
+                # SPEC P5: sensitive values only when the agent asks and the level allows.
+                release = not options.mask_sensitive and await self.sensitive_release.release_sensitive_values(request)
+                snapshot = self.inspector.inspect(options, release_sensitive=release)
                 self.executor.remember_snapshot(snapshot, options.include_offscreen)
                 return PageToolResult(
                     request_id=request.request_id,

@@ -1,10 +1,11 @@
-"""Authorization levels end to end in real Chromium (issue 6; SPEC P1-P3, E2, seed 004 §3.3):
-what survives a reload, what is isolated, what the host can and cannot do, and where the
-token never goes."""
+"""Authorization levels end to end in real Chromium (issue 6; SPEC P1-P3, P5, E2, seed 004 §3.3):
+what survives a reload, what is isolated, what the host can and cannot do, where the token
+never goes, and which level releases sensitive values."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 
 from browser_helpers import ref
 from panel_helpers import LEVEL_NAMES, AgentThread, answer, card
@@ -166,3 +167,50 @@ def test_storage_urls_and_broadcast_channel_never_hold_the_token(mao_embed, mao_
         # Nor any recognisable piece of it (a JWT-like token's parts).
         for part in (p for p in token.split(".") if len(p) >= 16):
             assert part not in str(found), where
+
+
+SECRETS = (
+    '<form aria-label="Payment">'
+    '<label>Password <input type="password" value="hunter2"></label>'
+    '<label>Card number <input autocomplete="cc-number" value="4242424242424242"></label>'
+    '<label>Notes <input data-mao-private value="private note"></label>'
+    '<span data-mao-private><label>PIN <input type="password" value="9931"></label></span>'
+    '<label>Nickname <input value="ada"></label>'
+    "</form>"
+)
+
+
+def values(snapshot) -> dict[str, object]:
+    return {e["label"]: e.get("value") for e in snapshot["elements"]}
+
+
+def test_sensitive_values_reach_a_snapshot_only_when_asked_under_task_or_full(mao_embed):  # SPEC P5, X3
+    embedded = mao_embed(SECRETS, authorization=None)
+    # per_action: asking changes nothing, and no card interrupts the user for a read.
+    asked = embedded.inspect(maskSensitive=False, format="text")
+    assert asked["sensitiveValues"] == "masked"
+    assert values(asked) == {"Password": None, "Card number": None, "Notes": None, "PIN": None, "Nickname": "ada"}
+    for secret in ("hunter2", "4242424242424242", "private note", "9931"):
+        assert secret not in json.dumps(asked), secret
+    expect(card(embedded.page)).to_have_count(0)
+
+    embedded.grant("full")
+    assert values(embedded.inspect())["Password"] is None  # not asked: masked under full too
+    released = embedded.inspect(maskSensitive=False, format="text")
+    assert released["sensitiveValues"] == "released"
+    assert values(released) == {"Password": "hunter2", "Card number": "4242424242424242", "Notes": None, "PIN": None,
+                                "Nickname": "ada"}
+    assert 'value="hunter2"' in released["text"]
+    # Page-owner private fields are never released, whatever the level (README "Page-owner controls").
+    assert "private note" not in json.dumps(released) and "9931" not in json.dumps(released)
+    # page_observe compares with this snapshot; released values are not "changes".
+    assert embedded.call("page_observe")["result"]["steps"][0]["outcome"]["updated"] == 0
+
+    embedded.page.get_by_role("button", name="Revoke authorization").click()
+    assert values(embedded.inspect(maskSensitive=False))["Password"] is None
+
+
+def test_a_malformed_mask_sensitive_argument_is_refused(mao_embed):
+    embedded = mao_embed(SECRETS)
+    result = embedded.call("page_inspect", maskSensitive="maybe")
+    assert result["error"]["code"] == "invalid_request" and "maskSensitive" in result["error"]["message"], result

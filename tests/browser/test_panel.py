@@ -259,3 +259,94 @@ def test_grants_and_actions_are_sdk_audit_events(mao_embed):
     assert events[0]["level"] == "full" and events[0]["previousLevel"] == "per_action"
     assert events[1]["action"] == "click" and events[1]["target"] == "Count me" and events[1]["outcome"] == "ok"
     assert "token" not in json.dumps(events).lower()
+
+
+FAR_BUTTON = """<script>
+  // What the user sees at the moment of the click: the highlight's box and the button's.
+  window.recordHighlight = (button) => {
+    const box = document.querySelector('mao-embed-host').shadowRoot.querySelector('.hl');
+    const rect = (el) => { const r = el.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height}; };
+    window.seen = {button: rect(button), highlight: box && rect(box), label: box && box.textContent};
+  };
+</script>
+<div style="height: 2400px">Top of a long page</div>
+<button type="button" onclick="recordHighlight(this)">Far away</button>
+<div style="height: 800px"></div>"""
+
+
+def overlap(a, b) -> float:
+    """The share of ``a``'s area that ``b`` covers."""
+    width = min(a["x"] + a["width"], b["x"] + b["width"]) - max(a["x"], b["x"])
+    height = min(a["y"] + a["height"], b["y"] + b["height"]) - max(a["y"], b["y"])
+    return max(0.0, width) * max(0.0, height) / (a["width"] * a["height"])
+
+
+def test_the_target_highlight_is_drawn_where_an_offscreen_target_is_after_scrolling(mao_embed):
+    # Issue 6 item 7, SPEC U1: the executor scrolls the target into view, then the highlight
+    # is drawn on it (not where it was before scrolling, below the viewport).
+    embedded = mao_embed(FAR_BUTTON)
+    page = embedded.page
+    snapshot = embedded.inspect(includeOffscreen=True)
+    assert embedded.find(snapshot, label="Far away")["inViewport"] is False
+    assert embedded.call("page_click", **ref(snapshot, "Far away"))["success"]
+    seen = page.evaluate("window.seen")
+    assert seen["highlight"] is not None, "no highlight while the click happened"
+    assert seen["label"] == "Far away"
+    assert 0 <= seen["button"]["y"] and seen["button"]["y"] + seen["button"]["height"] <= 800  # scrolled into view
+    assert overlap(seen["button"], seen["highlight"]) > 0.9, seen
+
+
+SEARCH_FORM = (
+    '<form onsubmit="event.preventDefault(); window.submitted = (window.submitted || 0) + 1">'
+    '<label>Search <input id="q" name="q"></label> <button>Go</button></form>'
+)
+
+
+def risk_line(page) -> str:
+    return card(page).locator(".risk").inner_text()
+
+
+def test_enter_in_the_focused_form_field_is_confirmed_like_a_submit_button(mao_embed):
+    # SPEC P4, P1: page_keyboard without a ref goes to the focused element; Enter there submits
+    # the form, so under per_action its card names that field and the same risk as a click on
+    # the form's submit button would.
+    embedded = mao_embed(SEARCH_FORM, authorization=None)
+    page = embedded.page
+    submitted = lambda: page.evaluate("window.submitted || 0")  # noqa: E731
+    page.focus("#q")
+    agent = AgentThread(embedded)
+    try:
+        pending = agent.call("page_click", **ref(embedded.inspect(), "Go"))
+        click_risk = risk_line(page)
+        answer(page, "Deny")
+        assert pending.result(timeout=30)["error"]["code"] == "user_rejected"
+
+        pending = agent.call("page_keyboard", key="Enter")
+        expect(card(page)).to_contain_text("\u201cSearch\u201d")
+        assert risk_line(page) == click_risk and "submits a form" in click_risk
+        answer(page, "Deny")
+        assert pending.result(timeout=30)["error"]["code"] == "user_rejected"
+        assert submitted() == 0
+
+        # Answering moved focus to the card; it comes back to the field, so once allowed the
+        # key goes where the card said.
+        pending = agent.call("page_keyboard", key="Enter")
+        expect(card(page)).to_contain_text("\u201cSearch\u201d")
+        answer(page, "Allow once")
+        result = pending.result(timeout=30)
+        assert result["success"], result
+        assert submitted() == 1
+    finally:
+        agent.close()
+
+
+def test_keys_without_a_ref_never_reach_the_panel(mao_embed):
+    # Issue 6 item 10: the user is typing in the panel's message box; the agent's keys go to
+    # the page, never into SDK UI.
+    embedded = mao_embed(COUNTER_BUTTON)
+    message = embedded.page.get_by_role("textbox", name="Message")
+    message.click()
+    embedded.page.keyboard.type("draft")
+    result = embedded.call("page_keyboard", text="xyz")
+    assert result["success"], result
+    assert message.input_value() == "draft"

@@ -23,7 +23,15 @@ from mao_page.authorization import (
     parse_host_policy,
 )
 from mao_page.errors import ToolFailure
-from mao_page.protocol import ClickAction, ErrorCode, FillAction, PageToolRequest, ToolName
+from mao_page.protocol import (
+    ClickAction,
+    ErrorCode,
+    FillAction,
+    InspectOptions,
+    KeyboardAction,
+    PageToolRequest,
+    ToolName,
+)
 from mao_page.risk import RiskReason, Target, classify
 from mao_page.snapshots import ElementEntry
 from mao_page.supervisor import CARD_ARM_S, MASK, Supervisor
@@ -73,6 +81,21 @@ def test_enter_in_a_form_text_field_submits_it():
     field = Target(role="textbox", tag="input", type="text", label="Search", in_form=True)
     assert classify("keyboard", field, page_origin=PAGE, key="Enter").reasons == (RiskReason.SUBMIT,)
     assert not classify("keyboard", field, page_origin=PAGE, key="Tab").high
+
+
+def test_enter_or_space_on_a_focused_control_is_rated_as_a_click_on_it():  # SPEC P4
+    # The executor activates a focused button on Enter or Space, which is a click on it.
+    order = button("Place order", type="submit", in_form=True)
+    assert classify("keyboard", order, page_origin=PAGE, key="Enter") == classify("click", order, page_origin=PAGE)
+    assert classify("keyboard", order, page_origin=PAGE, key="Enter").reasons == (RiskReason.SUBMIT, RiskReason.PAYMENT)
+    assert classify("keyboard", button("Delete"), page_origin=PAGE, key="Space").reasons == (RiskReason.DESTRUCTIVE,)
+    assert not classify("keyboard", button("Delete"), page_origin=PAGE, key="Tab").high
+
+
+def test_typed_text_with_a_newline_in_a_form_field_submits_it():  # SPEC P4
+    field = Target(role="textbox", tag="input", type="text", label="Search", in_form=True)
+    assert classify("keyboard", field, page_origin=PAGE, text="shoes\n").reasons == (RiskReason.SUBMIT,)
+    assert not classify("keyboard", field, page_origin=PAGE, text="red shoes").high
 
 
 def test_sensitive_fields_are_high_risk_to_fill():
@@ -269,7 +292,7 @@ class RecordingUi:
     def clear_highlight(self) -> None: ...
 
 
-def make_supervisor(policy: HostPolicy | None = None) -> tuple[Supervisor, RecordingUi, list]:
+def make_supervisor(policy: HostPolicy | None = None, describe_focus: Any = lambda: None) -> tuple[Supervisor, RecordingUi, list]:
     ui = RecordingUi()
     audit: list = []
     holder: dict[str, Supervisor] = {}
@@ -277,7 +300,7 @@ def make_supervisor(policy: HostPolicy | None = None) -> tuple[Supervisor, Recor
                             on_change=lambda change: holder["s"].on_level_change(change))
     supervisor = Supervisor(center=c, ui=ui, page_origin=PAGE, describe_target=lambda e: Target(role=e.role, label=e.label, sensitive=e.sensitive),
                             audit=audit.append, arm_takeover=lambda armed: None, send_chat=lambda t, m: True,
-                            cancel_running=lambda reason: None)
+                            cancel_running=lambda reason: None, describe_focus=describe_focus)
     holder["s"] = supervisor
     return supervisor, ui, audit
 
@@ -288,9 +311,10 @@ REQUEST = PageToolRequest(request_id="r1", session_id="s1", tool=ToolName.FILL, 
                           actions=[FillAction(element_id="e1", value="hunter2")])
 
 
-async def run_card(answers) -> tuple[ToolFailure | None, RecordingUi, list]:
-    supervisor, ui, audit = make_supervisor()
-    assert supervisor.begin_request(REQUEST) is None
+async def run_card(answers, request: PageToolRequest = REQUEST, entry: ElementEntry | None = ENTRY,
+                   describe_focus: Any = lambda: None) -> tuple[ToolFailure | None, RecordingUi, list]:
+    supervisor, ui, audit = make_supervisor(describe_focus=describe_focus)
+    assert supervisor.begin_request(request) is None
 
     async def answer_later() -> None:
         while not ui.cards:
@@ -301,7 +325,7 @@ async def run_card(answers) -> tuple[ToolFailure | None, RecordingUi, list]:
 
     helper = asyncio.ensure_future(answer_later())
     try:
-        await asyncio.wait_for(supervisor.authorize(REQUEST.actions[0], ENTRY), 2)
+        await asyncio.wait_for(supervisor.authorize(request.actions[0], entry), 2)
         failure = None
     except ToolFailure as error:
         failure = error
@@ -338,6 +362,80 @@ def test_a_sensitive_value_is_masked_on_the_card():
     card = ui.cards[0]
     assert card["value"] == MASK and "hunter2" not in json.dumps(card)
     assert card["risk"] == "high"
+
+
+def deny(nonce: str) -> list[tuple[str, dict[str, Any]]]:
+    return [("card", {"nonce": nonce, "decision": "deny", "trusted": True})]
+
+
+def keyboard_request(**fields: Any) -> PageToolRequest:
+    return PageToolRequest(request_id="r3", session_id="s1", tool=ToolName.KEYBOARD, actions=[KeyboardAction(**fields)])
+
+
+SEARCH_FIELD = Target(role="textbox", tag="input", type="text", label="Search", in_form=True)
+
+
+def test_keys_without_a_ref_are_rated_and_shown_on_the_focused_element():  # SPEC P4, U2
+    # Enter in a focused form field submits the form: the card says so, as for a submit button.
+    failure, ui, audit = asyncio.run(run_card(deny, keyboard_request(key="Enter"), None,
+                                              describe_focus=lambda: ("handle", SEARCH_FIELD)))
+    assert failure is not None and failure.code is ErrorCode.USER_REJECTED
+    card = ui.cards[0]
+    assert card["risk"] == "high" and "submits a form" in card["riskText"]
+    assert card["target"] == "textbox \u201cSearch\u201d"
+    assert [(e.target, e.risk) for e in audit if e.kind == "confirmation"] == [("Search", "high")]
+
+
+def test_keys_typed_into_a_focused_sensitive_field_are_masked_on_the_card():  # SPEC P5
+    password = Target(role="textbox", tag="input", type="password", label="Password", sensitive=True)
+    _, ui, _ = asyncio.run(run_card(deny, keyboard_request(text="hunter2"), None, describe_focus=lambda: ("handle", password)))
+    assert ui.cards[0]["value"] == MASK and "hunter2" not in json.dumps(ui.cards[0])
+
+
+def test_keys_with_nothing_focused_are_low_risk_on_the_page():
+    _, ui, _ = asyncio.run(run_card(deny, keyboard_request(key="Enter"), None))
+    assert ui.cards[0]["risk"] == "low" and ui.cards[0]["target"] == "the page"
+
+
+INSPECT_UNMASKED = PageToolRequest(request_id="r4", session_id="s1", tool=ToolName.INSPECT,
+                                   inspect=InspectOptions(mask_sensitive=False))
+
+
+def test_sensitive_values_are_released_only_under_task_or_full():  # SPEC P5
+    async def scenario() -> list[bool]:
+        supervisor, ui, _ = make_supervisor()
+        supervisor.begin_request(INSPECT_UNMASKED)
+        released = [await supervisor.release_sensitive_values(INSPECT_UNMASKED)]
+        for kind, detail in [("level", {"level": "task"}), ("level", {"level": "full"}), ("revoke", {})]:
+            supervisor.on_ui(kind, {**detail, "trusted": True})
+            released.append(await supervisor.release_sensitive_values(INSPECT_UNMASKED))
+        assert ui.cards == []  # never a card without requireConfirmation
+        return released
+
+    assert asyncio.run(scenario()) == [False, True, True, False]
+
+
+def test_an_agent_asking_for_confirmation_gets_sensitive_values_only_after_the_user_allows():  # SPEC P5, U2
+    async def scenario() -> ErrorCode:
+        supervisor, ui, _ = make_supervisor()
+        supervisor.on_ui("level", {"level": "full", "trusted": True})
+        request = INSPECT_UNMASKED.model_copy(update={"require_confirmation": True})
+        supervisor.begin_request(request)
+
+        async def answer() -> None:
+            while not ui.cards:
+                await asyncio.sleep(0.01)
+            await asyncio.sleep(CARD_ARM_S + 0.05)
+            supervisor.on_ui("card", {"nonce": ui.cards[0]["nonce"], "decision": "deny", "trusted": True})
+
+        helper = asyncio.ensure_future(answer())
+        with pytest.raises(ToolFailure) as caught:
+            await supervisor.release_sensitive_values(request)
+        await helper
+        assert "sensitive fields" in ui.cards[0]["action"]
+        return caught.value.code
+
+    assert asyncio.run(scenario()) is ErrorCode.USER_REJECTED
 
 
 def test_a_pending_card_times_out_as_confirmation_timeout():

@@ -7,8 +7,9 @@ values (an inherited ``visibility: hidden`` or ``cursor: pointer`` appears on de
 from __future__ import annotations
 
 import pytest
+from mao_page.scanner import scan_page
 
-from .page_rows import PageRows
+from .page_rows import VIEWPORT, PageRows
 
 # -- SPEC S1: which elements are interactive -------------------------------------------------
 
@@ -453,6 +454,20 @@ def test_sensitive_detection_reads_the_placeholder_too() -> None:  # SPEC P5
     field = page.add("input", aria_label="Step 2", placeholder="请输入验证码", value="8841")
     element = page.scanned(field)
     assert (element.sensitive, element.value) == (True, None)
+
+
+def test_released_sensitive_values_are_kept_but_private_ones_never() -> None:  # SPEC P5
+    # The authorization center's decision reaches the scan as release_sensitive; a page
+    # owner's data-mao-private outranks it, also on a field that is sensitive as well.
+    page = PageRows()
+    password = page.add("input", type="password", aria_label="Password", value="hunter2")
+    private_pin = page.add("input", type="password", privacy="private", aria_label="Private PIN", value="9931")
+    notes = page.add("textarea", privacy="private", aria_label="Notes", value="my diagnosis")
+    released = {e.index: e.value for e in scan_page(page.rows, VIEWPORT, release_sensitive=True).elements}
+    assert released[password] == "hunter2"
+    assert released[private_pin] is None and released[notes] is None
+    masked = {e.index: e.value for e in scan_page(page.rows, VIEWPORT).elements}
+    assert masked[password] is None
 
 
 @pytest.mark.parametrize("label", ["Email", "用户名", "Shipping address", "Spinner speed", "Topic"])
