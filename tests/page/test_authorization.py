@@ -311,19 +311,25 @@ REQUEST = PageToolRequest(request_id="r1", session_id="s1", tool=ToolName.FILL, 
                           actions=[FillAction(element_id="e1", value="hunter2")])
 
 
+async def answer_first_card(supervisor: Supervisor, ui: RecordingUi, answers) -> None:
+    """As the user: wait for the first card, let it arm, then send ``answers(nonce)``."""
+    while not ui.cards:
+        await asyncio.sleep(0.01)
+    await asyncio.sleep(CARD_ARM_S + 0.05)
+    for kind, detail in answers(ui.cards[0]["nonce"]):
+        supervisor.on_ui(kind, detail)
+
+
+def decision(choice: str):
+    return lambda nonce: [("card", {"nonce": nonce, "decision": choice, "trusted": True})]
+
+
 async def run_card(answers, request: PageToolRequest = REQUEST, entry: ElementEntry | None = ENTRY,
                    describe_focus: Any = lambda: None) -> tuple[ToolFailure | None, RecordingUi, list]:
     supervisor, ui, audit = make_supervisor(describe_focus=describe_focus)
     assert supervisor.begin_request(request) is None
 
-    async def answer_later() -> None:
-        while not ui.cards:
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(CARD_ARM_S + 0.05)
-        for kind, detail in answers(ui.cards[0]["nonce"]):
-            supervisor.on_ui(kind, detail)
-
-    helper = asyncio.ensure_future(answer_later())
+    helper = asyncio.ensure_future(answer_first_card(supervisor, ui, answers))
     try:
         await asyncio.wait_for(supervisor.authorize(request.actions[0], entry), 2)
         failure = None
@@ -422,13 +428,7 @@ def test_an_agent_asking_for_confirmation_gets_sensitive_values_only_after_the_u
         request = INSPECT_UNMASKED.model_copy(update={"require_confirmation": True})
         supervisor.begin_request(request)
 
-        async def answer() -> None:
-            while not ui.cards:
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(CARD_ARM_S + 0.05)
-            supervisor.on_ui("card", {"nonce": ui.cards[0]["nonce"], "decision": "deny", "trusted": True})
-
-        helper = asyncio.ensure_future(answer())
+        helper = asyncio.ensure_future(answer_first_card(supervisor, ui, decision("deny")))
         with pytest.raises(ToolFailure) as caught:
             await supervisor.release_sensitive_values(request)
         await helper
@@ -455,13 +455,7 @@ def test_allow_for_this_task_grants_task_until_the_task_ends():
         supervisor, ui, _ = make_supervisor()
         supervisor.begin_request(REQUEST)
 
-        async def answer() -> None:
-            while not ui.cards:
-                await asyncio.sleep(0.01)
-            await asyncio.sleep(CARD_ARM_S + 0.05)
-            supervisor.on_ui("card", {"nonce": ui.cards[0]["nonce"], "decision": "task", "trusted": True})
-
-        helper = asyncio.ensure_future(answer())
+        helper = asyncio.ensure_future(answer_first_card(supervisor, ui, decision("task")))
         await supervisor.authorize(REQUEST.actions[0], ENTRY)
         await helper
         assert supervisor.center.level is Level.TASK
