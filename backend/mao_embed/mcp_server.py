@@ -10,7 +10,9 @@ signatures. Tools offered:
   the selection. With no selection and exactly one connected page, that page is used.
 
 Page results are returned as structured JSON in a text block and ``structuredContent``,
-never phrased as a user message (SPEC B3); a page failure is ``isError`` with the stable code.
+never phrased as a user message (SPEC B3), with page text marked untrusted by the same
+additive ``untrusted`` field as the HTTP API (``mao_embed.untrusted``, SPEC B5); a page
+failure is ``isError`` with the stable code.
 The same authentication as the HTTP API applies (``agent_api.authorize``).
 """
 
@@ -38,6 +40,7 @@ from mao_embed.agent_api import authorize
 from mao_embed.config import ServerConfig
 from mao_embed.relay import Relay, new_request_id
 from mao_embed.tools import TOOLS, TOOLS_BY_NAME
+from mao_embed.untrusted import agent_view, agent_view_json
 
 LIST_SESSIONS = "list_sessions"
 SELECT_SESSION = "select_session"
@@ -232,4 +235,10 @@ def _refusal(code: str, message: str) -> types.CallToolResult:
 
 
 def _page_result(result: PageToolResult) -> types.CallToolResult:
-    return _structured(result.to_wire(), is_error=not result.success)
+    """The marked answer (SPEC B5) as structuredContent, and serialized in the text block
+    (the MCP spec asks tools with structured output to send both)."""
+    return types.CallToolResult(
+        content=[types.TextContent(text=agent_view_json(result))],
+        structured_content=agent_view(result),
+        is_error=not result.success,
+    )
