@@ -114,6 +114,38 @@ async def test_smuggled_selector_is_a_tool_error_and_nothing_reaches_the_page(
     assert page.requests == []
 
 
+@pytest.mark.parametrize("target", [None, ["ses-x"], 7, "", "../etc"])
+async def test_a_malformed_session_id_is_refused_not_routed_to_the_only_page(
+    server: RunningServer, make_page: MakePage, target: object
+) -> None:
+    # Found by fuzzing: a wrong-typed sessionId used to fall back to the default page.
+    page = make_page(server)
+    await page.connect()
+    async with Client(f"{server.url}/mcp") as client:
+        result = await client.call_tool("page_fill", {**FILL, "sessionId": target})
+        selected = await client.call_tool("select_session", {"sessionId": target})
+    assert result.is_error and selected.is_error
+    assert result.structured_content["error"]["code"] == "invalid_request"
+    assert selected.structured_content["error"]["code"] == "invalid_request"
+    assert page.requests == []
+
+
+async def test_oversized_and_non_json_posts_get_json_rpc_errors(server: RunningServer) -> None:
+    async with httpx.AsyncClient() as http:
+        too_big = await http.post(
+            f"{server.url}/mcp",
+            content=b"x" * (server.config.max_message_bytes + 1),
+            headers={"Accept": "application/json, text/event-stream",
+                     "Content-Type": "application/json"},
+        )
+        wrong_type = await http.post(f"{server.url}/mcp", content=b"{}",
+                                     headers={"Content-Type": "text/plain"})
+    assert too_big.status_code == 413
+    assert too_big.json()["error"]["data"]["code"] == "message_too_large"
+    assert wrong_type.status_code == 400
+    assert wrong_type.json()["error"]["code"] == -32600
+
+
 async def test_mcp_requires_the_api_key_when_configured(
     make_server: Callable[..., RunningServer],
 ) -> None:
