@@ -50,6 +50,7 @@ from mao_page.protocol import (
     PageToolResult,
     ToolError,
     ToolName,
+    WireModel,
     build_request,
 )
 
@@ -82,9 +83,13 @@ class TransportClosed(Exception):
 
 
 class SessionTransport(Protocol):
-    """What the relay needs from a connection: send one message, close it."""
+    """What the relay needs from a connection: send one message, close it.
 
-    async def send(self, message: dict[str, Any]) -> None: ...
+    Protocol messages are passed as models so the transport can serialize them in one step
+    (``model_dump_json``) instead of building a dict first; ``send_raw`` passes dicts.
+    """
+
+    async def send(self, message: WireModel | dict[str, Any]) -> None: ...
 
     async def close(self, code: int, reason: str) -> None: ...
 
@@ -449,7 +454,7 @@ class Relay:
         committed: asyncio.Future[None] = loop.create_future()
         session.pending[request_id] = _Pending(request, future, committed, timer, self._clock())
         try:
-            await session.transport.send(request.to_wire())
+            await session.transport.send(request)
         except TransportClosed:
             # The socket died under us; whether any byte left is unknowable, so a write is
             # reported as possibly applied, like any other drop (SPEC W3).
@@ -616,7 +621,7 @@ class Relay:
     async def _send_cancel(self, session: _Session, request_id: str, reason: str) -> None:
         cancel = Cancel(request_id=request_id, session_id=session.session_id, reason=reason)
         try:
-            await session.transport.send(cancel.to_wire())
+            await session.transport.send(cancel)
         except TransportClosed:
             # The drop itself ends the page's work; there is nobody left to tell.
             return
