@@ -140,7 +140,7 @@ def _echo_app() -> Any:
 def _serve_echo() -> None:
     import uvicorn
     from mao_embed.config import ServerConfig
-    from mao_embed.server import uvicorn_config
+    from mao_embed.server import settle_garbage_collector, uvicorn_config
 
     app = _echo_app()
     # The same uvicorn settings as the real backend (loop, HTTP and WebSocket implementation).
@@ -151,6 +151,8 @@ def _serve_echo() -> None:
         serving = asyncio.get_running_loop().create_task(server.serve())
         while not server.started and not serving.done():
             await asyncio.sleep(0.02)
+        # The same process settings as the real server, so the ratio measures the relay.
+        settle_garbage_collector()
         port = server.servers[0].sockets[0].getsockname()[1]
         print(f"READY http://127.0.0.1:{port}", flush=True)
         await serving

@@ -79,8 +79,9 @@ def _is_loopback_address(host: str) -> bool:
 
 
 def _is_loopback_client(connection: HTTPConnection) -> bool:
-    client = connection.client
-    if client is None or not _is_loopback_address(client.host):
+    # The scope's (host, port) directly: ``connection.client`` builds a named tuple per call.
+    client = connection.scope.get("client")
+    if client is None or not _is_loopback_address(client[0]):
         return False
     host = connection.headers.get("host", "")
     hostname = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
