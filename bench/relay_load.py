@@ -510,13 +510,14 @@ def summary_table(result: dict[str, Any]) -> str:
             f"{row['echoP50Ms']:.1f}", f"{row['echoP99Ms']:.1f}",
             f"{row['maxCallsPerS']:,.0f}", f"{row['echoMaxCallsPerS']:,.0f}",
             fmt_ratio(row["costRatio"]), f"{row['memoryPerIdleSession'] / 1024:,.1f} kB",
-            str(row["errors"]),
+            f"{row['echoMemoryPerIdleSession'] / 1024:,.1f} kB", str(row["errors"]),
         ])
     text = "relay_load: open loop at {:,.0f} calls/s, {:.0f} s per phase\n".format(
         result["config"]["openLoopRate"], result["config"]["seconds"]
     ) + table(
         ["sessions", "held", "calls/s", "p50 ms", "p99 ms", "echo p50", "echo p99",
-         "max calls/s", "echo max", "cost (echo/mao max)", "RSS/idle session", "errors"],
+         "max calls/s", "echo max", "cost (echo/mao max)", "RSS/idle session", "echo RSS",
+         "errors"],
         rows,
     )
     cost = result["summary"].get("durableAuditCost")

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import operator
 import queue
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import astuple, dataclass, fields
+from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,9 @@ class AuditRecord:
 
 
 _COLUMNS = tuple(f.name for f in fields(AuditRecord))
+# dataclasses.astuple deep-copies field by field in Python; this runs on the writer thread,
+# which competes with the event loop for the GIL, once per record.
+_row = operator.attrgetter(*_COLUMNS)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -252,7 +256,7 @@ class AuditLog:
                 with connection:
                     connection.executemany(
                         f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES ({placeholders})",
-                        [astuple(r) for r in records],
+                        [_row(r) for r in records],
                     )
             except sqlite3.Error as failed:
                 # The audit trail must not take the relay down with it; losing records is

@@ -683,6 +683,8 @@ def _copy_outcome(source: asyncio.Future[None], target: asyncio.Future[None]) ->
 
 async def _wait_committed(committed: asyncio.Future[None], request_id: str) -> None:
     """Hold an answer until its audit record is on disk (SPEC P6), within reason."""
+    if committed.done() and not committed.cancelled() and committed.exception() is None:
+        return
     try:
         await asyncio.wait_for(asyncio.shield(committed), _AUDIT_COMMIT_WAIT_S)
     except TimeoutError:
