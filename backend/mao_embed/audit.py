@@ -22,6 +22,7 @@ power loss may lose the last transactions, never corrupt the file. Records that 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import operator
 import queue
@@ -93,6 +94,17 @@ CREATE INDEX IF NOT EXISTS audit_request ON audit (request_id);
 """
 
 _STOP = object()
+# One multi-row INSERT per chunk rather than executemany: executemany releases and re-takes
+# the GIL around every row's step, and each re-take can wait a whole switch interval (5 ms)
+# while the event loop thread is busy, so a batch of N records cost up to N waits. 11
+# columns x 500 rows stays under SQLite's 32,766 bound parameters.
+_ROWS_PER_INSERT = 500
+
+
+@functools.lru_cache(maxsize=_ROWS_PER_INSERT)
+def _insert_statement(rows: int) -> str:
+    values = "(" + ", ".join("?" for _ in _COLUMNS) + ")"
+    return f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES {', '.join([values] * rows)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,13 +263,14 @@ class AuditLog:
         waiting = [item.committed for item in batch if isinstance(item, _Acknowledged)]
         error: sqlite3.Error | None = None
         if records:
-            placeholders = ", ".join("?" for _ in _COLUMNS)
             try:
                 with connection:
-                    connection.executemany(
-                        f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES ({placeholders})",
-                        [_row(r) for r in records],
-                    )
+                    for start in range(0, len(records), _ROWS_PER_INSERT):
+                        chunk = records[start : start + _ROWS_PER_INSERT]
+                        connection.execute(
+                            _insert_statement(len(chunk)),
+                            [value for record in chunk for value in _row(record)],
+                        )
             except sqlite3.Error as failed:
                 # The audit trail must not take the relay down with it; losing records is
                 # reported loudly instead, and to whoever waits for the commit.

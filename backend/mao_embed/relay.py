@@ -565,6 +565,17 @@ class Relay:
                 await watch.arrived.wait()
         return list(watch.results)
 
+    async def drop_connection(self, session_id: str) -> None:
+        """Cut the page's current connection from the backend's side, as a dead socket would
+        be: its requests end ``disconnected`` at once and the page may reconnect and resume.
+        For chaos tests (a drop mid-batch must never replay a write, SPEC W3)."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotFoundError(session_id)
+        transport = session.transport
+        self.detach(session_id, transport, reason="connection dropped (test hook)")
+        await _close_quietly(transport, CloseCode.HEARTBEAT_TIMEOUT, "connection dropped")
+
     # ------------------------------------------------------------------ internals
 
     def _cached_result(self, session_id: str, request_id: str) -> PageToolResult | None:

@@ -177,6 +177,10 @@ class RunningServer:
     def send_raw(self, session_id: str, message: dict[str, Any]) -> None:
         self.run(self.relay.send_raw(session_id, message))
 
+    def drop_connection(self, session_id: str) -> None:
+        """Cut a page's connection from the backend's side (chaos tests)."""
+        self.run(self.relay.drop_connection(session_id))
+
     def raw_results(
         self, session_id: str, request_id: str, *, count: int = 1, timeout_s: float = 10.0
     ) -> list[PageToolResult]:
