@@ -140,7 +140,7 @@ def _echo_app() -> Any:
 def _serve_echo() -> None:
     import uvicorn
     from mao_embed.config import ServerConfig
-    from mao_embed.server import settle_garbage_collector, uvicorn_config
+    from mao_embed.server import run_event_loop, settle_garbage_collector, uvicorn_config
 
     app = _echo_app()
     # The same uvicorn settings as the real backend (loop, HTTP and WebSocket implementation).
@@ -157,7 +157,7 @@ def _serve_echo() -> None:
         print(f"READY http://127.0.0.1:{port}", flush=True)
         await serving
 
-    asyncio.run(main())
+    run_event_loop(main())
 
 
 # --------------------------------------------------------------------------- load generator

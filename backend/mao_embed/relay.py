@@ -694,17 +694,39 @@ def _copy_outcome(source: asyncio.Future[None], target: asyncio.Future[None]) ->
 
 async def _wait_committed(committed: asyncio.Future[None], request_id: str) -> None:
     """Hold an answer until its audit record is on disk (SPEC P6), within reason."""
-    if committed.done() and not committed.cancelled() and committed.exception() is None:
+    if not committed.done():
+        # One waiter and one timer, and ``committed`` (which other callers of a repeated
+        # requestId may share) is never awaited, so a cancelled caller cannot cancel it.
+        # ``asyncio.wait_for(asyncio.shield(...))`` did the same with several futures, tasks
+        # and callbacks per tool call.
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
+
+        def wake(_: object = None) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        committed.add_done_callback(wake)
+        timer = loop.call_later(_AUDIT_COMMIT_WAIT_S, wake)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            committed.remove_done_callback(wake)
+        if not committed.done():
+            logger.error("audit record of %s not committed within %.0f s; answering anyway",
+                         request_id, _AUDIT_COMMIT_WAIT_S)
+            return
+    if committed.cancelled():
+        logger.error("audit record of %s was abandoned; answering anyway", request_id)
         return
-    try:
-        await asyncio.wait_for(asyncio.shield(committed), _AUDIT_COMMIT_WAIT_S)
-    except TimeoutError:
-        logger.error("audit record of %s not committed within %.0f s; answering anyway",
-                     request_id, _AUDIT_COMMIT_WAIT_S)
-    except sqlite3.Error:
+    error = committed.exception()
+    if isinstance(error, sqlite3.Error):
         # Already logged by the audit writer; the page has acted, so the agent still gets
         # the result rather than a false failure.
         logger.error("audit record of %s could not be written; answering anyway", request_id)
+    elif error is not None:
+        raise error
 
 
 def _code_of(result: PageToolResult) -> str:

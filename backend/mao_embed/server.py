@@ -47,6 +47,18 @@ def uvicorn_config(app: Starlette, config: ServerConfig) -> uvicorn.Config:
     )
 
 
+def run_event_loop(main: Coroutine[Any, Any, None]) -> None:
+    """Run the server's loop: uvloop when installed (it comes with ``uvicorn[standard]``, and
+    is what ``uvicorn.run`` itself would pick), else asyncio's own."""
+    try:
+        import uvloop
+    except ImportError:
+        asyncio.run(main)
+        return
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(main)
+
+
 def settle_garbage_collector() -> None:
     """Keep the garbage collector's full passes off the request path (issue 7 load goals).
 
@@ -83,7 +95,7 @@ def serve_forever(config: ServerConfig, announce: Callable[[str], None] | None =
                 announce(f"http://{config.host}:{port}")
         await serving
 
-    asyncio.run(main())
+    run_event_loop(main())
 
 
 class RunningServer:
