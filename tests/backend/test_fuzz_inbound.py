@@ -504,7 +504,9 @@ def _may_call_live_page(body: bytes, live: str) -> bool:
 def _valid_mcp_call(name: Any, args: Any, live: str) -> bool:
     if args is None:
         args = {}  # MCP: absent or null arguments are no arguments
-    if not isinstance(args, dict) or name not in {t.value for t in ToolName}:
+    if not isinstance(name, str) or not isinstance(args, dict):
+        return False
+    if name not in {t.value for t in ToolName}:
         return False
     if "sessionId" in args and args["sessionId"] != live:
         return False
