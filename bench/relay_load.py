@@ -140,7 +140,7 @@ def _echo_app() -> Any:
 def _serve_echo() -> None:
     import uvicorn
     from mao_embed.config import ServerConfig
-    from mao_embed.server import uvicorn_config
+    from mao_embed.server import run_event_loop, settle_garbage_collector, uvicorn_config
 
     app = _echo_app()
     # The same uvicorn settings as the real backend (loop, HTTP and WebSocket implementation).
@@ -151,11 +151,13 @@ def _serve_echo() -> None:
         serving = asyncio.get_running_loop().create_task(server.serve())
         while not server.started and not serving.done():
             await asyncio.sleep(0.02)
+        # The same process settings as the real server, so the ratio measures the relay.
+        settle_garbage_collector()
         port = server.servers[0].sockets[0].getsockname()[1]
         print(f"READY http://127.0.0.1:{port}", flush=True)
         await serving
 
-    asyncio.run(main())
+    run_event_loop(main())
 
 
 # --------------------------------------------------------------------------- load generator
@@ -508,13 +510,14 @@ def summary_table(result: dict[str, Any]) -> str:
             f"{row['echoP50Ms']:.1f}", f"{row['echoP99Ms']:.1f}",
             f"{row['maxCallsPerS']:,.0f}", f"{row['echoMaxCallsPerS']:,.0f}",
             fmt_ratio(row["costRatio"]), f"{row['memoryPerIdleSession'] / 1024:,.1f} kB",
-            str(row["errors"]),
+            f"{row['echoMemoryPerIdleSession'] / 1024:,.1f} kB", str(row["errors"]),
         ])
     text = "relay_load: open loop at {:,.0f} calls/s, {:.0f} s per phase\n".format(
         result["config"]["openLoopRate"], result["config"]["seconds"]
     ) + table(
         ["sessions", "held", "calls/s", "p50 ms", "p99 ms", "echo p50", "echo p99",
-         "max calls/s", "echo max", "cost (echo/mao max)", "RSS/idle session", "errors"],
+         "max calls/s", "echo max", "cost (echo/mao max)", "RSS/idle session", "echo RSS",
+         "errors"],
         rows,
     )
     cost = result["summary"].get("durableAuditCost")

@@ -1,6 +1,7 @@
 """The agent HTTP API (SPEC B4, CONTRACT "Agent HTTP API").
 
-``POST /api/sessions/{sessionId}/tools/{tool}`` answers the ``PageToolResult`` JSON. Outcomes
+``POST /api/sessions/{sessionId}/tools/{tool}`` answers the ``PageToolResult`` JSON, with page
+text marked untrusted by one additive field (``mao_embed.untrusted``, SPEC B5). Outcomes
 the page reports, including its failures, are HTTP 200: the agent reads ``success`` and
 ``error.code``. Only requests the backend itself refuses get another status: 400
 ``invalid_request``, 404 ``unknown_tool`` / ``session_not_found``, 401/403 for auth.
@@ -14,6 +15,7 @@ through this API (cross-site requests, DNS rebinding).
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import json
@@ -27,6 +29,7 @@ from starlette.routing import Route
 from mao_embed.config import ServerConfig
 from mao_embed.relay import Relay, failure, is_valid_request_id, new_request_id
 from mao_embed.tools import tool_catalog
+from mao_embed.untrusted import agent_view_json
 
 _STATUS_FOR_CODE: dict[str, int] = {
     ErrorCode.INVALID_REQUEST: 400,
@@ -66,14 +69,19 @@ def authorize(config: ServerConfig, connection: HTTPConnection) -> Response | No
     return None
 
 
-def _is_loopback_client(connection: HTTPConnection) -> bool:
-    client = connection.client
-    if client is None:
-        return False
+@functools.lru_cache(maxsize=1024)
+def _is_loopback_address(host: str) -> bool:
+    # Cached: parsing the address was a third of a tool call's cost in the relay benchmark.
     try:
-        if not ipaddress.ip_address(client.host).is_loopback:
-            return False
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
+        return False
+
+
+def _is_loopback_client(connection: HTTPConnection) -> bool:
+    # The scope's (host, port) directly: ``connection.client`` builds a named tuple per call.
+    client = connection.scope.get("client")
+    if client is None or not _is_loopback_address(client[0]):
         return False
     host = connection.headers.get("host", "")
     hostname = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
@@ -178,6 +186,11 @@ async def unknown_endpoint(request: Request, exc: Exception) -> Response:
     return PlainTextResponse("Not Found", status_code=404)
 
 
-def _answer(result: PageToolResult) -> JSONResponse:
+def _answer(result: PageToolResult) -> Response:
+    """The CONTRACT ``PageToolResult`` JSON plus the additive ``untrusted`` marking (SPEC B5)."""
     code = result.error.code.value if result.error else None
-    return JSONResponse(result.to_wire(), status_code=_STATUS_FOR_CODE.get(code or "", 200))
+    return Response(
+        agent_view_json(result),
+        status_code=_STATUS_FOR_CODE.get(code or "", 200),
+        media_type="application/json",
+    )

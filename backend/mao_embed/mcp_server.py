@@ -10,7 +10,9 @@ signatures. Tools offered:
   the selection. With no selection and exactly one connected page, that page is used.
 
 Page results are returned as structured JSON in a text block and ``structuredContent``,
-never phrased as a user message (SPEC B3); a page failure is ``isError`` with the stable code.
+never phrased as a user message (SPEC B3), with page text marked untrusted by the same
+additive ``untrusted`` field as the HTTP API (``mao_embed.untrusted``, SPEC B5); a page
+failure is ``isError`` with the stable code.
 The same authentication as the HTTP API applies (``agent_api.authorize``).
 """
 
@@ -21,29 +23,33 @@ import contextlib
 import copy
 import json
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from http import HTTPStatus
 from typing import Any
 
 import mcp_types as types
-from mao_page.protocol import PageToolResult
+from mao_page.protocol import ErrorCode, PageToolResult
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import HTTPConnection
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Message, Receive, Scope, Send
 
 from mao_embed.agent_api import authorize
 from mao_embed.config import ServerConfig
-from mao_embed.relay import Relay, new_request_id
+from mao_embed.relay import Relay, is_valid_request_id, new_request_id
 from mao_embed.tools import TOOLS, TOOLS_BY_NAME
+from mao_embed.untrusted import agent_view, agent_view_json
 
 LIST_SESSIONS = "list_sessions"
 SELECT_SESSION = "select_session"
 _SESSION_ARG = "sessionId"
 _MCP_SESSION_HEADER = "mcp-session-id"
 _MAX_SELECTIONS = 1000
+# JSON-RPC 2.0 "Invalid Request".
+_JSONRPC_INVALID_REQUEST = -32600
 
 _SESSION_ID_SCHEMA = {
     "type": "string",
@@ -103,7 +109,7 @@ class McpEndpoint:
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        await self._manager.asgi_app(scope, receive, send)
+        await self._manager.asgi_app(scope, receive, _StructuredRefusals(send))
 
     # ------------------------------------------------------------------ tools
 
@@ -152,11 +158,17 @@ class McpEndpoint:
         args = dict(params.arguments or {})
         client_key = _client_key(ctx)
         if params.name == LIST_SESSIONS:
+            if args:
+                return _refusal("invalid_request", "list_sessions takes no arguments")
             sessions = [info.to_wire() for info in self._relay.sessions()]
             return _structured({"sessions": sessions})
         if params.name == SELECT_SESSION:
-            wanted = args.get(_SESSION_ARG)
-            if not isinstance(wanted, str) or self._relay.get_session(wanted) is None:
+            if set(args) != {_SESSION_ARG} or not _is_session_id(args[_SESSION_ARG]):
+                return _refusal(
+                    "invalid_request", "select_session takes exactly one argument, sessionId"
+                )
+            wanted = args[_SESSION_ARG]
+            if self._relay.get_session(wanted) is None:
                 return _refusal("session_not_found", f"no connected page session {wanted!r}")
             self._selected[client_key] = wanted
             self._selected.move_to_end(client_key)
@@ -165,8 +177,13 @@ class McpEndpoint:
             return _structured({"selected": wanted})
         if params.name not in TOOLS_BY_NAME:
             return _refusal("unknown_tool", f"unknown tool {params.name!r}")
+        routed = _SESSION_ARG in args
         explicit = args.pop(_SESSION_ARG, None)
-        session_id = explicit if isinstance(explicit, str) else self._default_session(client_key)
+        if routed and not _is_session_id(explicit):
+            # Not a fallback to the selected page: a malformed routing argument must not
+            # send the call somewhere the agent did not name (found by fuzzing).
+            return _refusal("invalid_request", "sessionId must be a session id from list_sessions")
+        session_id = explicit if routed else self._default_session(client_key)
         if session_id is None:
             return _refusal(
                 "session_not_found",
@@ -199,6 +216,65 @@ class McpEndpoint:
         return sessions[0].session_id if len(sessions) == 1 else None
 
 
+class _StructuredRefusals:
+    """Wraps ``send`` so every refusal from ``/mcp`` is a JSON-RPC error object.
+
+    The SDK's transport answers a few refusals in plain text before any JSON-RPC parsing
+    (body over ``max_request_body_size``: 413 "Request body too large"; a wrong Content-Type
+    or Accept header). Agents match on structured errors, so those bodies are rewritten
+    with the same HTTP status; JSON answers pass through untouched.
+    """
+
+    __slots__ = ("_body", "_send", "_start")
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._start: Message | None = None
+        self._body: list[bytes] = []
+
+    async def __call__(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            if message["status"] >= 400 and not _is_json(message.get("headers", ())):
+                self._start = message
+                return
+        elif message["type"] == "http.response.body" and self._start is not None:
+            self._body.append(message.get("body", b""))
+            if message.get("more_body", False):
+                return
+            await self._send_structured(self._start, b"".join(self._body))
+            return
+        await self._send(message)
+
+    async def _send_structured(self, start: Message, plain: bytes) -> None:
+        status = int(start["status"])
+        text = plain.decode("utf-8", "replace").strip()[:500] or HTTPStatus(status).phrase
+        code = ErrorCode.MESSAGE_TOO_LARGE if status == 413 else ErrorCode.INVALID_REQUEST
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": _JSONRPC_INVALID_REQUEST, "message": text,
+                          "data": {"code": code.value}},
+            }
+        ).encode()
+        headers = [
+            (name, value)
+            for name, value in start.get("headers", ())
+            if name.lower() not in (b"content-type", b"content-length")
+        ]
+        headers += [(b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode())]
+        await self._send({**start, "headers": headers})
+        await self._send({"type": "http.response.body", "body": body})
+
+
+def _is_json(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    return any(
+        name.lower() == b"content-type" and value.split(b";")[0].strip() == b"application/json"
+        for name, value in headers
+    )
+
+
 class _AsgiEndpoint:
     __slots__ = ("_app",)
 
@@ -207,6 +283,10 @@ class _AsgiEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self._app(scope, receive, send)
+
+
+def _is_session_id(value: object) -> bool:
+    return isinstance(value, str) and is_valid_request_id(value)
 
 
 def _client_key(ctx: ServerRequestContext[Any]) -> str | None:
@@ -232,4 +312,10 @@ def _refusal(code: str, message: str) -> types.CallToolResult:
 
 
 def _page_result(result: PageToolResult) -> types.CallToolResult:
-    return _structured(result.to_wire(), is_error=not result.success)
+    """The marked answer (SPEC B5) as structuredContent, and serialized in the text block
+    (the MCP spec asks tools with structured output to send both)."""
+    return types.CallToolResult(
+        content=[types.TextContent(text=agent_view_json(result))],
+        structured_content=agent_view(result),
+        is_error=not result.success,
+    )

@@ -50,6 +50,7 @@ from mao_page.protocol import (
     PageToolResult,
     ToolError,
     ToolName,
+    WireModel,
     build_request,
 )
 
@@ -82,9 +83,13 @@ class TransportClosed(Exception):
 
 
 class SessionTransport(Protocol):
-    """What the relay needs from a connection: send one message, close it."""
+    """What the relay needs from a connection: send one message, close it.
 
-    async def send(self, message: dict[str, Any]) -> None: ...
+    Protocol messages are passed as models so the transport can serialize them in one step
+    (``model_dump_json``) instead of building a dict first; ``send_raw`` passes dicts.
+    """
+
+    async def send(self, message: WireModel | dict[str, Any]) -> None: ...
 
     async def close(self, code: int, reason: str) -> None: ...
 
@@ -449,7 +454,7 @@ class Relay:
         committed: asyncio.Future[None] = loop.create_future()
         session.pending[request_id] = _Pending(request, future, committed, timer, self._clock())
         try:
-            await session.transport.send(request.to_wire())
+            await session.transport.send(request)
         except TransportClosed:
             # The socket died under us; whether any byte left is unknowable, so a write is
             # reported as possibly applied, like any other drop (SPEC W3).
@@ -560,6 +565,17 @@ class Relay:
                 await watch.arrived.wait()
         return list(watch.results)
 
+    async def drop_connection(self, session_id: str) -> None:
+        """Cut the page's current connection from the backend's side, as a dead socket would
+        be: its requests end ``disconnected`` at once and the page may reconnect and resume.
+        For chaos tests (a drop mid-batch must never replay a write, SPEC W3)."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise SessionNotFoundError(session_id)
+        transport = session.transport
+        self.detach(session_id, transport, reason="connection dropped (test hook)")
+        await _close_quietly(transport, CloseCode.HEARTBEAT_TIMEOUT, "connection dropped")
+
     # ------------------------------------------------------------------ internals
 
     def _cached_result(self, session_id: str, request_id: str) -> PageToolResult | None:
@@ -616,7 +632,7 @@ class Relay:
     async def _send_cancel(self, session: _Session, request_id: str, reason: str) -> None:
         cancel = Cancel(request_id=request_id, session_id=session.session_id, reason=reason)
         try:
-            await session.transport.send(cancel.to_wire())
+            await session.transport.send(cancel)
         except TransportClosed:
             # The drop itself ends the page's work; there is nobody left to tell.
             return
@@ -678,15 +694,39 @@ def _copy_outcome(source: asyncio.Future[None], target: asyncio.Future[None]) ->
 
 async def _wait_committed(committed: asyncio.Future[None], request_id: str) -> None:
     """Hold an answer until its audit record is on disk (SPEC P6), within reason."""
-    try:
-        await asyncio.wait_for(asyncio.shield(committed), _AUDIT_COMMIT_WAIT_S)
-    except TimeoutError:
-        logger.error("audit record of %s not committed within %.0f s; answering anyway",
-                     request_id, _AUDIT_COMMIT_WAIT_S)
-    except sqlite3.Error:
+    if not committed.done():
+        # One waiter and one timer, and ``committed`` (which other callers of a repeated
+        # requestId may share) is never awaited, so a cancelled caller cannot cancel it.
+        # ``asyncio.wait_for(asyncio.shield(...))`` did the same with several futures, tasks
+        # and callbacks per tool call.
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
+
+        def wake(_: object = None) -> None:
+            if not waiter.done():
+                waiter.set_result(None)
+
+        committed.add_done_callback(wake)
+        timer = loop.call_later(_AUDIT_COMMIT_WAIT_S, wake)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            committed.remove_done_callback(wake)
+        if not committed.done():
+            logger.error("audit record of %s not committed within %.0f s; answering anyway",
+                         request_id, _AUDIT_COMMIT_WAIT_S)
+            return
+    if committed.cancelled():
+        logger.error("audit record of %s was abandoned; answering anyway", request_id)
+        return
+    error = committed.exception()
+    if isinstance(error, sqlite3.Error):
         # Already logged by the audit writer; the page has acted, so the agent still gets
         # the result rather than a false failure.
         logger.error("audit record of %s could not be written; answering anyway", request_id)
+    elif error is not None:
+        raise error
 
 
 def _code_of(result: PageToolResult) -> str:

@@ -35,6 +35,7 @@ from mao_page.protocol import (
     Ping,
     Pong,
     Welcome,
+    WireModel,
     describe_validation_error,
     parse_client_message,
 )
@@ -81,14 +82,19 @@ class WebSocketTransport:
     def open(self) -> None:
         self._opened.set()
 
-    async def send(self, message: dict[str, Any]) -> None:
-        await self._opened.wait()
+    async def send(self, message: WireModel | dict[str, Any]) -> None:
+        if not self._opened.is_set():
+            await self._opened.wait()
         await self.send_now(message)
 
-    async def send_now(self, message: dict[str, Any]) -> None:
+    async def send_now(self, message: WireModel | dict[str, Any]) -> None:
         if self.closed:
             raise TransportClosed
-        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        if isinstance(message, WireModel):
+            # The same JSON as to_wire() + json.dumps, serialized in one pass (issue 7 load).
+            text = message.model_dump_json(exclude_none=True)
+        else:
+            text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
         async with self._lock:
             try:
                 await self._websocket.send_text(text)
@@ -335,7 +341,7 @@ class _Connection:
             self._relay.touch(self._session_id, parsed.page)
         elif isinstance(parsed, Ping):
             self._relay.touch(self._session_id)
-            await self._transport.send(Pong(ts=parsed.ts).to_wire())
+            await self._transport.send(Pong(ts=parsed.ts))
         elif isinstance(parsed, ChatMessage):
             # The user typed in the panel: the agent loop answers with chat_events (SPEC B3).
             self._chat.submit(self._session_id, parsed)
@@ -378,7 +384,7 @@ class _Connection:
                     await self._transport.close(CloseCode.HEARTBEAT_TIMEOUT, "heartbeat timeout")
                     return
                 self._missed_pings += 1
-                await self._transport.send(Ping(ts=time.time() * 1000).to_wire())
+                await self._transport.send(Ping(ts=time.time() * 1000))
         except TransportClosed:
             return
 
@@ -411,7 +417,7 @@ async def _send_error_and_close(
     close_code: int = CloseCode.POLICY_VIOLATION,
 ) -> None:
     try:
-        await transport.send_now(ErrorMessage(code=code, message=message).to_wire())
+        await transport.send_now(ErrorMessage(code=code, message=message))
     except TransportClosed:
         return
     await transport.close(close_code, code.value)
@@ -424,7 +430,11 @@ def _frame_data(message: dict[str, Any]) -> str | bytes:
 
 def _frame_size(data: str | bytes) -> int:
     # A str frame's wire size is its UTF-8 length; checking len(str) would undercount.
-    return len(data.encode("utf-8")) if isinstance(data, str) else len(data)
+    if isinstance(data, bytes):
+        return len(data)
+    if data.isascii():
+        return len(data)  # one byte per character; no copy needed
+    return len(data.encode("utf-8"))
 
 
 def _peek(data: str | bytes, key: str) -> Any:

@@ -130,7 +130,10 @@ async def test_page_results_reach_the_model_as_tool_messages_marked_untrusted(
     assert content.startswith('<page_tool_result tool="page_inspect" trust="untrusted">')
     # The page's text cannot close the untrusted block early.
     assert content.count("</page_tool_result>") == 1 and content.endswith("</page_tool_result>")
-    assert last_tool_result(model.requests[-1])["result"]["text"] == INJECTION
+    answer = last_tool_result(model.requests[-1])
+    assert answer["result"]["text"] == INJECTION
+    # The same marked answer HTTP and MCP agents get (SPEC B5).
+    assert answer["untrusted"]["fields"] == ["result"]
     assert INJECTION not in json.dumps([m for m in final if m["role"] != "tool"])
 
 

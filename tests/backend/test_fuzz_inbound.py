@@ -1,6 +1,7 @@
 """Property-based fuzzing of everything the backend receives (SPEC W1, B5; issue 7).
 
-WebSocket frames after the handshake, first frames (hello), and agent HTTP bodies. For each
+WebSocket frames after the handshake, first frames (hello), agent HTTP bodies, and MCP
+JSON-RPC bodies and tool arguments at ``/mcp``. For each
 hostile input: a structured error exactly when the shared protocol models reject it, nothing
 executes (no request reaches the page, no pending call is settled by garbage), and the server
 and the connection survive. Example counts: ``fuzz_frames.EXAMPLES`` (``nox -s fuzz`` raises
@@ -10,6 +11,7 @@ them).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -26,6 +28,7 @@ from fuzz_frames import (
     SMUGGLED_FIELDS,
     any_identifier,
     client_templates,
+    damaged,
     frames,
     huge_string,
     json_value,
@@ -311,3 +314,219 @@ def test_fuzz_server_config_is_the_production_one_but_for_the_flood_limit(
         if getattr(shipped, name) != getattr(fuzz_server.config, name)
     }
     assert differs <= relaxed
+
+
+# --------------------------------------------------------------------------- MCP (/mcp)
+
+MCP_VERSION = "2025-11-25"
+MCP_ACCEPT = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+# What an MCP answer may say about a tool call it refused (structuredContent.error.code).
+MCP_REFUSAL_CODES = {"invalid_request", "unknown_tool", "session_not_found"}
+
+
+def mcp_session(client: httpx.Client) -> dict[str, str]:
+    """Initialize one MCP session over raw JSON-RPC; its headers for later requests."""
+    answer = client.post("/mcp", headers=MCP_ACCEPT, json={
+        "jsonrpc": "2.0", "id": 0, "method": "initialize",
+        "params": {"protocolVersion": MCP_VERSION, "capabilities": {},
+                   "clientInfo": {"name": "fuzz", "version": "0"}},
+    })
+    assert answer.status_code == 200, answer.text
+    headers = {**MCP_ACCEPT, "mcp-session-id": answer.headers["mcp-session-id"],
+               "mcp-protocol-version": MCP_VERSION}
+    client.post("/mcp", headers=headers,
+                json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    return headers
+
+
+def mcp_templates() -> list[Any]:
+    """One valid JSON-RPC message of every kind an MCP client sends us (and a batch)."""
+    call = {"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "page_fill",
+                       "arguments": {"snapshotId": "s1", "elementId": "e1", "value": "x"}}}
+    return [
+        call,
+        {"jsonrpc": "2.0", "id": 8, "method": "tools/list", "params": {}},
+        {"jsonrpc": "2.0", "id": 9, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 10, "method": "initialize",
+         "params": {"protocolVersion": MCP_VERSION, "capabilities": {},
+                    "clientInfo": {"name": "fuzz", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7}},
+        {"jsonrpc": "2.0", "id": 11, "result": {}},
+    ]
+
+
+def _structured_mcp_answer(answer: httpx.Response) -> list[dict[str, Any]]:
+    """The JSON-RPC messages of an answer; fails unless the answer is structured."""
+    assert answer.status_code < 500, answer.text[:300]
+    if answer.status_code == 202 and not answer.content:
+        return []  # a notification or response was accepted; nothing to say
+    payload = answer.json()
+    messages = payload if isinstance(payload, list) else [payload]
+    for message in messages:
+        assert message["jsonrpc"] == "2.0"
+        assert ("result" in message) != ("error" in message), message
+        if "error" in message:
+            assert isinstance(message["error"]["code"], int)
+            assert isinstance(message["error"]["message"], str)
+    return messages
+
+
+def test_hostile_mcp_bodies_get_json_rpc_errors_and_never_reach_the_page(
+    fuzz_server: RunningServer,
+) -> None:
+    with open_socket(fuzz_server) as socket, httpx.Client(
+        base_url=fuzz_server.url, timeout=30
+    ) as client:
+        live = say_hello(fuzz_server, socket)
+        session_headers = mcp_session(client)
+        markers = iter(range(10**9))
+        envelopes = st.sampled_from(mcp_templates()).flatmap(
+            lambda t: st.one_of(damaged(t), damaged(t).flatmap(damaged))
+        )
+        bodies = st.one_of(
+            not_json().map(lambda b: b if isinstance(b, bytes) else b.encode()),
+            json_value.map(lambda v: json.dumps(v).encode()),
+            envelopes.map(lambda m: json.dumps(m).encode()),
+            st.lists(envelopes, min_size=1, max_size=3).map(lambda m: json.dumps(m).encode()),
+            huge_string.map(lambda s: json.dumps({"jsonrpc": "2.0", "id": 1, "method": s}).encode()),
+        )
+        header_sets = st.sampled_from([
+            session_headers,
+            MCP_ACCEPT,  # no session: only initialize may open one
+            {**MCP_ACCEPT, "mcp-session-id": "not-a-session"},
+            {**session_headers, "mcp-protocol-version": "1999-01-01"},
+            {"content-type": "text/plain"},
+        ])
+
+        @FUZZ_SETTINGS
+        @given(body=bodies, headers=header_sets)
+        def one_body(body: bytes, headers: dict[str, str]) -> None:
+            # A damaged envelope can still be a valid call (JSON-RPC tolerates extra members);
+            # that one would rightly run. Everything else must not reach the page.
+            assume(not _may_call_live_page(body, live))
+            answer = client.post("/mcp", content=body, headers=headers)
+            _structured_mcp_answer(answer)
+            # Nothing acted on the page: a damaged tools/call either failed to parse or
+            # was refused; the page's next frame is the answer to its own ping.
+            assert until_pong(socket, float(next(markers))) == [], body[:200]
+
+        one_body()
+        # The MCP session and the server survived: a well-formed call still works.
+        listed = client.post("/mcp", headers=session_headers, json={
+            "jsonrpc": "2.0", "id": 99, "method": "tools/call",
+            "params": {"name": "list_sessions", "arguments": {}},
+        })
+        assert listed.json()["result"]["structuredContent"]["sessions"]
+
+
+def test_hostile_mcp_tool_arguments_are_refused_and_never_reach_the_page(
+    fuzz_server: RunningServer,
+) -> None:
+    with open_socket(fuzz_server) as socket, httpx.Client(
+        base_url=fuzz_server.url, timeout=30
+    ) as client:
+        live = say_hello(fuzz_server, socket)
+        headers = mcp_session(client)
+        page_tools = [t.value for t in ToolName]
+        valid_calls = [
+            ("page_fill", {"snapshotId": "s1", "elementId": "e1", "value": "x"}),
+            ("page_scroll", {"direction": "down"}),
+            ("page_wait", {"text": "Saved"}),
+            ("page_observe", {}),
+        ]
+        names = st.sampled_from([*page_tools, "list_sessions", "select_session"]) | st.text(
+            max_size=30
+        )
+        calls = st.one_of(
+            st.tuples(names, json_value),  # arguments of any type, not only objects
+            st.tuples(
+                st.sampled_from(page_tools),
+                st.builds(_smuggled_arguments, st.sampled_from(page_tools),
+                          st.sampled_from(SMUGGLED_FIELDS), json_value | huge_string)
+                .map(json.loads),
+            ),
+            st.sampled_from(valid_calls).flatmap(
+                lambda c: st.tuples(st.just(c[0]), damaged(c[1]))
+            ),
+            # Valid arguments with the routing argument wrong-typed, malformed, unknown or
+            # null: refused, never sent to the selected (or only) page instead.
+            st.sampled_from(valid_calls).flatmap(
+                lambda c: st.tuples(
+                    st.just(c[0]),
+                    st.builds(lambda target: {**c[1], "sessionId": target},
+                              json_value | huge_string | any_identifier),
+                )
+            ),
+            st.tuples(st.just("select_session"),
+                      st.builds(lambda t: {"sessionId": t}, json_value | st.just(live))),
+        )
+        ids = itertools.count(1000)
+        markers = iter(range(10**9))
+
+        @FUZZ_SETTINGS
+        @given(call=calls)
+        def one_call(call: tuple[str, Any]) -> None:
+            name, args = call
+            # A valid call to the live page would rightly run; everything else must not.
+            assume(not _valid_mcp_call(name, args, live))
+            answer = client.post("/mcp", headers=headers, json={
+                "jsonrpc": "2.0", "id": next(ids), "method": "tools/call",
+                "params": {"name": name, "arguments": args},
+            })
+            (message,) = _structured_mcp_answer(answer)
+            if "result" in message:
+                result = message["result"]
+                if name in ("list_sessions", "select_session") and not result.get("isError"):
+                    assert set(result["structuredContent"]) <= {"sessions", "selected"}
+                else:
+                    assert result["isError"] is True, result
+                    assert result["structuredContent"]["error"]["code"] in MCP_REFUSAL_CODES
+            assert until_pong(socket, float(next(markers))) == [], (name, args)
+
+        one_call()
+
+
+def _may_call_live_page(body: bytes, live: str) -> bool:
+    try:
+        payload = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return False
+    messages = payload if isinstance(payload, list) else [payload]
+    return any(
+        isinstance(m, dict) and m.get("method") == "tools/call"
+        and isinstance(m.get("params"), dict)
+        and _valid_mcp_call(m["params"].get("name"), m["params"].get("arguments", {}), live)
+        for m in messages
+    )
+
+
+def _valid_mcp_call(name: Any, args: Any, live: str) -> bool:
+    if args is None:
+        args = {}  # MCP: absent or null arguments are no arguments
+    if not isinstance(name, str) or not isinstance(args, dict):
+        return False
+    if name not in {t.value for t in ToolName}:
+        return False
+    if "sessionId" in args and args["sessionId"] != live:
+        return False
+    rest = {k: v for k, v in args.items() if k != "sessionId"}
+    return _valid_call(name, json.dumps(rest).encode())
+
+
+def test_oversized_mcp_bodies_get_a_structured_413(fuzz_server: RunningServer) -> None:
+    limit = fuzz_server.config.max_message_bytes
+    oversized = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "page_fill", "arguments": {"value": "x" * limit}}}).encode()
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: the limit must hold while streaming
+        for start in range(0, len(oversized), 65536):
+            yield oversized[start:start + 65536]
+
+    with httpx.Client(base_url=fuzz_server.url, timeout=30) as client:
+        headers = mcp_session(client)
+        for content in (oversized, chunks()):
+            answer = client.post("/mcp", headers=headers, content=content)
+            assert answer.status_code == 413
+            (message,) = _structured_mcp_answer(answer)
+            assert message["error"]["data"]["code"] == "message_too_large"

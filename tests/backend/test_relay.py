@@ -9,7 +9,14 @@ from typing import Any
 import pytest
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.relay import Relay, SessionNotFoundError, TransportClosed
-from mao_page.protocol import ErrorCode, Hello, PageInfo, PageToolResult, UserIdentity
+from mao_page.protocol import (
+    ErrorCode,
+    Hello,
+    PageInfo,
+    PageToolResult,
+    UserIdentity,
+    WireModel,
+)
 
 ORIGIN = "https://shop.example"
 FILL = {"snapshotId": "s1", "elementId": "e1", "value": "Ada"}
@@ -21,10 +28,10 @@ class MemoryTransport:
         self.closed: tuple[int, str] | None = None
         self._changed = asyncio.Event()
 
-    async def send(self, message: dict[str, Any]) -> None:
+    async def send(self, message: WireModel | dict[str, Any]) -> None:
         if self.closed is not None:
             raise TransportClosed
-        self.sent.append(message)
+        self.sent.append(message.to_wire() if isinstance(message, WireModel) else message)
         self._changed.set()
 
     async def close(self, code: int, reason: str) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import uuid
 
@@ -219,3 +220,45 @@ def test_destroy_removes_the_sdk_and_ends_the_session(mao_embed, mao_agent):
         embedded.page.wait_for_timeout(100)
     result = embedded.call("page_inspect")
     assert result["success"] is False
+
+
+TWO_BUTTONS = """
+<script>window.__clicks = {first: 0, second: 0};</script>
+<button type="button" onclick="window.__clicks.first += 1">First</button>
+<button type="button" onclick="window.__clicks.second += 1">Second</button>
+"""
+
+
+def test_socket_dropped_mid_batch_answers_may_have_applied_and_nothing_replays(
+    mao_embed, mao_backend
+):
+    # SPEC W3, issue 7 chaos: the backend's socket to a real page dies while a batch is
+    # between two writes. The agent is told the write may have applied; the page stops the
+    # batch, reconnects and resumes its session; nothing is ever run again, also when the
+    # agent retries the same requestId afterwards.
+    embedded = mao_embed(TWO_BUTTONS)
+    snapshot = embedded.inspect()
+    request_id = "drop-" + uuid.uuid4().hex[:8]
+    batch = [
+        {"action": "click", **ref(snapshot, "First")},
+        {"action": "wait", "timeMs": 3000},
+        {"action": "click", **ref(snapshot, "Second")},
+    ]
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        call = pool.submit(embedded.call, "page_click", request_id=request_id, actions=batch)
+        embedded.page.wait_for_function("() => window.__clicks.first === 1")
+        mao_backend.drop_connection(embedded.session_id)
+        result = call.result(timeout=10)
+    assert result["success"] is False
+    assert result["error"]["code"] == "disconnected"
+    assert result["error"]["details"]["mayHaveApplied"] is True
+    # The page comes back on the same session (resume), and the rest of the batch never ran:
+    # waited out well past the end of the wait step.
+    resumed = embedded.agent.wait_for_session(url=embedded.url, timeout=30)
+    assert resumed["sessionId"] == embedded.session_id
+    embedded.page.wait_for_timeout(3500)
+    assert embedded.page.evaluate("window.__clicks") == {"first": 1, "second": 0}
+    # A retry of the same requestId answers the first result; the page sees nothing.
+    retry = embedded.call("page_click", request_id=request_id, actions=batch)
+    assert retry["error"] == result["error"]
+    assert embedded.page.evaluate("window.__clicks") == {"first": 1, "second": 0}
