@@ -50,11 +50,18 @@ class Inspector:
         return read_state(self._page)
 
     @contextmanager
-    def live_scan(self, *, include_offscreen: bool = False, outline: bool = False) -> Iterator[tuple[Any, Scan, list[float]]]:
+    def live_scan(
+        self, *, include_offscreen: bool = False, outline: bool = False, viewport_only: bool = False
+    ) -> Iterator[tuple[Any, Scan, list[float]]]:
         """One walk of the page and its scan, making no snapshot (the agent's refs stay as
         they are). Yields (facts, scan, viewport); ``facts.handle(i)`` is valid inside the
-        block only. The one place that pairs a walk with the scan's frame tables."""
-        facts = self._page.collect_main_document()
+        block only. The one place that pairs a walk with the scan's frame tables.
+        ``viewport_only`` reads rows only for what intersects the viewport (with ancestors
+        and the fields' name sources): enough for the in-viewport elements, at a cost that
+        follows what is visible rather than the page size (screenshot masks)."""
+        if viewport_only and include_offscreen:
+            raise ValueError("a viewport-only walk cannot list offscreen elements")
+        facts = self._page.collect_main_document(viewport_only=True) if viewport_only else self._page.collect_main_document()
         try:
             viewport = self._page.viewport()
             scanned = scan_page(
