@@ -220,7 +220,7 @@ function factsOf(el, parentIndex, formIndex, style, scope, texts, pseudo) {
 }
 
 // Walk the top document in composed tree order, into same-origin frames. Returns
-// {nodes, facts, scopes, frames}: nodes[i] is the element described by facts[i];
+// {nodes, facts, scopes, frames, roots}: nodes[i] is the element described by facts[i];
 // scopes[s] = [kind, frame, host row]; frames[f] = [owner row, url, x, y, width, height]
 // (the frame's content box in its parent frame's viewport; frame 0 is the top window).
 // `exclude` is the SDK host: it and its subtree never appear (SPEC S4, U2). `keep`, when
@@ -232,6 +232,7 @@ function collectDocument(doc, exclude, keep) {
   const win = doc.defaultView;
   const frames = [[-1, String(doc.URL), 0, 0, win.innerWidth, win.innerHeight]];
   const formRow = new Map();
+  const roots = []; // the open shadow roots and frame documents met (for the page watch)
   const pseudoIn = [mayGenerateContent(doc)];
   const stack = [[doc.documentElement, -1, 0]];
   while (stack.length) {
@@ -253,6 +254,7 @@ function collectDocument(doc, exclude, keep) {
       childScope = scopes.length;
       scopes.push(["shadow", scopes[scope][1], index]);
       pseudoIn[childScope] = mayGenerateContent(el.shadowRoot);
+      roots.push(el.shadowRoot);
     }
     if (el.localName === "iframe" || el.localName === "frame") {
       const inner = collectFrameDocument(el);
@@ -265,6 +267,7 @@ function collectDocument(doc, exclude, keep) {
         frames.push([index, String(inner.URL), x, y, inner.defaultView.innerWidth, inner.defaultView.innerHeight]);
         const docScope = scopes.length;
         scopes.push(["document", frameIndex, index]);
+        roots.push(inner);
         pseudoIn[docScope] = mayGenerateContent(inner);
         stack.push([inner.documentElement, index, docScope]);
         continue;
@@ -272,7 +275,7 @@ function collectDocument(doc, exclude, keep) {
     }
     for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index, childScope]);
   }
-  return { nodes, facts, scopes, frames };
+  return { nodes, facts, scopes, frames, roots };
 }
 
 // The rows a viewport-limited scan needs (screenshot masks): every element whose border box
@@ -457,7 +460,7 @@ Object.assign(MaoDom, {
   // JSON transport of the same walk: one string crossing instead of a proxy per value.
   collectDocumentJson: (doc, exclude, viewportOnly) => {
     const result = collectDocument(doc, exclude, viewportOnly ? viewportKeep(doc, exclude) : null);
-    return { nodes: result.nodes, json: JSON.stringify([result.facts, result.scopes, result.frames]) };
+    return { nodes: result.nodes, roots: result.roots, json: JSON.stringify([result.facts, result.scopes, result.frames]) };
   },
   collectNameSourcesJson: (el, limit) => {
     const result = collectNameSources(el, limit);

@@ -145,6 +145,10 @@ class Page:
         ancestors and the name sources of the fields among them (``viewportKeep``)."""
         try:
             result = self._primitives.collectDocumentJson(self._window.document, self._sdk_host, viewport_only)
+            # Shadow roots attached without a mutation (a late custom-element upgrade) are
+            # watched from the first walk that meets them on.
+            if self._watch is not None:
+                self._watch.adopt(result.roots)
         except JsException as error:
             raise BridgeError(str(error)) from error
         rows, scopes, frames = json.loads(str(result.json))
