@@ -10,6 +10,7 @@
 // The FACT_* column order is mirrored by mao_page/facts.py; change both together.
 
 const TEXT_LIMIT = 300;
+const utf8 = new TextEncoder();
 const SELECT_OPTION_LIMIT = 500;
 const WS_RUN = /[ \t\n\r\f]+/g; // ASCII whitespace only: NBSP is content (accname 2G)
 
@@ -457,10 +458,13 @@ function rowOf(el) {
 
 Object.assign(MaoDom, {
   collectDocument, collectNameSources, isRendered, viewport, rowOf,
-  // JSON transport of the same walk: one string crossing instead of a proxy per value.
+  // JSON transport of the same walk: one crossing instead of a proxy per value. The text
+  // crosses as UTF-8 bytes: copying a Uint8Array into Python is a memcpy, while turning a
+  // JS string of megabytes into a Python str cost ~20 ms at 8k elements (measured, issue 3).
   collectDocumentJson: (doc, exclude, viewportOnly) => {
     const result = collectDocument(doc, exclude, viewportOnly ? viewportKeep(doc, exclude) : null);
-    return { nodes: result.nodes, roots: result.roots, json: JSON.stringify([result.facts, result.scopes, result.frames]) };
+    const json = utf8.encode(JSON.stringify([result.facts, result.scopes, result.frames]));
+    return { nodes: result.nodes, roots: result.roots, json };
   },
   collectNameSourcesJson: (el, limit) => {
     const result = collectNameSources(el, limit);

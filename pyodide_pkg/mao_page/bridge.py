@@ -151,7 +151,7 @@ class Page:
                 self._watch.adopt(result.roots)
         except JsException as error:
             raise BridgeError(str(error)) from error
-        rows, scopes, frames = json.loads(str(result.json))
+        rows, scopes, frames = json.loads(result.json.to_bytes())
         return DocumentFacts(rows, result.nodes, scopes, frames)
 
     def collect_name_sources(self, handle: ElementHandle, limit: int = 2000) -> tuple[DocumentFacts, list[int], list[bool], list[int]]:
