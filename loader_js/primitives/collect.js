@@ -36,6 +36,16 @@ function composedChildNodes(el) {
   return el.childNodes;
 }
 
+// The element children of composedChildNodes, without visiting text nodes.
+function composedChildElements(el) {
+  if (el.shadowRoot) return el.shadowRoot.children;
+  if (el.localName === "slot" && typeof el.assignedElements === "function") {
+    const assigned = el.assignedNodes({ flatten: true });
+    return assigned.length ? el.assignedElements({ flatten: true }) : el.children;
+  }
+  return el.children;
+}
+
 function checkedState(el) {
   if (el.localName === "input" && (el.type === "checkbox" || el.type === "radio")) {
     if (el.indeterminate) return 2;
@@ -319,11 +329,8 @@ function viewportKeep(doc, exclude) {
       }
       continue;
     }
-    const kids = composedChildNodes(el);
-    for (let i = kids.length - 1; i >= 0; i--) {
-      const kid = kids[i];
-      if (kid.nodeType === 1) stack.push(kid, index, ox, oy);
-    }
+    const kids = composedChildElements(el);
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i], index, ox, oy);
   }
   const count = all.length;
   // end[i]: the last row of i's subtree (rows are in preorder).
