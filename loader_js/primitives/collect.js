@@ -10,6 +10,7 @@
 // The FACT_* column order is mirrored by mao_page/facts.py; change both together.
 
 const TEXT_LIMIT = 300;
+const utf8 = new TextEncoder();
 const SELECT_OPTION_LIMIT = 500;
 const WS_RUN = /[ \t\n\r\f]+/g; // ASCII whitespace only: NBSP is content (accname 2G)
 
@@ -33,6 +34,16 @@ function composedChildNodes(el) {
     return assigned.length ? assigned : el.childNodes;
   }
   return el.childNodes;
+}
+
+// The element children of composedChildNodes, without visiting text nodes.
+function composedChildElements(el) {
+  if (el.shadowRoot) return el.shadowRoot.children;
+  if (el.localName === "slot" && typeof el.assignedElements === "function") {
+    const assigned = el.assignedNodes({ flatten: true });
+    return assigned.length ? el.assignedElements({ flatten: true }) : el.children;
+  }
+  return el.children;
 }
 
 function checkedState(el) {
@@ -127,12 +138,13 @@ function pseudoOf(el, view) {
 // Element children in the composed tree, and the text between them as a flat list
 // [position, text, ...] (text before the element child at `position`; runs joined), so Python
 // can interleave text and elements without a crossing per text node.
-function childrenAndTexts(el) {
+function childrenAndTexts(el, keep) {
   const kids = [];
   const texts = [];
   for (const n of composedChildNodes(el)) {
-    if (n.nodeType === 1) kids.push(n);
-    else if (n.nodeType === 3 && n.data) {
+    if (n.nodeType === 1) {
+      if (!keep || keep.has(n)) kids.push(n);
+    } else if (n.nodeType === 3 && n.data) {
       const last = texts.length - 2;
       const text = n.data.replace(WS_RUN, " ");
       if (last >= 0 && texts[last] === kids.length) texts[last + 1] = (texts[last + 1] + text).slice(0, TEXT_LIMIT);
@@ -219,22 +231,24 @@ function factsOf(el, parentIndex, formIndex, style, scope, texts, pseudo) {
 }
 
 // Walk the top document in composed tree order, into same-origin frames. Returns
-// {nodes, facts, scopes, frames}: nodes[i] is the element described by facts[i];
+// {nodes, facts, scopes, frames, roots}: nodes[i] is the element described by facts[i];
 // scopes[s] = [kind, frame, host row]; frames[f] = [owner row, url, x, y, width, height]
 // (the frame's content box in its parent frame's viewport; frame 0 is the top window).
-// `exclude` is the SDK host: it and its subtree never appear (SPEC S4, U2).
-function collectDocument(doc, exclude) {
+// `exclude` is the SDK host: it and its subtree never appear (SPEC S4, U2). `keep`, when
+// given (viewportKeep), is the set of elements to walk; it holds every ancestor of its members.
+function collectDocument(doc, exclude, keep) {
   const nodes = [];
   const facts = [];
   const scopes = [["document", 0, -1]];
   const win = doc.defaultView;
   const frames = [[-1, String(doc.URL), 0, 0, win.innerWidth, win.innerHeight]];
   const formRow = new Map();
+  const roots = []; // the open shadow roots and frame documents met (for the page watch)
   const pseudoIn = [mayGenerateContent(doc)];
   const stack = [[doc.documentElement, -1, 0]];
   while (stack.length) {
     const [el, parent, scope] = stack.pop();
-    if (!el || el === exclude) continue;
+    if (!el || el === exclude || (keep && !keep.has(el))) continue;
     const index = nodes.length;
     let formIndex = -1;
     const form = el.form;
@@ -242,7 +256,7 @@ function collectDocument(doc, exclude) {
     if (el.localName === "form") formRow.set(el, index);
     const view = el.ownerDocument.defaultView;
     const style = view.getComputedStyle(el);
-    const [kids, texts] = childrenAndTexts(el);
+    const [kids, texts] = childrenAndTexts(el, keep);
     const pseudo = pseudoIn[scope] && style.display !== "none" ? pseudoOf(el, view) : 0;
     nodes.push(el);
     facts.push(factsOf(el, parent, formIndex, style, scope, texts, pseudo));
@@ -251,6 +265,7 @@ function collectDocument(doc, exclude) {
       childScope = scopes.length;
       scopes.push(["shadow", scopes[scope][1], index]);
       pseudoIn[childScope] = mayGenerateContent(el.shadowRoot);
+      roots.push(el.shadowRoot);
     }
     if (el.localName === "iframe" || el.localName === "frame") {
       const inner = collectFrameDocument(el);
@@ -263,6 +278,7 @@ function collectDocument(doc, exclude) {
         frames.push([index, String(inner.URL), x, y, inner.defaultView.innerWidth, inner.defaultView.innerHeight]);
         const docScope = scopes.length;
         scopes.push(["document", frameIndex, index]);
+        roots.push(inner);
         pseudoIn[docScope] = mayGenerateContent(inner);
         stack.push([inner.documentElement, index, docScope]);
         continue;
@@ -270,7 +286,111 @@ function collectDocument(doc, exclude) {
     }
     for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index, childScope]);
   }
-  return { nodes, facts, scopes, frames };
+  return { nodes, facts, scopes, frames, roots };
+}
+
+// The rows a viewport-limited scan needs (screenshot masks): every element whose border box
+// intersects the top viewport, with its ancestors, and for each such form field the
+// sources of its name (its labels and aria-labelledby targets with their subtrees, and the
+// preceding siblings whose text is the nearby-text fallback). Every element of the page is
+// still visited, but only for its box: nothing is skipped on the guess that a subtree lies
+// outside (fixed and absolute descendants, overflowing content and scroll containers can
+// all paint inside the viewport from an ancestor outside it). Same-origin frames whose box
+// misses the viewport are skipped whole: a frame's content never paints outside its box.
+// Returns the set of elements to keep, for collectDocument.
+function viewportKeep(doc, exclude) {
+  const win = doc.defaultView;
+  const width = win.innerWidth;
+  const height = win.innerHeight;
+  const all = [];
+  const parents = [];
+  const hits = [];
+  const stack = [doc.documentElement, -1, 0, 0];
+  while (stack.length) {
+    const oy = stack.pop();
+    const ox = stack.pop();
+    const parent = stack.pop();
+    const el = stack.pop();
+    if (!el || el === exclude) continue;
+    const index = all.length;
+    all.push(el);
+    parents.push(parent);
+    const r = el.getBoundingClientRect();
+    const x = r.x + ox;
+    const y = r.y + oy;
+    const hit = r.width > 0 && r.height > 0 && x < width && x + r.width > 0 && y < height && y + r.height > 0;
+    hits.push(hit);
+    const tag = el.localName;
+    if (tag === "iframe" || tag === "frame") {
+      const inner = hit ? collectFrameDocument(el) : null;
+      if (inner) {
+        const s = el.ownerDocument.defaultView.getComputedStyle(el);
+        stack.push(inner.documentElement, index, x + el.clientLeft + parseFloat(s.paddingLeft), y + el.clientTop + parseFloat(s.paddingTop));
+      }
+      continue;
+    }
+    const kids = composedChildElements(el);
+    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i], index, ox, oy);
+  }
+  const count = all.length;
+  // end[i]: the last row of i's subtree (rows are in preorder).
+  const end = new Int32Array(count);
+  for (let i = 0; i < count; i++) end[i] = i;
+  for (let i = count - 1; i > 0; i--) {
+    const p = parents[i];
+    if (p >= 0 && end[i] > end[p]) end[p] = end[i];
+  }
+  const keep = new Uint8Array(count);
+  const keepWithAncestors = (i) => {
+    for (let a = i; a >= 0 && !keep[a]; a = parents[a]) keep[a] = 1;
+  };
+  const keepSubtree = (i) => {
+    keepWithAncestors(parents[i]);
+    for (let j = i; j <= end[i]; j++) keep[j] = 1;
+  };
+  let position = null;
+  const rowOf = (el) => {
+    if (!position) {
+      position = new Map();
+      for (let i = 0; i < count; i++) position.set(all[i], i);
+    }
+    const i = position.get(el);
+    return i === undefined ? -1 : i;
+  };
+  const fields = [];
+  for (let i = 0; i < count; i++) {
+    if (!hits[i]) continue;
+    keepWithAncestors(i);
+    const tag = all[i].localName;
+    if (tag === "input" || tag === "textarea" || tag === "select" || all[i].isContentEditable) fields.push(i);
+  }
+  for (const i of fields) {
+    const el = all[i];
+    const sources = [...(el.labels || [])];
+    const root = el.getRootNode();
+    for (const id of (el.getAttribute("aria-labelledby") || "").split(/\s+/)) {
+      const target = id && root.getElementById ? root.getElementById(id) : null;
+      if (target) sources.push(target);
+    }
+    for (const source of sources) {
+      const row = rowOf(source);
+      if (row >= 0) keepSubtree(row);
+    }
+    // Nearby text (mao_page.names.nearby_text): the closest preceding sibling with text.
+    const p = parents[i];
+    if (p < 0) continue;
+    const before = [];
+    for (let j = p + 1; j < i; j = end[j] + 1) before.push(j);
+    let texts = 0;
+    for (let k = before.length - 1; k >= 0 && texts < 3; k--) {
+      const sibling = all[before[k]];
+      keepSubtree(before[k]);
+      if ((sibling.textContent || "").trim()) texts++;
+    }
+  }
+  const kept = new Set();
+  for (let i = 0; i < count; i++) if (keep[i]) kept.add(all[i]);
+  return kept;
 }
 
 // The rows Python needs to recompute one element's accessible name when a ref is used
@@ -345,10 +465,13 @@ function rowOf(el) {
 
 Object.assign(MaoDom, {
   collectDocument, collectNameSources, isRendered, viewport, rowOf,
-  // JSON transport of the same walk: one string crossing instead of a proxy per value.
-  collectDocumentJson: (doc, exclude) => {
-    const result = collectDocument(doc, exclude);
-    return { nodes: result.nodes, json: JSON.stringify([result.facts, result.scopes, result.frames]) };
+  // JSON transport of the same walk: one crossing instead of a proxy per value. The text
+  // crosses as UTF-8 bytes: copying a Uint8Array into Python is a memcpy, while turning a
+  // JS string of megabytes into a Python str cost ~20 ms at 8k elements (measured, issue 3).
+  collectDocumentJson: (doc, exclude, viewportOnly) => {
+    const result = collectDocument(doc, exclude, viewportOnly ? viewportKeep(doc, exclude) : null);
+    const json = utf8.encode(JSON.stringify([result.facts, result.scopes, result.frames]));
+    return { nodes: result.nodes, roots: result.roots, json };
   },
   collectNameSourcesJson: (el, limit) => {
     const result = collectNameSources(el, limit);

@@ -138,14 +138,20 @@ class Page:
 
     # -- reads --------------------------------------------------------------------------
 
-    def collect_main_document(self) -> DocumentFacts:
+    def collect_main_document(self, *, viewport_only: bool = False) -> DocumentFacts:
         """One walk of the page: the top document, its open shadow roots and same-origin
-        frames. The rows cross as one JSON string: one crossing instead of a proxy per value."""
+        frames. The rows cross as one JSON string: one crossing instead of a proxy per value.
+        ``viewport_only``: rows only for the elements intersecting the top viewport, their
+        ancestors and the name sources of the fields among them (``viewportKeep``)."""
         try:
-            result = self._primitives.collectDocumentJson(self._window.document, self._sdk_host)
+            result = self._primitives.collectDocumentJson(self._window.document, self._sdk_host, viewport_only)
+            # Shadow roots attached without a mutation (a late custom-element upgrade) are
+            # watched from the first walk that meets them on.
+            if self._watch is not None:
+                self._watch.adopt(result.roots)
         except JsException as error:
             raise BridgeError(str(error)) from error
-        rows, scopes, frames = json.loads(str(result.json))
+        rows, scopes, frames = json.loads(result.json.to_bytes())
         return DocumentFacts(rows, result.nodes, scopes, frames)
 
     def collect_name_sources(self, handle: ElementHandle, limit: int = 2000) -> tuple[DocumentFacts, list[int], list[bool], list[int]]:

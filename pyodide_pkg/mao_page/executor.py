@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from . import facts as F
 from .errors import ToolFailure
-from .inspector import Inspector
+from .inspector import Inspector, InspectResult
 from .keyboard import KeyPress, parse_key, text_keys
 from .page import Page, PageState
 from .protocol import (
@@ -26,7 +26,6 @@ from .protocol import (
     ErrorCode,
     PageChanges,
     PageDialog,
-    PageSnapshot,
     PageToolRequest,
     PageToolResult,
     StepResult,
@@ -808,7 +807,7 @@ class Executor:
             dialogs=dialogs or [],
         )
 
-    def remember_snapshot(self, snapshot: PageSnapshot, include_offscreen: bool) -> None:
+    def remember_snapshot(self, snapshot: InspectResult, include_offscreen: bool) -> None:
         """Called after each page_inspect: the baseline ``page_observe`` compares with."""
         self._baseline = Baseline(
             snapshot_id=snapshot.snapshot_id,

@@ -5,23 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from . import facts as F
 from .errors import ToolFailure
 from .names import DocumentIndex
 from .page import Page, PageState, read_state
-from .protocol import (
-    ErrorCode,
-    FormOwner,
-    InspectOptions,
-    PageElement,
-    PageOption,
-    PageSnapshot,
-    PageToolRequest,
-    Rect,
-    Viewport,
-)
+from .protocol import ErrorCode, InspectOptions, PageSnapshot, PageToolRequest
 from .render import render_text
 from .roles import role_of
 from .scanner import Scan, ScannedElement, element_label, key_of, scan_page
@@ -81,12 +71,19 @@ class Inspector:
         return read_state(self._page)
 
     @contextmanager
-    def live_scan(self, *, include_offscreen: bool = False, outline: bool = False,
-                  release_sensitive: bool = False) -> Iterator[tuple[Any, Scan, list[float]]]:
+    def live_scan(
+        self, *, include_offscreen: bool = False, outline: bool = False, viewport_only: bool = False,
+        release_sensitive: bool = False,
+    ) -> Iterator[tuple[Any, Scan, list[float]]]:
         """One walk of the page and its scan, making no snapshot (the agent's refs stay as
         they are). Yields (facts, scan, viewport); ``facts.handle(i)`` is valid inside the
-        block only. The one place that pairs a walk with the scan's frame tables."""
-        facts = self._page.collect_main_document()
+        block only. The one place that pairs a walk with the scan's frame tables.
+        ``viewport_only`` reads rows only for what intersects the viewport (with ancestors
+        and the fields' name sources): enough for the in-viewport elements, at a cost that
+        follows what is visible rather than the page size (screenshot masks)."""
+        if viewport_only and include_offscreen:
+            raise ValueError("a viewport-only walk cannot list offscreen elements")
+        facts = self._page.collect_main_document(viewport_only=True) if viewport_only else self._page.collect_main_document()
         try:
             viewport = self._page.viewport()
             scanned = scan_page(
@@ -102,7 +99,7 @@ class Inspector:
         finally:
             facts.release()
 
-    def inspect(self, options: InspectOptions, *, release_sensitive: bool = False) -> PageSnapshot:
+    def inspect(self, options: InspectOptions, *, release_sensitive: bool = False) -> InspectResult:
         """A snapshot. ``release_sensitive`` is the authorization center's decision for this
         request (``SensitiveRelease``), never the agent's option alone (SPEC P5)."""
         before = self.state()
@@ -132,7 +129,7 @@ class Inspector:
                     control=facts.handle(item.control) if item.control is not None else None,
                     name=item.label if item.label_source != "nearby" else None,
                 )
-                elements.append(_page_element(element_id, item))
+                elements.append(_snapshot_element(element_id, item))
         text = None
         truncated = 0
         if options.format == "text":
@@ -141,12 +138,12 @@ class Inspector:
                 elements=elements, max_tokens=options.max_tokens, outline=scanned.outline,
                 page_version=before.version,
             )
-        return PageSnapshot(
+        return InspectResult(
             snapshot_id=snapshot.snapshot_id,
             page_version=before.version,
             url=before.url,
             title=before.title,
-            viewport=Viewport(width=width, height=height, scroll_x=scroll_x, scroll_y=scroll_y, device_pixel_ratio=ratio),
+            viewport=(width, height, scroll_x, scroll_y, ratio),
             elements=elements,
             text=text,
             truncated=truncated,
@@ -235,33 +232,149 @@ class Inspector:
         )
 
 
-def _page_element(element_id: str, item: ScannedElement) -> PageElement:
-    return PageElement(
-        element_id=element_id,
-        kind=item.kind,
-        role=item.role,
-        type=item.type,
-        label=item.label,
-        text=item.text,
-        value=item.value,
-        options=[PageOption(value=v, label=text, selected=s, disabled=d) for v, text, s, d in item.options],
-        visible=item.visible,
-        in_viewport=item.in_viewport,
-        disabled=item.disabled,
-        readonly=item.readonly,
-        required=item.required,
-        rect=Rect(x=item.rect[0], y=item.rect[1], width=item.rect[2], height=item.rect[3]),
-        checked=item.checked,
-        selected=item.selected,
-        expanded=item.expanded,
-        placeholder=item.placeholder or None,
-        href=item.href or None,
-        sensitive=item.sensitive,
-        form=FormOwner(form_id=item.form[0], form_name=item.form[1], action=item.form[2], method=item.form[3]) if item.form else None,
-        frame=item.frame,
-        invalid=item.invalid,
-        pressed=item.pressed,
-        description=item.description,
-        opaque=item.opaque or None,  # type: ignore[arg-type]
-    )
+@dataclass(frozen=True, slots=True)
+class SnapshotOption:
+    value: str
+    label: str
+    selected: bool
+    disabled: bool
 
+
+class SnapshotElement(NamedTuple):
+    """One element of a snapshot: the fields of ``protocol.PageElement`` (same names), built
+    without a pydantic model per element. A snapshot lists hundreds to thousands of elements
+    and validating each one in Pyodide cost more than scanning it; ``wire`` writes exactly
+    what ``PageElement.to_wire`` would (tests/page/test_inspector.py holds the two equal).
+    A NamedTuple, like ``ScannedElement``: immutable and the cheapest to make."""
+
+    element_id: str
+    kind: str
+    role: str
+    type: str
+    label: str
+    text: str
+    value: str | bool | list[str] | None
+    options: tuple[SnapshotOption, ...]
+    visible: bool
+    in_viewport: bool
+    disabled: bool
+    readonly: bool
+    required: bool
+    rect: tuple[float, float, float, float]
+    checked: bool | str | None
+    selected: bool | None
+    expanded: bool | None
+    placeholder: str | None
+    href: str | None
+    sensitive: bool
+    form: tuple[str, str, str, str] | None
+    frame: str
+    invalid: bool
+    pressed: bool | str | None
+    description: str
+    opaque: str | None
+
+    def wire(self) -> dict[str, Any]:
+        x, y, width, height = self.rect
+        out: dict[str, Any] = {
+            "elementId": self.element_id, "kind": self.kind, "role": self.role, "type": self.type,
+            "label": self.label, "text": self.text,
+        }
+        if self.value is not None:
+            out["value"] = list(self.value) if isinstance(self.value, list) else self.value
+        out["options"] = [
+            {"value": o.value, "label": o.label, "selected": o.selected, "disabled": o.disabled} for o in self.options
+        ]
+        out["visible"] = self.visible
+        out["inViewport"] = self.in_viewport
+        out["disabled"] = self.disabled
+        out["readonly"] = self.readonly
+        out["required"] = self.required
+        out["rect"] = {"x": float(x), "y": float(y), "width": float(width), "height": float(height)}
+        if self.checked is not None:
+            out["checked"] = self.checked
+        if self.selected is not None:
+            out["selected"] = self.selected
+        if self.expanded is not None:
+            out["expanded"] = self.expanded
+        if self.placeholder is not None:
+            out["placeholder"] = self.placeholder
+        if self.href is not None:
+            out["href"] = self.href
+        out["sensitive"] = self.sensitive
+        if self.form is not None:
+            form_id, form_name, action, method = self.form
+            out["form"] = {"formId": form_id, "formName": form_name, "action": action, "method": method}
+        out["frame"] = self.frame
+        out["invalid"] = self.invalid
+        if self.pressed is not None:
+            out["pressed"] = self.pressed
+        out["description"] = self.description
+        if self.opaque is not None:
+            out["opaque"] = self.opaque
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class InspectResult:
+    """``page_inspect``'s answer: ``protocol.PageSnapshot``'s fields; ``to_wire`` gives what
+    ``PageSnapshot.to_wire`` would (the wire format is still defined by that model)."""
+
+    snapshot_id: str
+    page_version: str
+    url: str
+    title: str
+    viewport: tuple[float, float, float, float, float]  # width, height, scrollX, scrollY, ratio
+    elements: list[SnapshotElement]
+    text: str | None = None
+    truncated: int = 0
+    sensitive_values: str = "masked"  # or "released" (SPEC P5)
+
+    def to_wire(self) -> dict[str, Any]:
+        width, height, scroll_x, scroll_y, ratio = self.viewport
+        out: dict[str, Any] = {
+            "snapshotId": self.snapshot_id, "pageVersion": self.page_version, "url": self.url, "title": self.title,
+            "viewport": {"width": float(width), "height": float(height), "scrollX": float(scroll_x),
+                         "scrollY": float(scroll_y), "devicePixelRatio": float(ratio)},
+            "elements": [element.wire() for element in self.elements],
+        }
+        if self.text is not None:
+            out["text"] = self.text
+        out["truncated"] = self.truncated
+        out["sensitiveValues"] = self.sensitive_values
+        return out
+
+    def to_model(self) -> PageSnapshot:
+        """The validated protocol model (for callers that want one; costs a validation)."""
+        return PageSnapshot.model_validate(self.to_wire())
+
+
+def _snapshot_element(element_id: str, item: ScannedElement) -> SnapshotElement:
+    return SnapshotElement(
+        element_id,
+        item.kind,
+        item.role,
+        item.type,
+        item.label,
+        item.text,
+        item.value,
+        tuple(SnapshotOption(v, text, s, d) for v, text, s, d in item.options),
+        item.visible,
+        item.in_viewport,
+        item.disabled,
+        item.readonly,
+        item.required,
+        item.rect,
+        item.checked,
+        item.selected,
+        item.expanded,
+        item.placeholder or None,
+        item.href or None,
+        item.sensitive,
+        item.form,
+        item.frame,
+        item.invalid,
+        item.pressed,
+        item.description,
+        item.opaque or None,
+    )

@@ -40,7 +40,10 @@ def squash(text: str) -> str:
 class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
-    __slots__ = ("rows", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "_roles", "_names", "_labels", "same_as")
+    __slots__ = (
+        "rows", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "_roles", "_names", "_labels", "same_as",
+        "owns", "owner_of",
+    )
 
     def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None, aliases: list[int] | None = None) -> None:
         """``roots``: for the partial rows of ``collectNameSources`` (an element, then its
@@ -59,6 +62,7 @@ class DocumentIndex:
         self.aria_hidden = [False] * count
         skipped = self.skipped = [False] * count  # display:none here, or content-visibility:hidden above
         children, by_id, labels_for = self.children, self.by_id, self.labels_for
+        owners: list[int] = []
         for index, row in enumerate(rows):
             parent = row[F.PARENT]
             if parent >= 0:
@@ -76,6 +80,14 @@ class DocumentIndex:
                 by_id.setdefault((row[F.SCOPE], element_id), index)
             if row[F.LABEL_FOR] and row[F.TAG] == "label":
                 labels_for.setdefault((row[F.SCOPE], row[F.LABEL_FOR]), []).append(index)
+            if row[F.ARIA_OWNS]:
+                owners.append(index)
+        # aria-owns (ARIA 1.2 §6.6.4): owned elements become the owner's last children in
+        # the accessibility tree and leave their DOM parent there.
+        self.owns: dict[int, list[int]] = {}
+        self.owner_of: dict[int, int] = {}
+        if owners:
+            self._resolve_owns(owners)
         self._roles: dict[int, str] = {}
         self._names: dict[int, tuple[str, str]] = {}
         self._labels: dict[int, list[int]] = {}
@@ -88,6 +100,30 @@ class DocumentIndex:
                     for index in range(start, stop):
                         self.hidden[index] = self.skipped[index] = True
             self._labels[0] = [start for start, _ in roots[1:] if rows[start][F.TAG] == "label"]
+
+    def _resolve_owns(self, owners: list[int]) -> None:
+        """Who owns what. Ignored, as in ARIA (w3c/aria#1839) and WPT accname/aria-owns: an
+        owner excluded from the tree (hidden or aria-hidden), a target hidden from all users
+        (itself or through an ancestor), a target already owned, and an owner's ancestor
+        (no cycles). An owned subtree takes its aria-hidden state from its new parent."""
+        rows = self.rows
+        for owner in owners:
+            if self.hidden[owner] or self.aria_hidden[owner]:
+                continue
+            row = rows[owner]
+            above = set(self.ancestors(owner))
+            for ref in row[F.ARIA_OWNS].split():
+                target = self.by_id.get((row[F.SCOPE], ref))
+                if target is None or target == owner or target in above or target in self.owner_of or self.hidden[target]:
+                    continue
+                self.owner_of[target] = owner
+                self.owns.setdefault(owner, []).append(target)
+        for target, owner in self.owner_of.items():
+            stack = [(target, self.aria_hidden[owner])]
+            while stack:
+                index, inherited = stack.pop()
+                self.aria_hidden[index] = inherited or rows[index][F.ARIA_HIDDEN] == "true"
+                stack.extend((child, self.aria_hidden[index]) for child in self.children[index])
 
     def role(self, index: int) -> str:
         role = self._roles.get(index)
@@ -127,16 +163,27 @@ class DocumentIndex:
         yields ``str`` for a text node and ``int`` (a row index) for an element."""
         parts = self.rows[index][F.TEXT_PARTS]
         kids = self.children[index]
+        owner_of = self.owner_of
+        if owner_of:
+            # aria-owns: a child owned by another element is read there; owned ones come last.
+            if not parts:
+                yield from (kid for kid in kids if owner_of.get(kid, index) == index and kid not in self.owns.get(index, ()))
+                yield from self.owns.get(index, ())
+                return
+            kids = [kid if owner_of.get(kid, index) == index and kid not in self.owns.get(index, ()) else -1 for kid in kids]
         if not parts:
             yield from kids
             return
         position = 0
         for at in range(0, len(parts), 2):
             while position < parts[at] and position < len(kids):
-                yield kids[position]
+                if kids[position] >= 0:
+                    yield kids[position]
                 position += 1
             yield parts[at + 1]
-        yield from kids[position:]
+        yield from (kid for kid in kids[position:] if kid >= 0)
+        if owner_of:
+            yield from self.owns.get(index, ())
 
     def text_content(self, index: int, *, skip_hidden: bool = True, limit: int = 400) -> str:
         """Rendered text of a subtree, text nodes in order, blocks separated by spaces."""
@@ -421,11 +468,11 @@ def _embedded_value(doc: DocumentIndex, index: int) -> str | None:
 
 def _descendants(doc: DocumentIndex, index: int) -> list[int]:
     out: list[int] = []
-    stack = list(doc.children[index])
+    stack = [item for item in doc.content(index) if not isinstance(item, str)]
     while stack and len(out) < 2000:
         current = stack.pop()
         out.append(current)
-        stack.extend(doc.children[current])
+        stack.extend(item for item in doc.content(current) if not isinstance(item, str))
     return out
 
 

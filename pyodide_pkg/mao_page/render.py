@@ -12,9 +12,14 @@ elements, and in-viewport elements last (refs are what the agent acts on).
 from __future__ import annotations
 
 import secrets
-from typing import Protocol
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol
 
-from .protocol import PageElement
+if TYPE_CHECKING:
+    from .inspector import SnapshotElement
+    from .protocol import PageElement
+
+    ElementLike = PageElement | SnapshotElement
 
 CHARS_PER_TOKEN = 4  # a conservative estimate for ASCII text and markup
 
@@ -43,7 +48,7 @@ def _quote(text: str, limit: int = 80) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")[:limit] + '"'
 
 
-def element_line(element: PageElement) -> str:
+def element_line(element: ElementLike) -> str:
     states = []
     if element.opaque:
         states.append("cross-origin frame, not readable" if element.opaque == "cross_origin_frame" else "closed shadow root, not readable")
@@ -80,7 +85,7 @@ def element_line(element: PageElement) -> str:
     return line + f" [ref={element.element_id}]"
 
 
-def _node_line(node: OutlineLike, elements: list[PageElement]) -> str:
+def _node_line(node: OutlineLike, elements: Sequence[ElementLike]) -> str:
     pad = "  " * node.depth
     if node.kind == "element":
         return pad + element_line(elements[node.element])
@@ -107,7 +112,7 @@ def render_text(
     url: str,
     title: str,
     snapshot_id: str,
-    elements: list[PageElement],
+    elements: Sequence[ElementLike],
     max_tokens: int,
     outline: list[OutlineLike] | None = None,
     page_version: str = "",

@@ -10,7 +10,7 @@ text form its structure (headings, text lines, containers).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import facts as F
 from .names import DocumentIndex, nearby_text, squash
@@ -50,8 +50,11 @@ class Viewport:
     device_pixel_ratio: float = 1.0
 
 
-@dataclass(frozen=True, slots=True)
-class ScannedElement:
+class ScannedElement(NamedTuple):
+    """An element the agent may see. A NamedTuple rather than a frozen dataclass: one is made
+    per listed element, and a frozen dataclass's ``__init__`` (a ``__setattr__`` per field)
+    cost a third more in Pyodide."""
+
     index: int  # row of the element acted on (a custom checkbox: its label)
     tag: str
     kind: str
@@ -356,16 +359,21 @@ def scan_page(
 
     # SPEC S1: a clickable wrapper around exactly one real control collapses into it.
     native = {i for i in candidates if rows[i][F.TAG] in ("input", "select", "textarea", "button", "a")}
-    wrapped_count: dict[int, int] = {}
-    for index in native:
-        for ancestor in doc.ancestors(index):
-            wrapped_count[ancestor] = wrapped_count.get(ancestor, 0) + 1
+    # wrapped_count[i]: native candidates strictly inside row i, summed up the tree in one
+    # backward pass (rows are in preorder: every parent comes before its children).
+    wrapped_count = [0] * count
+    for index in range(count - 1, 0, -1):
+        inside = wrapped_count[index] + (index in native)
+        if inside:
+            parent = rows[index][F.PARENT]
+            if parent >= 0:
+                wrapped_count[parent] += inside
     frame_labels = _frame_labels(doc, frames, scopes)
     elements: list[ScannedElement] = []
     listed: dict[int, int] = {}
     for index in candidates:
         row = rows[index]
-        if index not in native and not explicit_role(row) and wrapped_count.get(index, 0) == 1 and not row[F.FRAME] and row[F.SHADOW] != "closed":
+        if index not in native and not explicit_role(row) and wrapped_count[index] == 1 and not row[F.FRAME] and row[F.SHADOW] != "closed":
             continue
         target = index
         control: int | None = None

@@ -123,7 +123,7 @@ class Rendering(Protocol):
 
 
 class ScreenshotPage(Protocol):
-    def collect_main_document(self) -> Any: ...
+    def collect_main_document(self, *, viewport_only: bool = False) -> Any: ...
     def viewport(self) -> list[float]: ...
     def counters(self) -> tuple[int, int, float, str, str]: ...
     async def render_viewport(self, masks: list[Any], labels: list[tuple[str, Any]]) -> Rendering: ...
@@ -275,7 +275,8 @@ class Screenshotter:
         )
 
     def _masks(self, *, mask_sensitive: bool) -> tuple[list[MaskReason], list[Any]]:
-        with self._inspector.live_scan() as (facts, scanned, _viewport):
+        # Only what intersects the viewport can be drawn, so only that is scanned.
+        with self._inspector.live_scan(viewport_only=True) as (facts, scanned, _viewport):
             chosen = mask_targets(facts.rows, scanned.elements, mask_sensitive=mask_sensitive)
             return [reason for _, reason in chosen], [facts.handle(index) for index, _ in chosen]
 

@@ -282,3 +282,46 @@ def test_a_csp_blocking_data_images_gives_a_readable_screenshot_failed(mao_embed
     assert result["success"] is False and result["error"]["code"] == "screenshot_failed"
     assert "img-src" in result["error"]["message"]
     assert embedded.call("page_inspect")["success"]
+
+
+SCROLLED_FORM = """
+<style>body{font:15px sans-serif;margin:0} input{width:300px;height:30px;display:block}</style>
+<span id="pw-label" hidden>Password</span>
+<label for="code">验证码</label>
+<div style="position:absolute;top:0;left:0;width:50px;height:10px;overflow:hidden">
+  <input id="fixed" type="password" value="fixedsecret" style="position:fixed;top:300px;left:700px">
+</div>
+<div style="height:2000px"></div>
+<div><p style="margin:0">CVV</p><div style="height:400px"></div><input id="nearby" value="123"></div>
+<input id="labelled" aria-labelledby="pw-label" value="hunter2">
+<input id="code" value="908172">
+<span>Name</span><input id="plain" value="Grace Hopper">
+<iframe id="frame" style="width:400px;height:120px;border:0" srcdoc="<input type=password value=framesecret>"></iframe>
+<div style="height:3000px"></div>
+<input id="below" type="password" value="farbelow">
+"""
+
+
+def test_masks_come_from_a_viewport_walk_yet_keep_labels_fixed_fields_and_frames(mao_embed):
+    # The mask scan reads only what intersects the viewport, but a field's name sources
+    # outside it (a hidden aria-labelledby target, a far label[for], nearby text) still make
+    # it sensitive, and a fixed field inside a container scrolled out of view is still drawn.
+    embedded = mao_embed(SCROLLED_FORM)
+    page = embedded.page
+    page.wait_for_function("() => document.getElementById('frame').contentDocument?.querySelector('input')")
+    page.evaluate("() => document.getElementById('nearby').scrollIntoView({block: 'start'})")
+    shot = _shot(embedded, format="png")
+    regions = [r["rect"] for r in shot["maskedRegions"]]
+    in_view = page.evaluate(
+        "(ids) => ids.map((id) => { const r = document.getElementById(id).getBoundingClientRect();"
+        " return r.bottom > 0 && r.top < innerHeight; })",
+        ["labelled", "code", "nearby", "fixed", "frame", "plain", "below"],
+    )
+    assert in_view == [True, True, True, True, True, True, False], "the fixture should scroll these into view"
+    for element_id in ("labelled", "code", "nearby", "fixed"):
+        rect = _rect_of(page, element_id)
+        assert any(_covers(region, rect) for region in regions), (element_id, rect, regions)
+    frame = _rect_of(page, "frame")
+    assert any(_covers(frame, region, slack=2) and region["width"] > 100 for region in regions), (frame, regions)
+    assert not any(_covers(region, _rect_of(page, "plain")) for region in regions)
+    assert len(regions) == 5, regions

@@ -81,3 +81,64 @@ def test_reload_makes_refs_stale(mao_embed, mao_agent):
     result = mao_agent.call(session["sessionId"], "page_click", old)
     assert result["success"] is False and result["error"]["code"] == "stale_ref"
     assert _clicks(embedded.page) == 0
+
+
+SCOPES = """
+<p id="top">Top</p>
+<iframe id="frame" srcdoc="<p id=inner>Inner</p><div id=host></div>"></iframe>
+<script>
+customElements.define('x-card', class extends HTMLElement { connectedCallback() {
+  if (!this.shadowRoot) this.attachShadow({mode: 'open'}).innerHTML = '<p>Shadow text</p><button>Open</button>'; } });
+</script>
+<x-card id="card"></x-card>
+"""
+
+
+def _settled_version(embedded) -> str:
+    # Two inspections with nothing happening in between must agree (nothing counts twice).
+    first = embedded.inspect()["pageVersion"]
+    assert embedded.inspect()["pageVersion"] == first
+    return first
+
+
+def _frame_ready(page) -> None:
+    page.wait_for_function("() => document.getElementById('frame').contentDocument?.getElementById('inner')")
+
+
+def test_page_version_moves_with_mutations_inside_an_open_shadow_root(mao_embed):
+    embedded = mao_embed(SCOPES)
+    _frame_ready(embedded.page)
+    before = _settled_version(embedded)
+    embedded.page.evaluate("() => { document.getElementById('card').shadowRoot.querySelector('p').textContent = 'Changed'; }")
+    assert embedded.inspect()["pageVersion"] != before
+
+
+def test_page_version_moves_with_mutations_inside_a_same_origin_frame(mao_embed):
+    embedded = mao_embed(SCOPES)
+    _frame_ready(embedded.page)
+    before = _settled_version(embedded)
+    embedded.page.evaluate("() => { document.getElementById('frame').contentDocument.getElementById('inner').setAttribute('title', 'x'); }")
+    assert embedded.inspect()["pageVersion"] != before
+
+
+def test_page_version_moves_inside_shadow_roots_and_frames_that_appear_later(mao_embed):
+    # Added after start: a custom element (its shadow root), a frame, a shadow root inside
+    # the frame, and a frame that navigates to a new document.
+    embedded = mao_embed(SCOPES)
+    page = embedded.page
+    _frame_ready(page)
+    page.evaluate("() => document.body.insertAdjacentHTML('beforeend', '<x-card id=late></x-card>')")
+    before = _settled_version(embedded)
+    page.evaluate("() => { document.getElementById('late').shadowRoot.querySelector('p').textContent = 'Late'; }")
+    after_shadow = embedded.inspect()["pageVersion"]
+    assert after_shadow != before
+    page.evaluate("() => { const host = document.getElementById('frame').contentDocument.getElementById('host');"
+                  " host.attachShadow({mode: 'open'}).innerHTML = '<span>in frame</span>'; }")
+    before = _settled_version(embedded)  # the walk adopts a root attached without a mutation
+    page.evaluate("() => { document.getElementById('frame').contentDocument.getElementById('host').shadowRoot.firstChild.textContent = 'x'; }")
+    assert embedded.inspect()["pageVersion"] != before
+    page.evaluate("() => new Promise((done) => { const f = document.getElementById('frame');"
+                  " f.addEventListener('load', done, {once: true}); f.srcdoc = '<p id=inner>Reloaded</p>'; })")
+    before = _settled_version(embedded)
+    page.evaluate("() => { document.getElementById('frame').contentDocument.getElementById('inner').textContent = 'Edited'; }")
+    assert embedded.inspect()["pageVersion"] != before

@@ -22,7 +22,7 @@ from mao_page.names import DocumentIndex
 from mao_page.scanner import Viewport, scan_page
 
 def names_of(payload, indices):
-    rows, scopes, frames = json.loads(payload)
+    rows, scopes, frames = json.loads(payload.to_bytes())  # collectDocumentJson: UTF-8 bytes
     doc = DocumentIndex(rows)
     out = []
     for i in indices.to_py():
@@ -30,7 +30,7 @@ def names_of(payload, indices):
     return json.dumps(out)
 
 def scan_of(payload, width, height):
-    rows, scopes, frames = json.loads(payload)
+    rows, scopes, frames = json.loads(payload.to_bytes())  # collectDocumentJson: UTF-8 bytes
     result = scan_page(rows, Viewport(width, height, 0, 0), include_offscreen=True, scopes=scopes, frames=frames)
     doc = DocumentIndex(rows)
     return json.dumps([

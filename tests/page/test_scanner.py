@@ -7,6 +7,7 @@ values (an inherited ``visibility: hidden`` or ``cursor: pointer`` appears on de
 from __future__ import annotations
 
 import pytest
+from mao_page.names import DocumentIndex
 from mao_page.scanner import scan_page
 
 from .page_rows import VIEWPORT, PageRows
@@ -203,6 +204,33 @@ def test_aria_labelledby_wins_over_aria_label_and_uses_referenced_text_in_order(
     page.add("label", label_for="addr", own_text="also ignored")
     element = page.scanned(field)
     assert (element.label, element.label_source) == ("Shipping address", "aria-labelledby")
+
+
+def test_aria_owns_moves_content_into_the_owner_and_out_of_its_dom_parent() -> None:  # SPEC S3
+    # WPT accname/aria-owns.html: owned nodes are the owner's last children; their aria-hidden
+    # state comes from the owner, and their DOM parent no longer reads them.
+    page = PageRows()
+    hidden = page.add("div", aria_hidden="true")
+    play = page.add("span", hidden, id="play", own_text="Play")
+    button = page.add("button", aria_owns="play")
+    owner = page.add("span", aria_owns="car missing")
+    heading = page.add("h4", own_text="Speeding")
+    car = page.add("mark", heading, id="car", own_text="car")
+    assert page.scanned(button).label == "Play"
+    doc = DocumentIndex(page.rows)
+    assert doc.owner_of == {play: button, car: owner}
+    assert doc.accessible_name(heading)[0] == "Speeding"
+
+
+def test_aria_owns_is_ignored_on_hidden_owners_and_hidden_targets() -> None:  # SPEC S3
+    page = PageRows()
+    page.add("span", display="none", aria_owns="kept")
+    page.add("mark", id="kept", own_text="treasure")
+    link = page.add("a", href="/w3c", own_text="W3C", aria_owns="gone")
+    page.add("span", id="gone", display="none", own_text=" (new window)")
+    doc = DocumentIndex(page.rows)
+    assert doc.owner_of == {}
+    assert page.scanned(link).label == "W3C"
 
 
 def test_aria_label_wins_over_a_label_element() -> None:  # SPEC S3

@@ -121,7 +121,8 @@ class _Page:
         self._rows, self.rendering, self._delay = rows, rendering, delay
         self.masks: list[Any] = []
 
-    def collect_main_document(self) -> _Facts:
+    def collect_main_document(self, *, viewport_only: bool = False) -> _Facts:
+        # The rows stand for the whole page; a viewport-only walk would return a subset.
         return _Facts(self._rows)
 
     def viewport(self) -> list[float]:

@@ -1,0 +1,103 @@
+"""``Inspector.inspect`` builds its answer without a pydantic model per element (for speed in
+Pyodide); the wire form must still be exactly what the protocol models produce (SPEC S2, S7)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mao_page.inspector import Inspector
+from mao_page.protocol import FormOwner, InspectOptions, PageElement, PageOption, PageSnapshot, Rect
+from mao_page.scanner import scan
+from mao_page.snapshots import SnapshotStore
+
+from .page_rows import VIEWPORT, PageRows
+
+
+class _Facts:
+    def __init__(self, rows: list[list[Any]]) -> None:
+        self.rows = rows
+        self.scopes = [["document", 0, -1]]
+        self.frames: list[list[Any]] = []
+
+    def handle(self, index: int) -> int:
+        return index
+
+    def release(self) -> None:
+        pass
+
+
+class _Page:
+    """Just enough of ``page.Page`` for ``Inspector.inspect``."""
+
+    def __init__(self, rows: list[list[Any]]) -> None:
+        self.rows = rows
+
+    def collect_main_document(self, *, viewport_only: bool = False) -> _Facts:
+        return _Facts(self.rows)
+
+    def viewport(self) -> list[float]:
+        return [1280, 800, 0, 0, 1]  # integers, as the browser reports whole pixels
+
+    def counters(self) -> tuple[int, int, float, str, str]:
+        return (3, 1, 0.0, "https://shop.example/checkout", "Checkout")
+
+
+def _every_kind_of_element() -> PageRows:
+    page = PageRows()
+    form = page.add("form", id="pay", name="payment", form_action="https://shop.example/pay", form_method="post")
+    page.add("input", form, form=form, aria_label="Name", value="Ada", placeholder="Your name", required=True)
+    page.add("input", form, form=form, type="password", aria_label="Password", value="hunter2")
+    page.add("select", form, form=form, aria_label="Size", options=[["s", "Small", False, False], ["m", "Medium", True, True]])
+    page.add("select", form, form=form, aria_label="Colours", multiple=True,
+             options=[["r", "Red", True, False], ["g", "Green", True, False]])
+    page.add("input", form, form=form, type="checkbox", aria_label="Gift", checked=2)
+    page.add("button", form, own_text="Pay", x=10, y=20, width=100, height=30)  # integer rects
+    page.add("a", href="https://shop.example/help", own_text="Help", aria_describedby="tip")
+    page.add("span", id="tip", own_text="Opens in a new tab")
+    page.add("div", role="button", aria_pressed="mixed", aria_expanded="false", own_text="Bold")
+    page.add("div", role="slider", aria_value="40", aria_label="Volume", y=2000.0)  # offscreen
+    page.add("div", role="tab", aria_selected="true", own_text="Details")
+    page.add("iframe", frame="cross", title="Card")
+    page.add("input", aria_invalid="true", aria_label="Zip", disabled=True, readonly=True)
+    return page
+
+
+def _legacy_element(element: Any) -> dict[str, Any]:
+    """The element as the protocol model writes it (what inspect returned before)."""
+    x, y, width, height = element.rect
+    return PageElement(
+        element_id=element.element_id, kind=element.kind, role=element.role, type=element.type, label=element.label,
+        text=element.text, value=element.value,
+        options=[PageOption(value=o.value, label=o.label, selected=o.selected, disabled=o.disabled) for o in element.options],
+        visible=element.visible, in_viewport=element.in_viewport, disabled=element.disabled, readonly=element.readonly,
+        required=element.required, rect=Rect(x=x, y=y, width=width, height=height), checked=element.checked,
+        selected=element.selected, expanded=element.expanded, placeholder=element.placeholder, href=element.href,
+        sensitive=element.sensitive,
+        form=FormOwner(form_id=element.form[0], form_name=element.form[1], action=element.form[2], method=element.form[3])
+        if element.form else None,
+        frame=element.frame, invalid=element.invalid, pressed=element.pressed, description=element.description,
+        opaque=element.opaque,
+    ).to_wire()
+
+
+def test_the_wire_form_is_what_the_protocol_models_write() -> None:  # SPEC S2, S7
+    page = _every_kind_of_element()
+    result = Inspector(_Page(page.rows), SnapshotStore()).inspect(  # type: ignore[arg-type]
+        InspectOptions(format="text", include_offscreen=True)
+    )
+    assert len(result.elements) == len(scan(page.rows, VIEWPORT, include_offscreen=True)) == 12
+    wire = result.to_wire()
+    assert PageSnapshot.model_validate(wire).to_wire() == wire
+    assert result.to_model().to_wire() == wire
+    assert [element.wire() for element in result.elements] == [_legacy_element(e) for e in result.elements]
+    # Every optional field appears somewhere, so the comparison above covers it.
+    present = set().union(*(element.keys() for element in wire["elements"]))
+    assert {"value", "checked", "selected", "expanded", "placeholder", "href", "form", "pressed", "opaque"} <= present
+    assert wire["viewport"] == {"width": 1280.0, "height": 800.0, "scrollX": 0.0, "scrollY": 0.0, "devicePixelRatio": 1.0}
+    assert '- button "Pay"' in wire["text"]
+
+
+def test_an_answer_without_text_leaves_the_text_out() -> None:  # SPEC S7
+    result = Inspector(_Page(_every_kind_of_element().rows), SnapshotStore()).inspect(InspectOptions())  # type: ignore[arg-type]
+    wire = result.to_wire()
+    assert "text" not in wire and PageSnapshot.model_validate(wire).to_wire() == wire
