@@ -7,11 +7,12 @@ ignored (late, duplicate, unknown). What is never recorded: token values, tool a
 
 Writes go through one dedicated thread that owns the SQLite connection. The event loop only
 puts a record on a queue, so a slow disk (fsync on a WAL checkpoint) never stalls WebSocket
-traffic; the thread commits whatever has queued up in one transaction (group commit).
+traffic; the thread commits whatever has queued up together (group commit: one INSERT, which in
+autocommit mode is one transaction, per up to 500 records).
 
 Durability. ``record`` is fire-and-forget. ``record_committed`` returns a future that resolves
-once the record's transaction has committed; the relay awaits it before answering a tool call,
-so a tool call an agent saw answered is on disk (in the WAL) even if the process is killed
+(``record_then`` calls a function) once the record's transaction has committed; the relay
+answers a tool call only after that, so a tool call an agent saw answered is on disk (in the WAL) even if the process is killed
 the next instant (``kill -9``; tested in ``tests/backend/test_chaos.py``). "Acknowledged"
 means exactly that: the agent received the result. ``synchronous=NORMAL`` is the documented
 safe setting for WAL: a committed transaction survives a process crash; only an OS crash or
@@ -110,7 +111,9 @@ def _insert_statement(rows: int) -> str:
 @dataclass(frozen=True, slots=True)
 class _Acknowledged:
     record: AuditRecord
-    committed: asyncio.Future[None]
+    loop: asyncio.AbstractEventLoop
+    # Called on ``loop`` once the record's transaction ended: None, or the write's error.
+    on_commit: Callable[[sqlite3.Error | None], None]
 
 
 class AuditLog:
@@ -145,12 +148,25 @@ class AuditLog:
         not once per record: per-record wake-ups cost a third of the relay's throughput.
         """
         committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        if self._closed:
-            committed.set_result(None)
-            return committed
-        record = AuditRecord(event=event, at=values.pop("at", time.time()), **values)
-        self._enqueue(_Acknowledged(record, committed))
+        self.record_then(functools.partial(_settle_future, committed), event, **values)
         return committed
+
+    def record_then(
+        self,
+        on_commit: Callable[[sqlite3.Error | None], None],
+        event: AuditEvent,
+        **values: Any,
+    ) -> None:
+        """Like ``record_committed`` with a callback instead of a future: ``on_commit(None)``
+        (or ``on_commit(error)`` if the write failed) runs on the calling loop once the record
+        is committed, directly from the writer's hand-back. A future's done-callbacks run one
+        loop iteration later each, and under load an iteration takes milliseconds (issue 7).
+        After ``close`` it is called at once, nothing written."""
+        if self._closed:
+            on_commit(None)
+            return
+        record = AuditRecord(event=event, at=values.pop("at", time.time()), **values)
+        self._enqueue(_Acknowledged(record, asyncio.get_running_loop(), on_commit))
 
     def query(
         self,
@@ -260,17 +276,21 @@ class AuditLog:
             for item in batch
             if isinstance(item, AuditRecord | _Acknowledged)
         ]
-        waiting = [item.committed for item in batch if isinstance(item, _Acknowledged)]
+        waiting = [item for item in batch if isinstance(item, _Acknowledged)]
         error: sqlite3.Error | None = None
         if records:
             try:
-                with connection:
-                    for start in range(0, len(records), _ROWS_PER_INSERT):
-                        chunk = records[start : start + _ROWS_PER_INSERT]
-                        connection.execute(
-                            _insert_statement(len(chunk)),
-                            [value for record in chunk for value in _row(record)],
-                        )
+                # Autocommit: each INSERT is its own transaction, committed when execute
+                # returns. No BEGIN and COMMIT statements: each one released and re-took the
+                # GIL (several times: prepare, step, finalize), and under load every re-take
+                # waited behind the busy event loop, so a commit cost ~8 handoffs instead of
+                # one and the answers held for it waited that long (issue 7).
+                for start in range(0, len(records), _ROWS_PER_INSERT):
+                    chunk = records[start : start + _ROWS_PER_INSERT]
+                    connection.execute(
+                        _insert_statement(len(chunk)),
+                        [value for record in chunk for value in _row(record)],
+                    )
             except sqlite3.Error as failed:
                 # The audit trail must not take the relay down with it; losing records is
                 # reported loudly instead, and to whoever waits for the commit.
@@ -288,35 +308,46 @@ class AuditLog:
         return not any(item is _STOP for item in batch)
 
     def _open(self) -> sqlite3.Connection:
+        # isolation_level=None: autocommit, see ``_process``.
         if self.path is None:
-            connection = sqlite3.connect(":memory:", check_same_thread=True)
+            connection = sqlite3.connect(":memory:", check_same_thread=True, isolation_level=None)
         else:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, check_same_thread=True)
+            connection = sqlite3.connect(self.path, check_same_thread=True, isolation_level=None)
             connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         connection.executescript(_SCHEMA)
         return connection
 
 
-def _wake(waiting: list[asyncio.Future[None]], error: sqlite3.Error | None) -> None:
-    """Resolve committed-futures from the writer thread: one hand-off per event loop."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[asyncio.Future[None]]] = {}
-    for committed in waiting:
-        by_loop.setdefault(committed.get_loop(), []).append(committed)
-    for loop, futures in by_loop.items():
+def _wake(waiting: list[_Acknowledged], error: sqlite3.Error | None) -> None:
+    """Run the commit callbacks from the writer thread: one hand-off per event loop."""
+    by_loop: dict[asyncio.AbstractEventLoop, list[Callable[[sqlite3.Error | None], None]]] = {}
+    for item in waiting:
+        by_loop.setdefault(item.loop, []).append(item.on_commit)
+    for loop, callbacks in by_loop.items():
         try:
-            loop.call_soon_threadsafe(_resolve, futures, error)
+            loop.call_soon_threadsafe(_run_callbacks, callbacks, error)
         except RuntimeError:
             # That loop has closed (server shut down): nobody is waiting any more.
             continue
 
 
-def _resolve(futures: list[asyncio.Future[None]], error: sqlite3.Error | None) -> None:
-    for committed in futures:
-        if committed.done():
-            continue
-        if error is None:
-            committed.set_result(None)
-        else:
-            committed.set_exception(error)
+def _run_callbacks(
+    callbacks: list[Callable[[sqlite3.Error | None], None]], error: sqlite3.Error | None
+) -> None:
+    for on_commit in callbacks:
+        try:
+            on_commit(error)
+        except Exception:
+            # One waiter's failure must not keep the others waiting.
+            logger.exception("audit commit callback failed")
+
+
+def _settle_future(committed: asyncio.Future[None], error: sqlite3.Error | None) -> None:
+    if committed.done():
+        return
+    if error is None:
+        committed.set_result(None)
+    else:
+        committed.set_exception(error)

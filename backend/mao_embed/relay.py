@@ -27,6 +27,7 @@ Guarantees (tested in ``tests/backend/test_relay.py`` and ``test_sdk_socket.py``
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import re
@@ -141,11 +142,22 @@ class Attachment:
 @dataclass(frozen=True, slots=True)
 class _Pending:
     request: PageToolRequest
-    future: asyncio.Future[PageToolResult]
-    # Resolves when the call's audit record has committed (immediately without durable audit).
-    committed: asyncio.Future[None]
+    # One future per caller waiting for this requestId (the first caller, then any repeat of
+    # the requestId while in flight): each gets the result once its audit record committed.
+    # Separate futures, so a cancelled caller cancels only its own wait.
+    waiters: list[asyncio.Future[PageToolResult]]
     timer: asyncio.TimerHandle
     started: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Uncommitted:
+    """An answer held until its audit record commits (SPEC P6)."""
+
+    waiters: list[asyncio.Future[PageToolResult]]
+    result: PageToolResult
+    request_id: str
+    since: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,6 +277,12 @@ class Relay:
         self._detached: dict[str, _Detached] = {}
         self._session_added = asyncio.Event()
         self._background: set[asyncio.Task[None]] = set()
+        # Answers waiting for their audit commit, oldest first, and one timer for all of them
+        # that releases any held longer than _AUDIT_COMMIT_WAIT_S (a per-answer timer and
+        # wait future cost more than the commit itself under load, issue 7).
+        self._uncommitted: dict[int, _Uncommitted] = {}
+        self._uncommitted_keys = itertools.count()
+        self._commit_watchdog: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ sessions
 
@@ -415,8 +433,12 @@ class Relay:
             )
         session = self._sessions.get(session_id)
         cached = self._cached_result(session_id, request_id)
+        loop = asyncio.get_running_loop()
         if cached is not None:
-            committed = self._record_tool_call(
+            waiter: asyncio.Future[PageToolResult] = loop.create_future()
+            self._answer_after_audit(
+                [waiter],
+                cached,
                 session_id=session_id,
                 request_id=request_id,
                 tool=tool,
@@ -424,8 +446,7 @@ class Relay:
                 duration_ms=0.0,
                 detail="repeated requestId answered with the first result",
             )
-            await _wait_committed(committed, request_id)
-            return cached
+            return await waiter
         if session is None:
             return failure(
                 request_id, ErrorCode.SESSION_NOT_FOUND, f"no connected page session {session_id!r}"
@@ -433,9 +454,9 @@ class Relay:
         in_flight = session.pending.get(request_id)
         if in_flight is not None:
             # SPEC W2: the same requestId is executed once; a second caller shares the answer.
-            result = await asyncio.shield(in_flight.future)
-            await _wait_committed(in_flight.committed, request_id)
-            return result
+            waiter = loop.create_future()
+            in_flight.waiters.append(waiter)
+            return await waiter
         try:
             request = build_request(
                 tool,
@@ -446,13 +467,11 @@ class Relay:
             )
         except ArgumentError as error:
             return failure(request_id, ErrorCode.INVALID_REQUEST, str(error))
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[PageToolResult] = loop.create_future()
+        waiter = loop.create_future()
         timer = loop.call_later(
             request.timeout_ms / 1000 + self._grace_s, self._expire, session_id, request_id
         )
-        committed: asyncio.Future[None] = loop.create_future()
-        session.pending[request_id] = _Pending(request, future, committed, timer, self._clock())
+        session.pending[request_id] = _Pending(request, [waiter], timer, self._clock())
         try:
             await session.transport.send(request)
         except TransportClosed:
@@ -468,9 +487,9 @@ class Relay:
                     {"mayHaveApplied": request.is_write},
                 ),
             )
-        result = await asyncio.shield(future)
-        await _wait_committed(committed, request_id)
-        return result
+        # Only this caller's future: cancelling the caller leaves the request and any other
+        # caller of the same requestId alone (what asyncio.shield did, with fewer hops).
+        return await waiter
 
     async def cancel(self, session_id: str, request_id: str, reason: str = "") -> bool:
         """End an in-flight request with ``cancelled`` and tell the page to stop it (SPEC W3)."""
@@ -599,16 +618,15 @@ class Relay:
         session.completed[request_id] = result
         while len(session.completed) > self._cache_size:
             session.completed.popitem(last=False)
-        committed = self._record_tool_call(
+        self._answer_after_audit(
+            pending.waiters,
+            result,
             session_id=session.session_id,
             request_id=request_id,
             tool=pending.request.tool.value,
             code=_code_of(result),
             duration_ms=round((self._clock() - pending.started) * 1000, 3),
         )
-        _chain(committed, pending.committed)
-        if not pending.future.done():
-            pending.future.set_result(result)
         return True
 
     def _expire(self, session_id: str, request_id: str) -> None:
@@ -658,75 +676,67 @@ class Relay:
         if self._audit is not None:
             self._audit.record(event, **values)
 
-    def _record_tool_call(self, **values: Any) -> asyncio.Future[None]:
-        """Audit one answered tool call; the future resolves when the answer may go out."""
-        committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    def _answer_after_audit(
+        self,
+        waiters: list[asyncio.Future[PageToolResult]],
+        result: PageToolResult,
+        **values: Any,
+    ) -> None:
+        """Audit one answered tool call and give ``result`` to ``waiters`` once they may have
+        it: with durable audit when the record has committed (SPEC P6), within reason."""
         if self._audit is None:
-            committed.set_result(None)
-        elif not self._durable_audit:
-            self._audit.record(AuditEvent.TOOL_CALL, **values)
-            committed.set_result(None)
-        else:
-            committed = self._audit.record_committed(AuditEvent.TOOL_CALL, **values)
-        return committed
-
-
-def _chain(source: asyncio.Future[None], target: asyncio.Future[None]) -> None:
-    """Resolve ``target`` like ``source`` (both on the relay's loop)."""
-    if source.done():
-        _copy_outcome(source, target)
-    else:
-        source.add_done_callback(lambda done: _copy_outcome(done, target))
-
-
-def _copy_outcome(source: asyncio.Future[None], target: asyncio.Future[None]) -> None:
-    if target.done():
-        return
-    if source.cancelled():
-        target.cancel()
-        return
-    error = source.exception()
-    if error is not None:
-        target.set_exception(error)
-    else:
-        target.set_result(None)
-
-
-async def _wait_committed(committed: asyncio.Future[None], request_id: str) -> None:
-    """Hold an answer until its audit record is on disk (SPEC P6), within reason."""
-    if not committed.done():
-        # One waiter and one timer, and ``committed`` (which other callers of a repeated
-        # requestId may share) is never awaited, so a cancelled caller cannot cancel it.
-        # ``asyncio.wait_for(asyncio.shield(...))`` did the same with several futures, tasks
-        # and callbacks per tool call.
-        loop = asyncio.get_running_loop()
-        waiter = loop.create_future()
-
-        def wake(_: object = None) -> None:
-            if not waiter.done():
-                waiter.set_result(None)
-
-        committed.add_done_callback(wake)
-        timer = loop.call_later(_AUDIT_COMMIT_WAIT_S, wake)
-        try:
-            await waiter
-        finally:
-            timer.cancel()
-            committed.remove_done_callback(wake)
-        if not committed.done():
-            logger.error("audit record of %s not committed within %.0f s; answering anyway",
-                         request_id, _AUDIT_COMMIT_WAIT_S)
+            _deliver(waiters, result)
             return
-    if committed.cancelled():
-        logger.error("audit record of %s was abandoned; answering anyway", request_id)
-        return
-    error = committed.exception()
-    if isinstance(error, sqlite3.Error):
-        # Already logged by the audit writer; the page has acted, so the agent still gets
-        # the result rather than a false failure.
-        logger.error("audit record of %s could not be written; answering anyway", request_id)
-    elif error is not None:
-        raise error
+        if not self._durable_audit:
+            self._audit.record(AuditEvent.TOOL_CALL, **values)
+            _deliver(waiters, result)
+            return
+        key = next(self._uncommitted_keys)
+        loop = asyncio.get_running_loop()
+        # The loop's clock, not self._clock (tests move that one to expire resume windows).
+        self._uncommitted[key] = _Uncommitted(waiters, result, values["request_id"], loop.time())
+        if self._commit_watchdog is None:
+            self._commit_watchdog = loop.call_later(
+                _AUDIT_COMMIT_WAIT_S / 4, self._release_overdue
+            )
+        self._audit.record_then(
+            functools.partial(self._committed, key), AuditEvent.TOOL_CALL, **values
+        )
+
+    def _committed(self, key: int, error: sqlite3.Error | None) -> None:
+        held = self._uncommitted.pop(key, None)
+        if held is None:
+            return  # released by the watchdog already
+        if error is not None:
+            # Already logged by the audit writer; the page has acted, so the agent still gets
+            # the result rather than a false failure.
+            logger.error("audit record of %s could not be written; answering anyway",
+                         held.request_id)
+        _deliver(held.waiters, held.result)
+
+    def _release_overdue(self) -> None:
+        """A wedged disk must not hang every agent: answers held longer than
+        _AUDIT_COMMIT_WAIT_S go out anyway, each logged as an error."""
+        self._commit_watchdog = None
+        horizon = asyncio.get_running_loop().time() - _AUDIT_COMMIT_WAIT_S
+        while self._uncommitted:
+            key, held = next(iter(self._uncommitted.items()))
+            if held.since > horizon:
+                break
+            del self._uncommitted[key]
+            logger.error("audit record of %s not committed within %.0f s; answering anyway",
+                         held.request_id, _AUDIT_COMMIT_WAIT_S)
+            _deliver(held.waiters, held.result)
+        if self._uncommitted:
+            self._commit_watchdog = asyncio.get_running_loop().call_later(
+                _AUDIT_COMMIT_WAIT_S / 4, self._release_overdue
+            )
+
+
+def _deliver(waiters: list[asyncio.Future[PageToolResult]], result: PageToolResult) -> None:
+    for waiter in waiters:
+        if not waiter.done():  # a cancelled caller
+            waiter.set_result(result)
 
 
 def _code_of(result: PageToolResult) -> str:

@@ -735,14 +735,33 @@ def build_request(
         raise ArgumentError(f"unknown tool {tool!r}") from None
     if not isinstance(args, dict):
         raise ArgumentError("tool arguments must be a JSON object")
+    common: dict[str, Any] = {
+        "request_id": request_id,
+        "session_id": session_id,
+        "tool": tool_name,
+        "timeout_ms": timeout_ms,
+    }
     try:
+        action_name = TOOL_ACTION.get(tool_name)
+        if (
+            action_name is not None
+            and "actions" not in args
+            and "action" not in args
+            and None not in args.values()
+        ):
+            # The common single-action call, validated once against the action model itself
+            # (issue 7: the general path below validates, dumps and re-validates). Without
+            # ``actions``, ``action`` or null values both paths accept exactly the same
+            # arguments; a failure falls through to the general path, which words the error.
+            try:
+                action = _ACTION_MODELS[action_name].model_validate(
+                    {**args, "action": action_name}
+                )
+            except ValidationError:
+                pass
+            else:
+                return PageToolRequest(**common, actions=[action])
         parsed = TOOL_ARGS[tool_name].model_validate(args)
-        common: dict[str, Any] = {
-            "request_id": request_id,
-            "session_id": session_id,
-            "tool": tool_name,
-            "timeout_ms": timeout_ms,
-        }
         if tool_name is ToolName.INSPECT:
             return PageToolRequest(**common, inspect=InspectOptions(**parsed.model_dump()))
         if tool_name is ToolName.SCREENSHOT:

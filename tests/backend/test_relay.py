@@ -375,3 +375,61 @@ async def test_explicit_cancel_answers_cancelled_and_tells_the_page(relay: Relay
     result = await call
     assert result.error is not None and result.error.code is ErrorCode.CANCELLED
     assert (await page.wait_for("cancel"))["requestId"] == "r1"
+
+
+async def test_cancelled_caller_leaves_the_request_and_a_repeat_caller_alone(
+    relay: Relay,
+) -> None:
+    # The HTTP client of the first call went away; the page's work and the second caller of
+    # the same requestId are unaffected (SPEC W2).
+    session_id, page = await attach(relay)
+    first = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
+    second = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
+    await page.wait_for("page_tool_request")
+    await asyncio.sleep(0.01)
+    first.cancel()
+    await asyncio.sleep(0.01)
+    relay.accept_result(session_id, ok("r1"))
+    assert (await second).success
+    assert first.cancelled()
+    assert not page.of_type("cancel")
+
+
+async def test_answer_waits_for_its_audit_commit(audit: AuditLog, clock: FakeClock) -> None:
+    # SPEC P6: the caller gets the result only after the record committed.
+    relay = Relay(audit=audit, response_grace_ms=0, clock=clock)
+    session_id, page = await attach(relay)
+    held: list[Any] = []
+    record_then = audit.record_then
+
+    def capture(on_commit: Any, event: AuditEvent, **values: Any) -> None:
+        if event is AuditEvent.TOOL_CALL:
+            held.append(lambda: record_then(on_commit, event, **values))
+        else:
+            record_then(on_commit, event, **values)
+
+    audit.record_then = capture  # type: ignore[method-assign]
+    call = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
+    await page.wait_for("page_tool_request")
+    relay.accept_result(session_id, ok("r1"))
+    await asyncio.sleep(0.05)
+    assert not call.done() and len(held) == 1
+    held[0]()  # now the record goes to the writer
+    result = await asyncio.wait_for(call, 5)
+    assert result.success
+    assert audit.query(event=AuditEvent.TOOL_CALL, request_id="r1")
+
+
+async def test_answer_goes_out_when_the_audit_commit_never_comes(
+    audit: AuditLog, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A wedged disk must not hang every agent: the answer is released, logged as an error.
+    monkeypatch.setattr("mao_embed.relay._AUDIT_COMMIT_WAIT_S", 0.2)
+    relay = Relay(audit=audit, response_grace_ms=0, clock=clock)
+    session_id, page = await attach(relay)
+    audit.record_then = lambda *args, **kwargs: None  # type: ignore[method-assign]
+    call = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
+    await page.wait_for("page_tool_request")
+    relay.accept_result(session_id, ok("r1"))
+    result = await asyncio.wait_for(call, 5)
+    assert result.success
