@@ -8,6 +8,9 @@ Computed-style columns hold computed values (inherited ones appear on descendant
 
 from __future__ import annotations
 
+from operator import itemgetter
+from typing import Any
+
 TAG = 0
 PARENT = 1  # row index of the parent in the composed tree (an iframe row for a frame's <html>)
 ID = 2
@@ -79,3 +82,52 @@ COLUMNS = 65
 # Tables returned next to the rows by collectDocument.
 SCOPE_KIND, SCOPE_FRAME, SCOPE_HOST = 0, 1, 2
 FRAME_OWNER, FRAME_URL, FRAME_X, FRAME_Y, FRAME_WIDTH, FRAME_HEIGHT = 0, 1, 2, 3, 4, 5
+
+# Column groups of the column transport (``collectDocumentColumns``; mirrored in collect.js).
+INT_COLUMNS = (PARENT, CHECKED, FORM, IS_PASSWORD, SCOPE, USER_INVALID, LIST)
+BOOL_COLUMNS = (CONTENTEDITABLE, DISABLED, READONLY, REQUIRED, MULTIPLE, OPEN, INERT)  # cross as ints
+FLOAT_COLUMNS = (OPACITY, X, Y, WIDTH, HEIGHT)
+STRING_COLUMNS = (
+    TAG, ID, ROLE, TYPE, ARIA_LABEL, ARIA_LABELLEDBY, TITLE, PLACEHOLDER, NAME, HREF, TABINDEX, CURSOR, DISPLAY,
+    VISIBILITY, VALUE, OWN_TEXT, ARIA_CHECKED, ARIA_EXPANDED, ARIA_SELECTED, ARIA_DISABLED, ARIA_HIDDEN, AUTOCOMPLETE,
+    LABEL_FOR, PRIVACY, POINTER_EVENTS, FORM_ACTION, FORM_METHOD, ARIA_REQUIRED, ARIA_READONLY, VALUE_ATTR, SHADOW,
+    FRAME, CONTENT_VISIBILITY, OVERFLOW, POSITION, ARIA_INVALID, ARIA_PRESSED, ARIA_DESCRIBEDBY, ARIA_LEVEL, ARIA_VALUE,
+    ARIA_OWNS, TEXT_TRANSFORM,
+)
+STRING_SEPARATOR = "\0"
+
+
+def rows_from_columns(
+    count: int, ints: bytes, floats: bytes, strings: str, string_count: int, string_index: bytes, extra: list[Any]
+) -> tuple[list[tuple[Any, ...]], list[list[Any]], list[list[Any]]] | None:
+    """Rows (tuples, read-only) from the column transport; None when a string held the
+    separator (the caller falls back to JSON rows). ``strings`` holds the distinct string
+    values, ``string_index`` (int32) the string columns as indexes into them. ``extra`` is
+    [scopes, frames, alt pairs, options pairs, pseudo pairs, text parts]; the pairs are flat
+    [row, value, ...] lists of the rows whose value differs from the default (alt None,
+    options 0, pseudo 0)."""
+    scopes, frames, alt_pairs, option_pairs, pseudo_pairs, text_parts = extra
+    table = strings.split(STRING_SEPARATOR) if string_count else []
+    if len(table) != string_count:
+        return None
+    columns: list[Any] = [None] * COLUMNS
+    int_values = memoryview(ints).cast("i").tolist()
+    int_groups = INT_COLUMNS + BOOL_COLUMNS
+    for k, column in enumerate(int_groups):
+        values = int_values[k * count:(k + 1) * count]
+        columns[column] = values if k < len(INT_COLUMNS) else list(map(bool, values))
+    float_values = memoryview(floats).cast("d").tolist()
+    for k, column in enumerate(FLOAT_COLUMNS):
+        columns[column] = float_values[k * count:(k + 1) * count]
+    indexes = memoryview(string_index).cast("i").tolist()
+    for k, column in enumerate(STRING_COLUMNS):
+        cells = indexes[k * count:(k + 1) * count]
+        # itemgetter looks all of them up in C; with one argument it returns the item itself.
+        columns[column] = itemgetter(*cells)(table) if count > 1 else [table[i] for i in cells]
+    for column, pairs, default in ((ALT, alt_pairs, None), (OPTIONS, option_pairs, 0), (PSEUDO, pseudo_pairs, 0)):
+        values = [default] * count
+        for i in range(0, len(pairs), 2):
+            values[pairs[i]] = pairs[i + 1]
+        columns[column] = values
+    columns[TEXT_PARTS] = text_parts
+    return list(zip(*columns, strict=True)), scopes, frames

@@ -158,11 +158,31 @@ class DocumentIndex:
                 break
         return labels if labels_in_order else sorted(labels)  # document order, like el.labels
 
-    def content(self, index: int):
+    def content(self, index: int) -> list[Any]:
         """The composed children of an element, text and elements interleaved in order:
-        yields ``str`` for a text node and ``int`` (a row index) for an element."""
+        ``str`` for a text node and ``int`` (a row index) for an element. A list, not a
+        generator (called for most rows of a scan); callers must not change it."""
         parts = self.rows[index][F.TEXT_PARTS]
         kids = self.children[index]
+        if self.owner_of:
+            return list(self._owned_content(index, parts, kids))
+        if not parts:
+            return kids
+        out: list[Any] = []
+        position = 0
+        count = len(kids)
+        for at in range(0, len(parts), 2):
+            stop = min(parts[at], count)
+            if position < stop:
+                out.extend(kids[position:stop])
+                position = stop
+            out.append(parts[at + 1])
+        if position < count:
+            out.extend(kids[position:])
+        return out
+
+    def _owned_content(self, index: int, parts: list[Any], kids: list[int]):
+        """``content`` on a page with aria-owns."""
         owner_of = self.owner_of
         if owner_of:
             # aria-owns: a child owned by another element is read there; owned ones come last.
@@ -211,7 +231,7 @@ class DocumentIndex:
             block = row[F.DISPLAY] not in _INLINE_DISPLAYS
             if block:
                 stack.append(" ")
-            stack.extend(reversed(list(self.content(item))))
+            stack.extend(reversed(self.content(item)))
             if block:
                 stack.append(" ")
         return squash("".join(out))[:limit]
@@ -261,11 +281,17 @@ class _Context:
         self.in_label = in_label  # inside a native label (<label>, <legend>, <caption>, ...)
         self.depth = depth
 
-    def down(self, **changes: Any) -> _Context:
-        values = {name: getattr(self, name) for name in self.__slots__}
-        values.update(changes)
-        values["depth"] = self.depth + 1
-        return _Context(**values)
+    def down(self, *, in_reference: bool | None = None, include_hidden: bool | None = None, recursing: bool | None = None,
+             in_label: bool | None = None) -> _Context:
+        """A child context: the given flags changed, the others kept, one level deeper.
+        (Spelled out rather than copied through ``__slots__``: it runs per node named.)"""
+        child = _Context.__new__(_Context)
+        child.in_reference = self.in_reference if in_reference is None else in_reference
+        child.include_hidden = self.include_hidden if include_hidden is None else include_hidden
+        child.recursing = self.recursing if recursing is None else recursing
+        child.in_label = self.in_label if in_label is None else in_label
+        child.depth = self.depth + 1
+        return child
 
 
 class _NameComputation:

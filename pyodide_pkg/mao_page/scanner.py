@@ -34,6 +34,7 @@ CONTAINER_ROLES = frozenset(
 )
 _NAMED_ONLY_CONTAINERS = frozenset({"group", "region"})
 _INLINE_DISPLAYS = frozenset({"inline", "contents"})
+_NO_OUTLINE_TAGS = frozenset({"head", "script", "style", "template", "noscript"})
 TEXT_LIMIT = 120
 TEXT_LINE_LIMIT = 100
 OFFSCREEN_TEXT_LIMIT = 40
@@ -532,22 +533,22 @@ def _outline(
         if parent >= 0 and end[index] > end[parent]:
             end[parent] = end[index]
     holds_listed = [False] * count
-    for index in range(count - 1, 0, -1):
-        if holds_listed[index] or index in listed:
+    for start in listed:  # up from each listed row, until an ancestor already marked
+        index = start
+        while index >= 0 and not holds_listed[index]:
             holds_listed[index] = True
-            parent = rows[index][F.PARENT]
-            if parent >= 0:
-                holds_listed[parent] = True
+            index = rows[index][F.PARENT]
     nodes: list[OutlineNode] = []
     # Open containers: (end row, position of its node in `nodes`, depth of its children).
     stack: list[tuple[int, int]] = []
     consumed_until = -1  # rows up to here had their text taken by a line above them
     index = 0
+    hidden, aria_hidden = doc.hidden, doc.aria_hidden
     while index < count:
         while stack and index > stack[-1][0]:
             stack.pop()
         row = rows[index]
-        if ignored[index] or inert[index] or doc.hidden[index] or doc.aria_hidden[index] or row[F.TAG] in ("head", "script", "style", "template", "noscript"):
+        if ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or row[F.TAG] in _NO_OUTLINE_TAGS:
             index = end[index] + 1
             continue
         depth = len(stack)

@@ -1,0 +1,58 @@
+"""The column transport of a walk (``collectDocumentColumns`` / ``facts.rows_from_columns``)
+rebuilds exactly the rows the JSON transport gives. The encoder below mirrors ``columnsOf``
+in loader_js/primitives/collect.js; the browser tests run the real one."""
+
+from __future__ import annotations
+
+import array
+import json
+from typing import Any
+
+from mao_page import facts as F
+
+from .page_rows import PageRows
+
+
+def _encode(rows: list[list[Any]], scopes: list[Any], frames: list[Any]) -> tuple[Any, ...]:
+    n = len(rows)
+    ints = array.array("i", [int(rows[i][c]) for c in F.INT_COLUMNS + F.BOOL_COLUMNS for i in range(n)])
+    floats = array.array("d", [float(rows[i][c]) for c in F.FLOAT_COLUMNS for i in range(n)])
+    table: dict[str, int] = {}
+    index = array.array("i", [table.setdefault(rows[i][c], len(table)) for c in F.STRING_COLUMNS for i in range(n)])
+    pairs = {column: [x for i in range(n) if rows[i][column] != default for x in (i, rows[i][column])]
+             for column, default in ((F.ALT, None), (F.OPTIONS, 0), (F.PSEUDO, 0))}
+    extra = json.loads(json.dumps([scopes, frames, pairs[F.ALT], pairs[F.OPTIONS], pairs[F.PSEUDO],
+                                   [row[F.TEXT_PARTS] for row in rows]]))
+    return n, ints.tobytes(), floats.tobytes(), F.STRING_SEPARATOR.join(table), len(table), index.tobytes(), extra
+
+
+def _page() -> PageRows:
+    page = PageRows()
+    form = page.add("form", id="f", form_action="https://x/a", form_method="post")
+    page.add("input", form, type="password", name="pw", required=True, alt=None, x=3.5, form=form)
+    page.add("select", form, options=[["a", "A", True, False], ["b", "B", False, True]], multiple=True)
+    page.add("span", form, own_text="名前 ", pseudo=["'*'", "inline", "", "inline"], checked=2, inert=True)
+    page.add("div", opacity=0.25, contenteditable=True, aria_label="x\u00a0y", text_parts=[0, "a", 1, "b"])
+    return page
+
+
+def test_rows_from_columns_matches_json_rows() -> None:
+    page = _page()
+    scopes, frames = [["document", 0, -1]], [[-1, "http://x/", 0, 0, 1280, 800]]
+    rows, got_scopes, got_frames = F.rows_from_columns(*_encode(page.rows, scopes, frames))
+    assert [list(row) for row in rows] == page.rows
+    assert [[type(v) for v in row] for row in rows] == [[type(v) for v in row] for row in page.rows]
+    assert (got_scopes, got_frames) == (scopes, frames)
+
+
+def test_rows_from_columns_single_row_and_empty() -> None:
+    one = _page().rows[:1]
+    rows, _, _ = F.rows_from_columns(*_encode(one, [], []))
+    assert [list(row) for row in rows] == one
+    assert F.rows_from_columns(*_encode([], [], []))[0] == []
+
+
+def test_separator_inside_a_string_asks_for_the_json_rows() -> None:
+    page = _page()
+    page.add("div", title="a\0b")
+    assert F.rows_from_columns(*_encode(page.rows, [], [])) is None
