@@ -47,20 +47,24 @@ def _marking_json(fields: tuple[str, ...]) -> str:
     return json.dumps(marking, ensure_ascii=False, separators=(",", ":"))
 
 
-def _marking(result: PageToolResult) -> dict[str, Any]:
+def _fields(result: PageToolResult) -> tuple[str, ...]:
     present = ["result"] if result.result is not None else []
     if result.error is not None:
         present.append("error.message")
         if result.error.details is not None:
             present.append("error.details")
-    return {"source": "page", "fields": present, "notice": UNTRUSTED_NOTICE}
+    return tuple(present)
+
+
+def _marking(result: PageToolResult) -> dict[str, Any]:
+    return {"source": "page", "fields": list(_fields(result)), "notice": UNTRUSTED_NOTICE}
 
 
 def agent_view_json(result: PageToolResult) -> str:
     """``agent_view`` serialized, with ``<`` escaped so page text cannot close a tag."""
     # The marking, then the result's own members serialized by pydantic in one pass (no
     # intermediate dict: this runs for every answered tool call).
-    marking = _marking_json(tuple(_marking(result)["fields"]))
+    marking = _marking_json(_fields(result))
     members = result.model_dump_json(exclude_none=True)[1:]
     text = f'{{"{UNTRUSTED_FIELD}":{marking},{members}'
     # '<' only occurs inside JSON strings, where \u003c is the same character.

@@ -525,21 +525,15 @@ function columnsOf(result) {
     stringCount: strings.length,
     stringIndex,
     json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo, texts])),
-    // The same walk as JSON rows, for the rare page whose strings hold a NUL.
+    // The same walk as JSON rows, for the rare page whose strings hold a NUL. UTF-8 bytes:
+    // copying a Uint8Array into Python is a memcpy, while a JS string of megabytes into a
+    // Python str cost ~20 ms at 8k elements (measured, issue 3).
     rowsJson: () => utf8.encode(JSON.stringify([result.facts, result.scopes, result.frames])),
   };
 }
 
 Object.assign(MaoDom, {
   collectDocument, collectNameSources, isRendered, viewport, rowOf,
-  // JSON transport of the same walk: one crossing instead of a proxy per value. The text
-  // crosses as UTF-8 bytes: copying a Uint8Array into Python is a memcpy, while turning a
-  // JS string of megabytes into a Python str cost ~20 ms at 8k elements (measured, issue 3).
-  collectDocumentJson: (doc, exclude, viewportOnly) => {
-    const result = collectDocument(doc, exclude, viewportOnly ? viewportKeep(doc, exclude) : null);
-    const json = utf8.encode(JSON.stringify([result.facts, result.scopes, result.frames]));
-    return { nodes: result.nodes, roots: result.roots, json };
-  },
   collectDocumentColumns: (doc, exclude, viewportOnly) => {
     const result = collectDocument(doc, exclude, viewportOnly ? viewportKeep(doc, exclude) : null);
     return { nodes: result.nodes, roots: result.roots, columns: columnsOf(result) };

@@ -153,17 +153,9 @@ class Page:
             # watched from the first walk that meets them on.
             if self._watch is not None:
                 self._watch.adopt(result.roots)
-            columns = result.columns
-            built = F.rows_from_columns(
-                int(columns.count), columns.ints.to_bytes(), columns.floats.to_bytes(),
-                columns.strings.to_bytes().decode("utf-8"), int(columns.stringCount), columns.stringIndex.to_bytes(),
-                json.loads(columns.json.to_bytes()),
-            )
-            if built is None:  # a string held the separator: the same walk as JSON rows
-                built = tuple(json.loads(columns.rowsJson().to_bytes()))
+            rows, scopes, frames = decode_walk(result.columns)
         except JsException as error:
             raise BridgeError(str(error)) from error
-        rows, scopes, frames = built
         return DocumentFacts(rows, result.nodes, scopes, frames)
 
     def collect_name_sources(self, handle: ElementHandle, limit: int = 2000) -> tuple[DocumentFacts, list[int], list[bool], list[int]]:
@@ -322,6 +314,20 @@ class Rendering:
         proxy, self._proxy = self._proxy, None
         if proxy is not None:
             self._primitives.releaseRendering(proxy)
+
+
+def decode_walk(columns: Any) -> tuple[Any, list[list[Any]], list[list[Any]]]:
+    """(rows, scopes, frames) of a walk from the column transport of collect.js
+    (``collectDocumentColumns(...).columns``; see ``facts.rows_from_columns``)."""
+    built = F.rows_from_columns(
+        int(columns.count), columns.ints.to_bytes(), columns.floats.to_bytes(),
+        columns.strings.to_bytes().decode("utf-8"), int(columns.stringCount), columns.stringIndex.to_bytes(),
+        json.loads(columns.json.to_bytes()),
+    )
+    if built is None:  # a string held the separator: the same walk as JSON rows
+        rows, scopes, frames = json.loads(columns.rowsJson().to_bytes())
+        return rows, scopes, frames
+    return built
 
 
 def _rect_or_none(value: Any) -> list[float] | None:

@@ -72,19 +72,23 @@ class SettlePolicy:
 
 
 class FrameCounter:
-    """Counts the page's animation frames in the background while Python waits on timers."""
+    """Counts the page's animation frames in the background while Python waits on timers;
+    counting stops when the ``with`` block ends."""
 
     def __init__(self, page: Page) -> None:
         self.count = 0
         self._task = asyncio.ensure_future(self._run(page))
 
+    def __enter__(self) -> FrameCounter:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._task.cancel()
+
     async def _run(self, page: Page) -> None:
         while True:
             await page.next_frame()
             self.count += 1
-
-    def stop(self) -> None:
-        self._task.cancel()
 
 
 class Authorizer(Protocol):
@@ -467,8 +471,7 @@ class Executor:
         # Popups animate in (opacity from 0, no DOM mutation to wait for): give the option
         # time and frames to become visible before falling back, like Playwright's auto-wait.
         began = time.monotonic()
-        frames = FrameCounter(self._page)
-        try:
+        with FrameCounter(self._page) as frames:
             while True:
                 facts, _handles, _active = self._page.aria_options(entry.handle)
                 match = _find_option(facts, wanted)
@@ -479,8 +482,6 @@ class Executor:
                 if (waited >= OPTION_WAIT_S and frames.count >= OPTION_WAIT_FRAMES) or waited >= OPTION_WAIT_CAP_S:
                     break
                 await asyncio.sleep(OPTION_POLL_S)
-        finally:
-            frames.stop()
         return await self._pick_option(entry, wanted)
 
     async def _pick_option(self, entry: ElementEntry, wanted: str) -> tuple[str, str]:
@@ -726,8 +727,7 @@ class Executor:
         )
         frames_needed = 1 if short else policy.frames
         began = time.monotonic()
-        frames = FrameCounter(self._page)
-        try:
+        with FrameCounter(self._page) as frames:
             _m, navigations, _q, _u, _t = self._page.counters()
             await asyncio.sleep(minimum / 1000)
             while True:
@@ -740,8 +740,6 @@ class Executor:
                 if elapsed >= cap:
                     return {"waitedMs": round(elapsed), "capped": True}
                 await asyncio.sleep(policy.poll_ms / 1000)
-        finally:
-            frames.stop()
 
     def _summary(self, *, include_offscreen: bool) -> Summary:
         """Interactive elements of the page as (signature, state) pairs; no snapshot is made,

@@ -18,19 +18,20 @@ PRIMITIVES = REPO / "loader_js" / "primitives"
 
 PYTHON = r'''
 import json
+from mao_page.bridge import decode_walk
 from mao_page.names import DocumentIndex
 from mao_page.scanner import Viewport, scan_page
 
-def names_of(payload, indices):
-    rows, scopes, frames = json.loads(payload.to_bytes())  # collectDocumentJson: UTF-8 bytes
+def names_of(columns, indices):
+    rows, scopes, frames = decode_walk(columns)  # the SDK's own transport of the walk
     doc = DocumentIndex(rows)
     out = []
     for i in indices.to_py():
         out.append(None if i < 0 else [doc.accessible_name(i)[0], doc.role(i)])
     return json.dumps(out)
 
-def scan_of(payload, width, height):
-    rows, scopes, frames = json.loads(payload.to_bytes())  # collectDocumentJson: UTF-8 bytes
+def scan_of(columns, width, height):
+    rows, scopes, frames = decode_walk(columns)
     result = scan_page(rows, Viewport(width, height, 0, 0), include_offscreen=True, scopes=scopes, frames=frames)
     doc = DocumentIndex(rows)
     return json.dumps([
@@ -83,20 +84,20 @@ LOAD_FRAME = """async (url) => {
 
 NAMES = """(targets) => {
   const doc = document.getElementById('target').contentDocument;
-  const walk = window.__maoDom.collectDocumentJson(doc, null);
+  const walk = window.__maoDom.collectDocumentColumns(doc, null, false);
   const nodes = walk.nodes;
   const indices = targets.map(([selector, index]) => {
     const el = index === null ? doc.querySelector(selector) : doc.querySelectorAll('[data-expectedlabel]')[index];
     return el ? nodes.indexOf(el) : -1;
   });
-  return JSON.parse(window.__py.globals.get('names_of')(walk.json, indices));
+  return JSON.parse(window.__py.globals.get('names_of')(walk.columns, indices));
 }"""
 
 SCAN = """() => {
   const frame = document.getElementById('target');
   const doc = frame.contentDocument;
-  const walk = window.__maoDom.collectDocumentJson(doc, null);
-  const result = JSON.parse(window.__py.globals.get('scan_of')(walk.json, frame.clientWidth, frame.clientHeight));
+  const walk = window.__maoDom.collectDocumentColumns(doc, null, false);
+  const result = JSON.parse(window.__py.globals.get('scan_of')(walk.columns, frame.clientWidth, frame.clientHeight));
   window.__compared = result.map((r) => walk.nodes[r[0]]);
   return result;
 }"""
