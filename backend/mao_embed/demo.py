@@ -12,6 +12,7 @@ import argparse
 import sys
 import tempfile
 import time
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -114,6 +115,35 @@ def read_claims_table(page: Any) -> list[list[str]]:
     )
 
 
+def _print_page_diagnostics(errors: list[str], console: list[str]) -> None:
+    """What the page said before a failure: the first thing anyone debugging it needs."""
+    for error in errors:
+        print(f"page error: {error}", file=sys.stderr)
+    for line in console[-30:]:
+        print(f"page console {line}", file=sys.stderr)
+
+
+def _print_session_trail(db_path: Path) -> None:
+    """The backend's audit trail of sessions (connects, drops and their reasons) after a failure."""
+    import sqlite3
+
+    try:
+        with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as connection:
+            rows = connection.execute(
+                "SELECT at, event, session_id, request_id, tool, code, detail FROM audit"
+                " WHERE event LIKE 'session_%' OR event LIKE 'connection_%' OR event = 'frame_rejected'"
+                " ORDER BY id"
+            ).fetchall()
+    except sqlite3.Error as error:
+        print(f"(audit log unreadable: {error})", file=sys.stderr)
+        return
+    print("Backend audit trail of sessions:", file=sys.stderr)
+    for at, event, session_id, request_id, tool, code, detail in rows:
+        stamp = time.strftime("%H:%M:%S", time.localtime(at)) + f".{int(at * 1000) % 1000:03d}"
+        fields = " ".join(f"{k}={v}" for k, v in (("request", request_id), ("tool", tool), ("code", code), ("detail", detail)) if v)
+        print(f"  {stamp} {event} {session_id or ''} {fields}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mao-embed demo", description=__doc__.split("\n")[0])
     parser.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the SDK session")
@@ -126,9 +156,12 @@ def main(argv: list[str] | None = None) -> int:
         server = start_in_thread(config)
         print(f"Backend listening on {server.url} (audit log {config.db_path})", flush=True)
         try:
-            return _drive(server.url, args.timeout)
+            code = _drive(server.url, args.timeout)
         finally:
             server.stop()
+        if code != 0:
+            _print_session_trail(config.db_path)
+        return code
 
 
 def _drive(server_url: str, timeout: float) -> int:
@@ -141,7 +174,10 @@ def _drive(server_url: str, timeout: float) -> int:
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             errors: list[str] = []
+            console: list[str] = []
             page.on("pageerror", lambda error: errors.append(str(error)))
+            page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+            page.on("crash", lambda _page: errors.append("the page's renderer process crashed"))
             began = time.monotonic()
             page.goto(f"{server_url}/demo/")
             print(f"Opened {page.url} in headless Chromium ({chromium_path()})", flush=True)
@@ -162,6 +198,7 @@ def _drive(server_url: str, timeout: float) -> int:
                 ScriptedAgent(agent, session["sessionId"], log).run()
             except DemoFailure as failure:
                 print(f"\nFAILED: {failure}", file=sys.stderr)
+                _print_page_diagnostics(errors, console)
                 return 1
             rows = read_claims_table(page)
             print("\nFinal page state: submitted claims table", flush=True)
