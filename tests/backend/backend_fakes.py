@@ -30,6 +30,9 @@ from mao_page.protocol import (
 from websockets.asyncio.client import ClientConnection
 
 PAGE_ORIGIN = "https://shop.example"
+# The backend tests' signing secret; here rather than in conftest.py, which is not importable
+# by name when several test directories (each with its own conftest) run in one pytest.
+SECRET = "test-secret-not-for-production"
 USER_ID = "user-1"
 AGENT_ID = "agent-1"
 

@@ -8,11 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from backend_fakes import AGENT_ID, PAGE_ORIGIN, USER_ID, FakePage
+from backend_fakes import AGENT_ID, PAGE_ORIGIN, SECRET, USER_ID, FakePage
 from mao_embed.config import ServerConfig
 from mao_embed.server import RunningServer, start_in_thread
-
-SECRET = "test-secret-not-for-production"
 
 
 @pytest.fixture

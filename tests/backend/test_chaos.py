@@ -26,8 +26,7 @@ from typing import Any
 
 import httpx
 import pytest
-from backend_fakes import AGENT_ID, PAGE_ORIGIN, USER_ID, FakePage, WebsocketsTransport
-from conftest import SECRET
+from backend_fakes import AGENT_ID, PAGE_ORIGIN, SECRET, USER_ID, FakePage, WebsocketsTransport
 from mao_embed.audit import AuditEvent
 from mao_embed.server import RunningServer
 from mao_embed.tokens import issue_token

@@ -21,8 +21,7 @@ from urllib.parse import quote
 
 import httpx
 import pytest
-from backend_fakes import AGENT_ID, PAGE_ORIGIN, USER_ID
-from conftest import SECRET
+from backend_fakes import AGENT_ID, PAGE_ORIGIN, SECRET, USER_ID
 from fuzz_frames import (
     FUZZ_SETTINGS,
     SMUGGLED_FIELDS,
