@@ -12,6 +12,7 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,12 +50,37 @@ class DemoFailure(Exception):
 class ScriptedAgent:
     """An agent that knows the task but sees the page only through the tools."""
 
-    def __init__(self, agent: AgentClient, session_id: str, log: ActionLog) -> None:
+    def __init__(self, agent: AgentClient, session_id: str, log: ActionLog, on_drop: Callable[[], None] = lambda: None) -> None:
         self._agent = agent
         self._session = session_id
         self._log = log
+        self._on_drop = on_drop
 
-    def call(self, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    def call(self, tool: str, args: dict[str, Any] | None = None, *, idempotent: bool = False) -> dict[str, Any]:
+        result = self._call_once(tool, args)
+        error = result.get("error") or {}
+        if idempotent and error.get("code") == "disconnected":
+            # SPEC W3: the relay never replays a write after a drop; the agent decides. Setting
+            # the same values again is safe (a click would not be), so once the page has
+            # resumed its session, this agent repeats the step, as a careful agent would.
+            print("     the page's connection dropped during this step; waiting for it to resume", flush=True)
+            self._on_drop()
+            self._wait_for_resume()
+            result = self._call_once(tool, args)
+        if not result.get("success"):
+            error = result.get("error") or {}
+            raise DemoFailure(f"{tool} failed: {error.get('code')}: {error.get('message')}")
+        return result
+
+    def _wait_for_resume(self, timeout_s: float = 30.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if any(s.get("sessionId") == self._session for s in self._agent.sessions()):
+                return
+            time.sleep(0.2)
+        raise DemoFailure(f"the page did not resume session {self._session} within {timeout_s:.0f} s")
+
+    def _call_once(self, tool: str, args: dict[str, Any] | None) -> dict[str, Any]:
         began = time.monotonic()
         result = self._agent.call(self._session, tool, args or {})
         elapsed = (time.monotonic() - began) * 1000
@@ -75,13 +101,10 @@ class ScriptedAgent:
                                step.get("targetLabel") or "(page)", outcome, step.get("durationMs", elapsed), note)
         else:
             self._log.line(tool, "", "ok" if result.get("success") else "failed", elapsed)
-        if not result.get("success"):
-            error = result.get("error") or {}
-            raise DemoFailure(f"{tool} failed: {error.get('code')}: {error.get('message')}")
         return result
 
     def run(self) -> None:
-        snapshot = self.call("page_inspect", {"format": "text"})["result"]
+        snapshot = self.call("page_inspect", {"format": "text"}, idempotent=True)["result"]
         print("\nWhat the agent sees (text form):\n" + snapshot["text"] + "\n", flush=True)
         by_label = {e["label"]: e for e in snapshot["elements"]}
         sid = snapshot["snapshotId"]
@@ -92,9 +115,9 @@ class ScriptedAgent:
             return {"snapshotId": sid, "elementId": by_label[label]["elementId"]}
 
         # Two single fills, then the rest of the form as one ordered batch (SPEC A5).
-        self.call("page_fill", {**ref("Claim title"), "value": CLAIM["Claim title"]})
-        self.call("page_fill", {**ref("Amount (CNY)"), "value": CLAIM["Amount (CNY)"]})
-        self.call("page_fill", {"actions": [
+        self.call("page_fill", {**ref("Claim title"), "value": CLAIM["Claim title"]}, idempotent=True)
+        self.call("page_fill", {**ref("Amount (CNY)"), "value": CLAIM["Amount (CNY)"]}, idempotent=True)
+        self.call("page_fill", idempotent=True, args={"actions": [
             {"action": "fill", **ref("Date of expense"), "value": CLAIM["Date of expense"]},
             {"action": "select", **ref("Category"), "values": ["Travel"]},
             {"action": "check", **ref("Personal (reimburse me)")},
@@ -102,8 +125,8 @@ class ScriptedAgent:
             {"action": "check", **ref("I have attached the receipt")},
         ]})
         self.call("page_click", ref("Submit claim"))
-        self.call("page_observe")
-        after = self.call("page_inspect")["result"]
+        self.call("page_observe", idempotent=True)
+        after = self.call("page_inspect", idempotent=True)["result"]
         title = next((e for e in after["elements"] if e["label"] == "Claim title"), None)
         if title is None or title["value"] != "":
             raise DemoFailure("after submitting, the form should have been reset by the page")
@@ -156,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         server = start_in_thread(config)
         print(f"Backend listening on {server.url} (audit log {config.db_path})", flush=True)
         try:
-            code = _drive(server.url, args.timeout)
+            code = _drive(server.url, args.timeout, config.db_path)
         finally:
             server.stop()
         if code != 0:
@@ -164,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         return code
 
 
-def _drive(server_url: str, timeout: float) -> int:
+def _drive(server_url: str, timeout: float, db_path: Path) -> int:
     from playwright.sync_api import sync_playwright
 
     log = ActionLog(started=time.monotonic())
@@ -195,7 +218,11 @@ def _drive(server_url: str, timeout: float) -> int:
             print("The user granted full access in the Mao Embed panel\n", flush=True)
             print(f"{'#':>4} {'tool':<14} {'target':<34} {'outcome':<22} {'time':>10}", flush=True)
             try:
-                ScriptedAgent(agent, session["sessionId"], log).run()
+                def on_drop() -> None:
+                    _print_page_diagnostics(errors, [line for line in console if "[mao-embed]" in line])
+                    _print_session_trail(db_path)
+
+                ScriptedAgent(agent, session["sessionId"], log, on_drop).run()
             except DemoFailure as failure:
                 print(f"\nFAILED: {failure}", file=sys.stderr)
                 _print_page_diagnostics(errors, console)

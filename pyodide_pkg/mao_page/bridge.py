@@ -451,6 +451,10 @@ def log(message: str) -> None:
     js.console.debug("[mao-embed]", message)
 
 
+def warn(message: str) -> None:
+    js.console.warn("[mao-embed]", message)
+
+
 # -- SDK UI and storage (issue 6) ------------------------------------------------------------
 
 

@@ -100,6 +100,7 @@ class SdkClient:
         on_refused: Callable[[str, str], None],
         on_state: Callable[[ClientState], None] = lambda state: None,
         on_chat_event: Callable[[ChatEvent], None] = lambda event: None,
+        on_dropped: Callable[[str], None] = lambda reason: None,
         backoff: Backoff | None = None,
         rng: random.Random | None = None,
     ) -> None:
@@ -113,6 +114,7 @@ class SdkClient:
         self._on_refused = on_refused
         self._on_state = on_state
         self._on_chat_event = on_chat_event
+        self._on_dropped = on_dropped
         self._backoff = backoff or Backoff()
         self._rng = rng or random.Random()
         self._transport: Transport | None = None
@@ -129,7 +131,13 @@ class SdkClient:
         attempt = 0
         while not self._stopped:
             self._set_state(ClientState.CONNECTING)
-            outcome = await self._connect_once()
+            try:
+                outcome = await self._connect_once()
+            except Exception as error:  # noqa: BLE001 - one broken connection must not end the SDK
+                # A bug met while serving one connection would otherwise end this loop, and
+                # the page would stay offline until reloaded; report it and reconnect.
+                self._on_dropped(f"the connection failed inside the SDK: {type(error).__name__}: {error}")
+                outcome = None
             if self._stopped:
                 break
             if outcome == "welcomed":
@@ -207,7 +215,9 @@ class SdkClient:
             self._set_state(ClientState.CONNECTED)
             self._on_ready(message.session_id)
             try:
-                await self._serve(transport, message.heartbeat_interval_ms / 1000)
+                ended = await self._serve(transport, message.heartbeat_interval_ms / 1000)
+                if not self._stopped:
+                    self._on_dropped(ended)
             finally:
                 # Lifecycle (seed 004 §4.3): a lost connection stops the task; its writes are
                 # reported "may have applied" by the backend and never replayed.
@@ -217,16 +227,18 @@ class SdkClient:
             transport.close()
             self._transport = None
 
-    async def _serve(self, transport: Transport, heartbeat_s: float) -> None:
+    async def _serve(self, transport: Transport, heartbeat_s: float) -> str:
+        """Answer the backend until the connection ends; returns why it ended."""
         # A backend silent for three heartbeats is dead (W4): drop and reconnect.
         silence_limit = max(heartbeat_s * 3, 1.0)
         while not self._stopped:
             try:
                 raw = await asyncio.wait_for(transport.receive(), silence_limit)
             except TimeoutError:
-                return
+                return f"the backend was silent for {silence_limit:.0f} s"
             if raw is None:
-                return
+                code = getattr(transport, "close_code", None)
+                return "the connection closed" + (f" (code {code})" if code is not None else "")
             try:
                 message = parse_server_message(raw)
             except ValidationError as error:
@@ -242,6 +254,7 @@ class SdkClient:
                 self._on_chat_event(message)
             elif isinstance(message, ErrorMessage):
                 continue  # the backend tells us about a frame of ours it rejected; nothing to redo
+        return "stopped"
 
     @staticmethod
     def _parse(raw: str) -> Any:

@@ -90,6 +90,7 @@ class Controller:
             on_refused=self._on_refused,
             on_state=self._on_state,
             on_chat_event=self.supervisor.on_chat_event,
+            on_dropped=lambda reason: bridge.warn(f"connection to the backend ended: {reason}; reconnecting"),
         )
         self.panel.connect(self.supervisor.on_ui)
         self._task: asyncio.Task[None] | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -102,8 +102,10 @@ async def execute(request: PageToolRequest) -> PageToolResult:
 
 
 class Session:
-    def __init__(self, backend: FakeBackend, *, refreshable: bool = False) -> None:
+    def __init__(self, backend: FakeBackend, *, refreshable: bool = False,
+                 page_info: Callable[[], PageInfo] = lambda: PAGE) -> None:
         self.backend = backend
+        self.dropped: list[str] = []
         self.tokens = iter(f"token-{n}" for n in range(1, 100))
         self.ready: list[str] = []
         self.refused: list[tuple[str, str]] = []
@@ -114,10 +116,11 @@ class Session:
                               token_refreshable=refreshable),
             connect=backend.connect,
             token=self._token,
-            page_info=lambda: PAGE,
+            page_info=page_info,
             dispatcher=Dispatcher(execute, lambda data: None, lambda: "v1"),
             on_ready=self.ready.append,
             on_refused=lambda code, message: self.refused.append((code, message)),
+            on_dropped=self.dropped.append,
             backoff=self.backoff,  # type: ignore[arg-type]
         )
         self.task = asyncio.create_task(self.client.run())
@@ -230,6 +233,32 @@ async def test_dropped_connection_reconnects_and_resumes_the_session(session: Se
     assert second.sent[0]["type"] == "hello"
     assert second.sent[0]["resumeSessionId"] == "sess-1"
     assert first.closed
+    assert session.dropped == ["the connection closed"]
+
+
+async def test_a_failure_while_serving_a_connection_reconnects_instead_of_ending_the_sdk(backend: FakeBackend) -> None:  # SPEC W4
+    calls = 0
+
+    def page_info() -> PageInfo:
+        nonlocal calls
+        calls += 1
+        if calls == 2:  # the first pong (the hello took the first call)
+            raise RuntimeError("document went away")
+        return PAGE
+
+    session = Session(backend, page_info=page_info)
+    first = await backend.connection(1)
+    first.welcome("sess-1")
+    first.push({"type": "ping", "ts": 1.0})
+    second = await backend.connection(2)
+    assert second.sent[0]["resumeSessionId"] == "sess-1"
+    assert first.closed
+    assert session.dropped == ["the connection failed inside the SDK: RuntimeError: document went away"]
+    second.welcome("sess-1")
+    second.push({"type": "ping", "ts": 2.0})
+    assert (await second.sent_frame("pong"))["ts"] == 2.0
+    session.client.stop()
+    await session.finished()
 
 
 async def test_failed_attempts_back_off_longer_and_reset_after_a_welcome() -> None:  # SPEC W4
@@ -254,6 +283,7 @@ async def test_backend_silent_for_three_heartbeats_is_dropped(session: Session, 
     assert loop.time() - started >= 3 * 0.4 - 0.05
     assert first.closed
     assert second.sent[0]["resumeSessionId"] == "sess-1"
+    assert session.dropped == ["the backend was silent for 1 s"]
 
 
 async def test_backend_that_keeps_pinging_is_not_dropped(session: Session, backend: FakeBackend) -> None:  # SPEC W4
@@ -276,6 +306,7 @@ async def test_stop_closes_the_connection_and_ends_the_run(session: Session, bac
     assert transport.closed
     assert session.client.state is ClientState.STOPPED
     assert len(backend.transports) == 1
+    assert session.dropped == []  # a stop is not a drop
 
 
 # -- Backoff -----------------------------------------------------------------------------
