@@ -633,6 +633,50 @@ class ActionBatchResult(WireModel):
     changes: PageChanges
 
 
+# page_screenshot's result (it travels in PageToolResult.result, like PageSnapshot).
+
+MaskReason = Literal["sensitive", "private", "not_collectable"]
+UnrenderedKind = Literal[
+    "cross_origin_frame", "frame_too_deep", "cross_origin_image", "tainted_canvas",
+    "cross_origin_video", "plugin_content",
+]
+
+class MaskedRegion(WireModel):
+    rect: Rect
+    reason: MaskReason
+
+
+class UnrenderedRegion(WireModel):
+    rect: Rect
+    kind: UnrenderedKind
+
+
+class Annotation(WireModel):
+    element_id: str
+    rect: Rect
+
+
+class ScreenshotResult(WireModel):
+    format: Literal["webp", "jpeg", "png"]
+    mime_type: str
+    data: str  # base64, no data: prefix
+    bytes: int
+    width: int  # image pixels
+    height: int
+    scale: float  # image pixels per CSS pixel
+    quality: float | None = None
+    viewport: Viewport  # CSS size, scroll position and device pixel ratio at capture
+    covers: Rect  # the page rectangle shown, in page CSS pixels
+    masked_regions: list[MaskedRegion]
+    unrendered_regions: list[UnrenderedRegion]
+    annotations: list[Annotation] | None = None
+    warnings: list[str]
+    scan_ms: float  # choosing the masks (the snapshot engine's scan)
+    render_ms: float  # the library render, masks and labels, in JS
+    encode_ms: float  # encoding, all attempts of the byte-cap ladder
+    duration_ms: float  # the whole tool call in the page
+
+
 def parse_client_message(raw: str | bytes) -> Any:
     """Parse one frame received by the backend; raises ValidationError on any defect."""
     return client_message_adapter().validate_json(raw)

@@ -26,21 +26,26 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from . import facts as F
 from .errors import ToolFailure
 from .inspector import Inspector
 from .page import read_state
 from .protocol import (
+    Annotation,
     ErrorCode,
     InspectOptions,
+    MaskedRegion,
+    MaskReason,
     PageToolRequest,
     PageToolResult,
     Rect,
     ScreenshotOptions,
+    ScreenshotResult,
+    UnrenderedKind,
+    UnrenderedRegion,
     Viewport,
-    WireModel,
 )
 
 DEFAULT_MAX_BYTES = 1_000_000
@@ -52,53 +57,7 @@ FORMATS = {mime: name for name, mime in MIME_TYPES.items()}
 LOSSY_QUALITIES = (0.85, 0.7, 0.55, 0.4)
 SCALE_FACTORS = (1.0, 0.8, 0.64, 0.5, 0.4, 0.32, 0.25)
 
-MaskReason = Literal["sensitive", "private", "not_collectable"]
-UnrenderedKind = Literal[
-    "cross_origin_frame", "frame_too_deep", "cross_origin_image", "tainted_canvas",
-    "cross_origin_video", "plugin_content",
-]
 _UNRENDERED_KINDS = frozenset(UnrenderedKind.__args__)  # type: ignore[attr-defined]
-
-
-# ---------------------------------------------------------------------------
-# Result (additive to the wire protocol: it travels in PageToolResult.result).
-# ---------------------------------------------------------------------------
-
-
-class MaskedRegion(WireModel):
-    rect: Rect
-    reason: MaskReason
-
-
-class UnrenderedRegion(WireModel):
-    rect: Rect
-    kind: UnrenderedKind
-
-
-class Annotation(WireModel):
-    element_id: str
-    rect: Rect
-
-
-class ScreenshotResult(WireModel):
-    format: Literal["webp", "jpeg", "png"]
-    mime_type: str
-    data: str  # base64, no data: prefix
-    bytes: int
-    width: int  # image pixels
-    height: int
-    scale: float  # image pixels per CSS pixel
-    quality: float | None = None
-    viewport: Viewport  # CSS size, scroll position and device pixel ratio at capture
-    covers: Rect  # the page rectangle shown, in page CSS pixels
-    masked_regions: list[MaskedRegion]
-    unrendered_regions: list[UnrenderedRegion]
-    annotations: list[Annotation] | None = None
-    warnings: list[str]
-    scan_ms: float  # choosing the masks (the snapshot engine's scan)
-    render_ms: float  # the library render, masks and labels, in JS
-    encode_ms: float  # encoding, all attempts of the byte-cap ladder
-    duration_ms: float  # the whole tool call in the page
 
 
 # ---------------------------------------------------------------------------
