@@ -10,7 +10,10 @@ Guarantees (tested in ``tests/backend/test_relay.py`` and ``test_sdk_socket.py``
 - ``call_tool`` always returns a ``PageToolResult``; expected failures are results with a
   stable error code, never exceptions (SPEC A6).
 - A repeated requestId returns the first result, or awaits the same in-flight future; the
-  page sees the request once (SPEC W2). Results are cached per session in a bounded LRU.
+  page sees the request once (SPEC W2). Results are cached per session in a bounded LRU, as
+  JSON text: a str is invisible to the garbage collector, while a cached model was four
+  tracked objects, and the caches of busy sessions made every older-generation collection
+  walk hundreds of thousands of them (tens of ms per pass at 500 sessions, issue 7).
 - A request that outlives its timeout ends with ``timeout`` and a ``cancel`` is sent to the
   page; a connection that drops ends its requests with ``disconnected`` and
   ``details.mayHaveApplied`` for writes. Nothing is ever re-sent (SPEC W3).
@@ -164,7 +167,7 @@ class _Uncommitted:
 class _Detached:
     identity: SessionIdentity
     dropped_at: float
-    completed: OrderedDict[str, PageToolResult]
+    completed: OrderedDict[str, str]
 
 
 class _RawWatch:
@@ -199,7 +202,7 @@ class _Session:
         identity: SessionIdentity,
         transport: SessionTransport,
         page: PageInfo,
-        completed: OrderedDict[str, PageToolResult],
+        completed: OrderedDict[str, str],
         now: float,
     ) -> None:
         self.session_id = session_id
@@ -319,7 +322,7 @@ class Relay:
         self._purge_detached()
         identity = SessionIdentity(hello.user.id, hello.agent_id, origin)
         session_id: str | None = None
-        completed: OrderedDict[str, PageToolResult] = OrderedDict()
+        completed: OrderedDict[str, str] = OrderedDict()
         wanted = hello.resume_session_id
         if wanted:
             live = self._sessions.get(wanted)
@@ -525,7 +528,8 @@ class Relay:
             return
         if watch is not None:
             return
-        earlier = session.completed.get(request_id)
+        cached = session.completed.get(request_id)
+        earlier = _thaw(cached) if cached is not None else None
         if earlier is None:
             why = "result for a requestId this session was never sent"
         elif _code_of(earlier) in (ErrorCode.TIMEOUT, ErrorCode.CANCELLED):
@@ -605,17 +609,18 @@ class Relay:
             cache = self._detached[session_id].completed
         else:
             return None
-        result = cache.get(request_id)
-        if result is not None:
-            cache.move_to_end(request_id)
-        return result
+        cached = cache.get(request_id)
+        if cached is None:
+            return None
+        cache.move_to_end(request_id)
+        return _thaw(cached)
 
     def _settle(self, session: _Session, request_id: str, result: PageToolResult) -> bool:
         pending = session.pending.pop(request_id, None)
         if pending is None:
             return False
         pending.timer.cancel()
-        session.completed[request_id] = result
+        session.completed[request_id] = _freeze(result)
         while len(session.completed) > self._cache_size:
             session.completed.popitem(last=False)
         self._answer_after_audit(
@@ -737,6 +742,16 @@ def _deliver(waiters: list[asyncio.Future[PageToolResult]], result: PageToolResu
     for waiter in waiters:
         if not waiter.done():  # a cancelled caller
             waiter.set_result(result)
+
+
+def _freeze(result: PageToolResult) -> str:
+    """A result as kept in the completed cache; ``_thaw`` gives back an equal model (the
+    fields set, and only those, so even ``exclude_unset`` dumps of the two agree)."""
+    return result.model_dump_json(exclude_unset=True)
+
+
+def _thaw(cached: str) -> PageToolResult:
+    return PageToolResult.model_validate_json(cached)
 
 
 def _code_of(result: PageToolResult) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Iterator
 from typing import Any
 
@@ -169,6 +170,42 @@ async def test_repeated_request_id_after_completion_returns_the_first_result(rel
     )
     assert again == first and again.result == {"attempt": 1}
     assert len(page.of_type("page_tool_request")) == 1
+
+
+async def test_repeated_request_id_after_a_failure_returns_the_same_failure(
+    relay: Relay,
+) -> None:
+    # SPEC W2, W3: a retried write that timed out is answered from the cache, details intact.
+    session_id, page = await attach(relay)
+    first = await relay.call_tool(session_id, "page_fill", FILL, request_id="r1", timeout_ms=100)
+    again = await relay.call_tool(session_id, "page_fill", FILL, request_id="r1")
+    assert first.error is not None and first.error.code == ErrorCode.TIMEOUT
+    assert again == first and again.model_fields_set == first.model_fields_set
+    assert again.error is not None and again.error.details == {"mayHaveApplied": True}
+    assert len(page.of_type("page_tool_request")) == 1
+
+
+async def test_answered_calls_leave_no_objects_for_the_garbage_collector(relay: Relay) -> None:
+    # Issue 7: the result cache of a busy session must not grow the collector's work; cached
+    # models (four tracked objects each) made older-generation passes take tens of ms.
+    session_id, page = await attach(relay)
+
+    async def answered_calls(first: int, count: int) -> None:
+        for index in range(first, first + count):
+            call = asyncio.create_task(
+                relay.call_tool(session_id, "page_fill", FILL, request_id=f"r{index}")
+            )
+            await page.wait_for("page_tool_request")
+            page.sent.clear()
+            relay.accept_result(session_id, ok(f"r{index}", steps=[{"index": 0}]))
+            await call
+
+    await answered_calls(0, 50)  # first-use allocations (validators, caches)
+    gc.collect()
+    before = len(gc.get_objects())
+    await answered_calls(50, 300)
+    gc.collect()
+    assert len(gc.get_objects()) - before < 300  # fewer than one per call; was 5.5
 
 
 async def test_result_cache_is_bounded(audit: AuditLog, clock: FakeClock) -> None:
