@@ -11,7 +11,8 @@ Lifecycle (see the ``mao_page.protocol`` docstring):
    models. A bad frame gets an ``invalid_request`` error naming the bad fields and the
    connection stays up: one malformed result must not cost the user their session.
 4. The backend pings every ``heartbeat_interval_ms``; after ``heartbeat_misses`` unanswered
-   pings the page is treated as dead (SPEC W4).
+   pings the page is treated as dead (SPEC W4). One timer serves every connection
+   (``heartbeat`` module).
 
 This module only moves messages; all request state lives in ``Relay``.
 """
@@ -45,6 +46,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDiscon
 from mao_embed.agent_loop import ChatAgent
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.config import ServerConfig, normalize_origin
+from mao_embed.heartbeat import Heartbeat
 from mao_embed.origins import OriginPolicy
 from mao_embed.relay import CloseCode, Relay, TransportClosed, is_valid_request_id
 from mao_embed.tokens import TokenError, verify_token
@@ -157,6 +159,7 @@ class SdkSocket:
         self._origins = origins
         self._audit = audit
         self._chat = chat
+        self._heartbeat = Heartbeat(config.heartbeat_interval_ms / 1000, config.heartbeat_misses)
 
     async def handle(self, websocket: WebSocket) -> None:
         origin = websocket.headers.get("origin")
@@ -206,10 +209,13 @@ class SdkSocket:
             self._relay,
             self._audit,
             self._chat,
+            self._heartbeat,
             websocket,
             transport,
             attachment.session_id,
         )
+        # This frame lives as long as the connection: keep only what it needs.
+        del hello, attachment
         await connection.run()
 
     async def _receive_hello(self, websocket: WebSocket, origin: str) -> Hello | None:
@@ -263,7 +269,22 @@ class SdkSocket:
 
 
 class _Connection:
-    """One authenticated page connection after ``welcome``."""
+    """One authenticated page connection after ``welcome``; a ``HeartbeatPeer``."""
+
+    __slots__ = (
+        "_audit",
+        "_chat",
+        "_closing",
+        "_config",
+        "_heartbeat",
+        "_ping",
+        "_rate",
+        "_relay",
+        "_session_id",
+        "_transport",
+        "_websocket",
+        "missed_pings",
+    )
 
     def __init__(
         self,
@@ -271,6 +292,7 @@ class _Connection:
         relay: Relay,
         audit: AuditLog,
         chat: ChatAgent,
+        heartbeat: Heartbeat,
         websocket: WebSocket,
         transport: WebSocketTransport,
         session_id: str,
@@ -279,22 +301,51 @@ class _Connection:
         self._relay = relay
         self._audit = audit
         self._chat = chat
+        self._heartbeat = heartbeat
         self._websocket = websocket
         self._transport = transport
         self._session_id = session_id
-        self._missed_pings = 0
+        self.missed_pings = 0
         self._rate = _InboundRateLimit(config.inbound_rate_per_s, config.inbound_burst)
+        # The ping being sent, and the close after a heartbeat timeout (held here: the loop
+        # keeps only weak references to tasks).
+        self._ping: asyncio.Task[None] | None = None
+        self._closing: asyncio.Task[None] | None = None
 
     async def run(self) -> None:
-        heartbeat = asyncio.get_running_loop().create_task(self._heartbeat())
+        self._heartbeat.add(self)
         reason = "connection ended"
         try:
             reason = await self._receive_loop()
         except (WebSocketDisconnect, WebSocketDisconnected, TransportClosed):
             reason = "connection lost"
         finally:
-            heartbeat.cancel()
+            self._heartbeat.remove(self)
+            if self._ping is not None:
+                self._ping.cancel()
             self._relay.detach(self._session_id, self._transport, reason=reason)
+
+    def send_ping(self) -> None:
+        if self._ping is not None and not self._ping.done():
+            # The last ping is still stuck in a slow socket; another would only queue behind
+            # it. The miss still counts, so a page that stopped reading is found dead.
+            return
+        self._ping = asyncio.get_running_loop().create_task(self._send_ping())
+
+    async def _send_ping(self) -> None:
+        try:
+            await self._transport.send(Ping(ts=time.time() * 1000))
+        except TransportClosed:
+            return
+
+    def heartbeat_timeout(self) -> None:
+        logger.info("session %s missed %d pings", self._session_id, self.missed_pings)
+        # Detach first: a dead peer may never complete the close handshake, and pending
+        # requests should learn about the drop now (SPEC W3).
+        self._relay.detach(self._session_id, self._transport, reason="heartbeat timeout")
+        self._closing = asyncio.get_running_loop().create_task(
+            self._transport.close(CloseCode.HEARTBEAT_TIMEOUT, "heartbeat timeout")
+        )
 
     async def _receive_loop(self) -> str:
         while True:
@@ -302,7 +353,7 @@ class _Connection:
             if message["type"] == "websocket.disconnect":
                 return f"page closed the connection (code {message.get('code', 1005)})"
             # Any frame from the page proves it is alive, not only pong.
-            self._missed_pings = 0
+            self.missed_pings = 0
             if not self._rate.allow():
                 if self._rate.should_warn():
                     await self._send_error(
@@ -368,25 +419,6 @@ class _Connection:
             duration_ms=event.duration_ms,
             detail=json.dumps(detail, ensure_ascii=False)[:1000],
         )
-
-    async def _heartbeat(self) -> None:
-        interval = self._config.heartbeat_interval_ms / 1000
-        try:
-            while True:
-                await asyncio.sleep(interval)
-                if self._missed_pings >= self._config.heartbeat_misses:
-                    logger.info("session %s missed %d pings", self._session_id, self._missed_pings)
-                    # Detach first: a dead peer may never complete the close handshake, and
-                    # pending requests should learn about the drop now (SPEC W3).
-                    self._relay.detach(
-                        self._session_id, self._transport, reason="heartbeat timeout"
-                    )
-                    await self._transport.close(CloseCode.HEARTBEAT_TIMEOUT, "heartbeat timeout")
-                    return
-                self._missed_pings += 1
-                await self._transport.send(Ping(ts=time.time() * 1000))
-        except TransportClosed:
-            return
 
     async def _send_error(
         self, code: ErrorCode, message: str, request_id: str | None = None
