@@ -357,3 +357,30 @@ async def test_session_events_are_audited_without_tokens(
     assert call.duration_ms is not None and call.duration_ms >= 0
     assert server.config.db_path is not None
     assert page.token.encode() not in server.config.db_path.read_bytes()
+
+
+class _RecordingWebSocket:
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    async def send_text(self, text: str) -> None:
+        self.texts.append(text)
+
+
+async def test_messages_sent_before_open_wait_and_go_out_after_the_welcome() -> None:
+    # A tool request must never overtake the welcome that tells the page its sessionId;
+    # a caller that gives up waiting does not hold back the others.
+    from mao_embed.sdk_socket import WebSocketTransport
+
+    websocket = _RecordingWebSocket()
+    transport = WebSocketTransport(websocket)  # type: ignore[arg-type]
+    early = asyncio.create_task(transport.send({"type": "early"}))
+    abandoned = asyncio.create_task(transport.send({"type": "abandoned"}))
+    await asyncio.sleep(0.01)
+    abandoned.cancel()
+    assert websocket.texts == []
+    await transport.send_now({"type": "welcome"})
+    transport.open()
+    await early
+    await transport.send({"type": "late"})
+    assert [json.loads(t)["type"] for t in websocket.texts] == ["welcome", "early", "late"]
