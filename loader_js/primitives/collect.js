@@ -361,8 +361,28 @@ function viewportKeep(doc, exclude) {
   for (let i = 0; i < count; i++) {
     if (!hits[i]) continue;
     keepWithAncestors(i);
-    const tag = all[i].localName;
-    if (tag === "input" || tag === "textarea" || tag === "select" || all[i].isContentEditable) fields.push(i);
+    const el = all[i];
+    const tag = el.localName;
+    if (tag === "input" || tag === "textarea" || tag === "select" || el.isContentEditable) fields.push(i);
+    // Names, descriptions and owned children of any element may come from elsewhere.
+    const refs = (el.getAttribute("aria-labelledby") || "") + " " + (el.getAttribute("aria-describedby") || "") + " " + (el.getAttribute("aria-owns") || "");
+    if (refs.trim()) {
+      const root = el.getRootNode();
+      for (const id of refs.split(/\s+/)) {
+        const target = id && root.getElementById ? root.getElementById(id) : null;
+        const row = target ? rowOf(target) : -1;
+        if (row >= 0) keepSubtree(row);
+      }
+    }
+    // A custom checkbox: the visible label stands for a hidden real input.
+    if (tag === "label" && el.control) {
+      const row = rowOf(el.control);
+      if (row >= 0) {
+        keepWithAncestors(row);
+        fields.push(row);
+      }
+    }
+    if (el.labels && el.labels.length) for (const label of el.labels) { const row = rowOf(label); if (row >= 0) keepSubtree(row); }
   }
   for (const i of fields) {
     const el = all[i];
