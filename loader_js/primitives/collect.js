@@ -631,7 +631,7 @@ function columnsOf(result) {
 }
 
 Object.assign(MaoDom, {
-  collectDocument, collectNameSources, isRendered, viewport, rowOf,
+  collectDocument, collectNameSources, isRendered, viewport, rowOf, viewportKeep,
   collectDocumentColumns: (doc, exclude, viewportOnly) => {
     const result = collectDocument(doc, exclude, viewportOnly ? viewportKeep(doc, exclude) : null);
     return { nodes: result.nodes, roots: result.roots, columns: columnsOf(result) };
