@@ -280,7 +280,8 @@ function collectDocument(doc, exclude, keep) {
         scopes.push(["document", frameIndex, index]);
         roots.push(inner);
         pseudoIn[docScope] = mayGenerateContent(inner);
-        stack.push([inner.documentElement, index, docScope]);
+        if (keep && !keep.has(inner.documentElement)) countFrames(inner, frames);
+        else stack.push([inner.documentElement, index, docScope]);
         continue;
       }
     }
@@ -289,15 +290,69 @@ function collectDocument(doc, exclude, keep) {
   return { nodes, facts, scopes, frames, roots };
 }
 
-// The rows a viewport-limited scan needs (screenshot masks): every element whose border box
-// intersects the top viewport, with its ancestors, and for each such form field the
-// sources of its name (its labels and aria-labelledby targets with their subtrees, and the
-// preceding siblings whose text is the nearby-text fallback). Every element of the page is
-// still visited, but only for its box: nothing is skipped on the guess that a subtree lies
-// outside (fixed and absolute descendants, overflowing content and scroll containers can
-// all paint inside the viewport from an ancestor outside it). Same-origin frames whose box
-// misses the viewport are skipped whole: a frame's content never paints outside its box.
+// A frame the viewport-limited walk does not enter: the same-origin frames inside it still
+// get their numbers (frame labels count every frame of the page, in walk order), with no
+// owner row. Known gap: frames inside open shadow roots of such a frame are not counted.
+function countFrames(doc, frames) {
+  for (const el of doc.querySelectorAll("iframe, frame")) {
+    const inner = collectFrameDocument(el);
+    if (!inner) continue;
+    frames.push([-1, String(inner.URL), 0, 0, 0, 0]);
+    countFrames(inner, frames);
+  }
+}
+
+// The rows a viewport-limited scan needs (the default page_inspect, screenshot masks): every
+// element whose border box intersects the top viewport, with its ancestors, and what the scan
+// reads about the elements among them, so that each in-viewport element comes out of the
+// scan exactly as it does from a full walk (tests/browser/test_snapshot_viewport.py):
+// - for every element that may be listed (mayBeListed: a superset of the scanner's
+//   candidates): its whole subtree (name from content, its text, the "wrapper around one real
+//   control collapses" count of SPEC S1 over all its descendants, not just the visible ones),
+//   and the nearby-text fallback's preceding siblings (SPEC S3, mao_page.names.nearby_text:
+//   back to the first one that surely has text, wherever it is on the page);
+// - labels, aria-labelledby / -describedby / -owns targets (with subtrees), the form owner,
+//   the hidden real input behind an in-viewport label, and every aria-owns owner of the page
+//   (an owner elsewhere takes content out of an in-viewport element's name);
+// - every same-origin frame element (frame numbers in labels count all frames of the page).
+// Every element of the page is still visited, but only for its box: nothing is skipped on the
+// guess that a subtree lies outside (fixed and absolute descendants, overflowing content and
+// scroll containers can all paint inside the viewport from an ancestor outside it).
+// Same-origin frames whose box misses the viewport are not entered: a frame's content never
+// paints outside its box (collectDocument still numbers the frames nested in them).
 // Returns the set of elements to keep, for collectDocument.
+const REFERENCE_ATTRIBUTES = ["aria-labelledby", "aria-describedby", "aria-owns"];
+// mao_page.roles.WIDGET_ROLES: an explicit role among these makes an element interactive.
+const WIDGET_ROLE_NAMES = new Set([
+  "button", "link", "textbox", "searchbox", "combobox", "listbox", "option", "checkbox", "radio", "switch", "menuitem",
+  "menuitemcheckbox", "menuitemradio", "tab", "slider", "spinbutton", "treeitem", "gridcell",
+]);
+const LISTABLE_TAGS = new Set(["button", "select", "textarea", "summary", "input", "iframe", "frame"]);
+
+// Whether the scanner may list this element (mao_page.scanner.is_interactive and the opaque
+// placeholders), erring towards yes: a yes only keeps more rows.
+function mayBeListed(el) {
+  const tag = el.localName;
+  if (LISTABLE_TAGS.has(tag) || el.isContentEditable || tag.indexOf("-") >= 0) return true;
+  if ((tag === "a" || tag === "area") && el.hasAttribute("href")) return true;
+  const role = el.getAttribute("role");
+  if (role) for (const token of role.toLowerCase().split(/\s+/)) if (WIDGET_ROLE_NAMES.has(token)) return true;
+  const tabindex = el.getAttribute("tabindex");
+  if (tabindex !== null && tabindex.trim() !== "" && !(parseInt(tabindex, 10) < 0)) return true;
+  return el.ownerDocument.defaultView.getComputedStyle(el).cursor === "pointer";
+}
+
+// Whether mao_page.names.nearby_text surely finds text in this sibling: rendered (not
+// display:none, content-visibility:hidden or visibility:hidden), not a no-text element, and
+// a text node of its own in the composed tree holding more than ASCII whitespace.
+const NO_TEXT_TAGS = new Set(["script", "style", "noscript", "template", "head", "title"]);
+function surelyHasText(el) {
+  if (NO_TEXT_TAGS.has(el.localName)) return false;
+  if (typeof el.checkVisibility === "function" && !el.checkVisibility({ visibilityProperty: true, contentVisibilityAuto: false })) return false;
+  for (const n of composedChildNodes(el)) if (n.nodeType === 3 && /[^ \t\n\r\f]/.test(n.data)) return true;
+  return false;
+}
+
 function viewportKeep(doc, exclude) {
   const win = doc.defaultView;
   const width = win.innerWidth;
@@ -305,6 +360,8 @@ function viewportKeep(doc, exclude) {
   const all = [];
   const parents = [];
   const hits = [];
+  const frameRows = [];
+  const scopeRoots = [doc];
   const stack = [doc.documentElement, -1, 0, 0];
   while (stack.length) {
     const oy = stack.pop();
@@ -321,9 +378,12 @@ function viewportKeep(doc, exclude) {
     const hit = r.width > 0 && r.height > 0 && x < width && x + r.width > 0 && y < height && y + r.height > 0;
     hits.push(hit);
     const tag = el.localName;
+    if (el.shadowRoot) scopeRoots.push(el.shadowRoot);
     if (tag === "iframe" || tag === "frame") {
+      frameRows.push(index);
       const inner = hit ? collectFrameDocument(el) : null;
       if (inner) {
+        scopeRoots.push(inner);
         const s = el.ownerDocument.defaultView.getComputedStyle(el);
         stack.push(inner.documentElement, index, x + el.clientLeft + parseFloat(s.paddingLeft), y + el.clientTop + parseFloat(s.paddingTop));
       }
@@ -344,9 +404,11 @@ function viewportKeep(doc, exclude) {
   const keepWithAncestors = (i) => {
     for (let a = i; a >= 0 && !keep[a]; a = parents[a]) keep[a] = 1;
   };
+  const whole = new Uint8Array(count); // rows kept with their whole subtree
   const keepSubtree = (i) => {
+    if (whole[i]) return;
     keepWithAncestors(parents[i]);
-    for (let j = i; j <= end[i]; j++) keep[j] = 1;
+    for (let j = i; j <= end[i]; j++) keep[j] = whole[j] = 1;
   };
   let position = null;
   const rowOf = (el) => {
@@ -357,37 +419,73 @@ function viewportKeep(doc, exclude) {
     const i = position.get(el);
     return i === undefined ? -1 : i;
   };
-  const fields = [];
+  const keepTargets = (el, attributes) => {
+    const root = el.getRootNode();
+    for (const name of attributes) {
+      const value = el.getAttribute(name);
+      if (!value) continue;
+      for (const id of value.split(/\s+/)) {
+        const target = id && root.getElementById ? root.getElementById(id) : null;
+        const row = target ? rowOf(target) : -1;
+        if (row >= 0) keepSubtree(row);
+      }
+    }
+  };
+  const listed = []; // rows that may be listed: their nearby text is kept below
   for (let i = 0; i < count; i++) {
     if (!hits[i]) continue;
     keepWithAncestors(i);
-    const tag = all[i].localName;
-    if (tag === "input" || tag === "textarea" || tag === "select" || all[i].isContentEditable) fields.push(i);
-  }
-  for (const i of fields) {
     const el = all[i];
-    const sources = [...(el.labels || [])];
-    const root = el.getRootNode();
-    for (const id of (el.getAttribute("aria-labelledby") || "").split(/\s+/)) {
-      const target = id && root.getElementById ? root.getElementById(id) : null;
-      if (target) sources.push(target);
+    const tag = el.localName;
+    // Names, descriptions and owned children of any element may come from elsewhere.
+    keepTargets(el, REFERENCE_ATTRIBUTES);
+    if (el.labels && el.labels.length) for (const label of el.labels) { const row = rowOf(label); if (row >= 0) keepSubtree(row); }
+    // A custom checkbox: the visible label stands for a hidden real input.
+    if (tag === "label" && el.control) {
+      const row = rowOf(el.control);
+      if (row >= 0) {
+        keepSubtree(row);
+        listed.push(row);
+        for (const label of el.control.labels || []) { const at = rowOf(label); if (at >= 0) keepSubtree(at); }
+        keepTargets(el.control, REFERENCE_ATTRIBUTES);
+      }
     }
-    for (const source of sources) {
-      const row = rowOf(source);
-      if (row >= 0) keepSubtree(row);
+    // Form ownership (SPEC S2): form="id" may point anywhere.
+    if (el.form && el.form !== el) {
+      const row = rowOf(el.form);
+      if (row >= 0) keepWithAncestors(row);
     }
-    // Nearby text (mao_page.names.nearby_text): the closest preceding sibling with text.
+    if (mayBeListed(el)) {
+      keepSubtree(i);
+      listed.push(i);
+    }
+  }
+  // Nearby text (SPEC S3, mao_page.names.nearby_text): the closest preceding sibling that is
+  // not rendered-hidden and has text. Siblings are kept whole, back to the first one that
+  // surely has text (a text node of its own); it may lie anywhere, above the viewport too.
+  const texted = new Int8Array(count); // 0 unknown, 1 surely has text, -1 not sure
+  for (const i of listed) {
     const p = parents[i];
     if (p < 0) continue;
     const before = [];
     for (let j = p + 1; j < i; j = end[j] + 1) before.push(j);
-    let texts = 0;
-    for (let k = before.length - 1; k >= 0 && texts < 3; k--) {
-      const sibling = all[before[k]];
-      keepSubtree(before[k]);
-      if ((sibling.textContent || "").trim()) texts++;
+    for (let k = before.length - 1; k >= 0; k--) {
+      const j = before[k];
+      keepSubtree(j);
+      if (!texted[j]) texted[j] = surelyHasText(all[j]) ? 1 : -1;
+      if (texted[j] > 0) break;
     }
   }
+  // aria-owns anywhere re-parents content in the scan's tree (mao_page.names: owner_of).
+  for (const root of scopeRoots) {
+    if (!root.querySelectorAll) continue;
+    for (const owner of root.querySelectorAll("[aria-owns]")) {
+      const row = rowOf(owner);
+      if (row >= 0) keepWithAncestors(row);
+    }
+  }
+  // Frames are numbered in walk order ("frame 2: Checkout"): every frame row is walked.
+  for (const i of frameRows) keepWithAncestors(i);
   const kept = new Set();
   for (let i = 0; i < count; i++) if (keep[i]) kept.add(all[i]);
   return kept;
@@ -533,7 +631,7 @@ function columnsOf(result) {
 }
 
 Object.assign(MaoDom, {
-  collectDocument, collectNameSources, isRendered, viewport, rowOf,
+  collectDocument, collectNameSources, isRendered, viewport, rowOf, viewportKeep,
   collectDocumentColumns: (doc, exclude, viewportOnly) => {
     const result = collectDocument(doc, exclude, viewportOnly ? viewportKeep(doc, exclude) : null);
     return { nodes: result.nodes, roots: result.roots, columns: columnsOf(result) };

@@ -103,7 +103,10 @@ class Inspector:
         """A snapshot. ``release_sensitive`` is the authorization center's decision for this
         request (``SensitiveRelease``), never the agent's option alone (SPEC P5)."""
         before = self.state()
+        # The default (viewport only) reads full facts only for what intersects the viewport,
+        # its ancestors and the name sources (viewportKeep): cost follows what is visible.
         with self.live_scan(include_offscreen=options.include_offscreen, outline=options.format == "text",
+                            viewport_only=not options.include_offscreen,
                             release_sensitive=release_sensitive) as (facts, scanned, viewport):
             width, height, scroll_x, scroll_y, ratio = viewport
             snapshot = self._store.create(

@@ -262,7 +262,8 @@ class DocumentIndex:
         refs = [self.by_id.get((row[F.SCOPE], ref)) for ref in row[F.ARIA_DESCRIBEDBY].split()]
         computer = _NameComputation(self, index)
         texts = [
-            computer.text_alternative(target, _Context(in_reference=True, include_hidden=self.hidden[target]))
+            # A referenced node is named from its content whatever its role (accname 2F).
+            computer.text_alternative(target, _Context(in_reference=True, recursing=True, include_hidden=self.hidden[target]))
             for target in refs if target is not None
         ]
         return squash(" ".join(texts))[:MAX_NAME]

@@ -206,6 +206,15 @@ def test_aria_labelledby_wins_over_aria_label_and_uses_referenced_text_in_order(
     assert (element.label, element.label_source) == ("Shipping address", "aria-labelledby")
 
 
+def test_aria_describedby_targets_give_the_description_from_their_content() -> None:  # SPEC S2
+    page = PageRows()
+    tip = page.add("p", id="tip", own_text="Amounts in ")
+    page.add("b", tip, own_text="euros")
+    page.add("span", id="hidden-tip", display="none", own_text="(hidden too)")
+    link = page.add("a", href="https://shop.example/help", own_text="Help", aria_describedby="tip hidden-tip")
+    assert page.scanned(link).description == "Amounts in euros (hidden too)"
+
+
 def test_aria_owns_moves_content_into_the_owner_and_out_of_its_dom_parent() -> None:  # SPEC S3
     # WPT accname/aria-owns.html: owned nodes are the owner's last children; their aria-hidden
     # state comes from the owner, and their DOM parent no longer reads them.
