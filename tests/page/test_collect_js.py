@@ -1,0 +1,23 @@
+"""collect.js mirrors a few of the scanner's Python tables to decide, in the page, which rows a
+viewport-limited walk must keep (SPEC S1, S4). A copy that drifts from Python would drop the
+rows an element's name depends on; these tests hold the copies equal."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mao_page.roles import WIDGET_ROLES
+
+COLLECT_JS = Path(__file__).resolve().parents[2] / "loader_js" / "primitives" / "collect.js"
+
+
+def _js_string_set(name: str) -> set[str]:
+    source = COLLECT_JS.read_text(encoding="utf-8")
+    match = re.search(rf"const {name} = new Set\(\[(.*?)\]\)", source, re.S)
+    assert match, f"{name} not found in {COLLECT_JS}"
+    return set(re.findall(r'"([^"]+)"', match.group(1)))
+
+
+def test_widget_roles_in_the_page_walk_are_the_scanners() -> None:  # SPEC S1
+    assert _js_string_set("WIDGET_ROLE_NAMES") == set(WIDGET_ROLES)
