@@ -114,7 +114,7 @@ def _scrolled_page(_: Any) -> str:
 def _deep_page(_: Any) -> str:
     """A long page read near its bottom: what lies far above the viewport must leave the layout
     of what is in it exactly as it is (the capture may prune it). Margins that collapse through
-    sections and nested wrappers (positive and negative, stopped by padding, a fixed height, a
+    sections and nested wrappers (in sections and directly in <main>) (positive and negative, stopped by padding, a fixed height, a
     minimum height), floats (one reaching from a section above into the next), numbered headings
     (a counter incremented by a pseudo-element) and a list numbered across the viewport's top
     whose first items wrap beside a float from the section before it,
@@ -135,6 +135,13 @@ def _deep_page(_: Any) -> str:
         elif kind == 5:
             body = f'<div style="padding-top:1px"><p style="margin-top:36px">Padded {i}</p></div>' + body
         sections.append(f'<section style="background:hsl({i * 37 % 360},50%,94%)"><h2>Topic {i}</h2>{body}</section>')
+    # Directly in <main>, whose children are the ones a prune replaces as a whole: wrappers
+    # whose top and bottom margins collapse with those of their first and last descendants.
+    notes = "".join(
+        f'<div class="note"><div><p style="margin:{24 + i * 3}px 0 {18 + i * 5}px">Note {i}</p></div>'
+        f'<div style="margin-top:-{4 + i}px"><p style="margin-bottom:{30 + i}px">Tail {i}</p></div></div>'
+        for i in range(10)
+    )
     cards = "".join(f'<div class="card" style="--h:{i * 41 % 360}">Card {i}</div>' for i in range(64))
     items = "".join(f"<li>Step {i}: {'check the figures and ' * 7}sign.</li>" for i in range(50))
     absolute = (
@@ -146,7 +153,7 @@ header.top{{position:sticky;top:0;z-index:5;margin:0;padding:10px 16px;backgroun
 .badge{{position:fixed;right:12px;bottom:12px;width:160px;padding:8px;background:#fc3;border:2px solid #333;z-index:6}}
 section{{margin:0 16px}} section h2{{margin:28px 0 10px;font-size:20px}}
 section h2::before{{counter-increment:topic;content:"#" counter(topic) " "}}
-.wrap{{margin-top:12px}} .fl{{float:right;width:90px;height:50px;margin:0 0 6px 8px;background:#8ad}}
+.wrap{{margin-top:12px}} .note{{margin:10px 16px;background:#eef}} .fl{{float:right;width:90px;height:50px;margin:0 0 6px 8px;background:#8ad}}
 .grid{{display:grid;grid-template-columns:repeat(4,1fr);gap:8px;margin:20px 16px}}
 .card{{height:70px;padding:6px;border:1px solid #667;background:hsl(var(--h),60%,85%)}}
 .tall{{float:left;width:200px;height:900px;margin-right:12px;background:linear-gradient(#9c6,#369)}}</style>
@@ -155,6 +162,7 @@ section h2::before{{counter-increment:topic;content:"#" counter(topic) " "}}
 <section><h2>First</h2><div class="badge">Fixed badge</div>{absolute}
 <div style="position:relative"><div style="position:absolute;top:100%;left:40px">inside flow</div></div><p>Intro.</p></section>
 {"".join(sections[:40])}
+{notes}
 <div class="grid">{cards}</div>
 {"".join(sections[40:56])}
 <section><h2>Float reaching down</h2><p><span class="tall"></span>A float that ends beside the list below.</p></section>
