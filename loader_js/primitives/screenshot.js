@@ -14,6 +14,10 @@
 // - exclude mode "hide" keeps a spacer; the SDK host must be absent, so it is "remove".
 // - its iframe and placeholder handling ignores the element's inline layout; we hand it
 //   stand-ins with the element's own box instead (resolveNode).
+// - so that a page scrolled far down does not pay for cloning everything above the viewport,
+//   resolveNode prunes subtrees that end well above it (aboveViewportStandIn): an empty box
+//   with the subtree's border-box size and the margins it contributes to its neighbours
+//   after collapsing, only where that is exactly computable; anything else is cloned.
 
 // Resolved while the loader script runs (document.currentScript is only set then); the
 // build step stamps the build id, so the library URL is versioned like every other asset.
@@ -89,6 +93,194 @@ function standIn(source, tag, background) {
   return el;
 }
 
+// --- Pruning what lies above the viewport -------------------------------------------------
+//
+// The library's own pruning (its clip test, then a hidden clone of the element with a fixed
+// size and margins guessed from the gaps to its siblings) shifts what follows by tens of
+// pixels: it rounds sizes, ignores negative gaps, and loses margins that collapse with a
+// first or last child. So the library is given a clip from the top of the page (it prunes
+// nothing above the viewport) and this prunes instead, exactly or not at all. A subtree is
+// replaced when all of this holds, and cloned as before (its children then get the same
+// test) otherwise:
+// - every box in it (border box and scrollable overflow) ends PRUNE_MARGIN px above the
+//   viewport (that margin is for shadows and outlines painting outside a box);
+// - its root is an in-flow block-level box (display block, flow-root, flex, grid or table;
+//   position static or relative; no float, no clear) of nonzero height and untransformed size,
+//   in a block container (not multi-column) or a grid;
+// - nothing in it creates, sets or increments a CSS counter, and no list item in it counts in
+//   a list outside it (later numbers would change);
+// - no float in it reaches below the root's bottom (it would push later lines aside);
+// - in a block container, the margins it contributes after collapsing through its first and
+//   last in-flow children can be worked out (see collapsedMargin), else it is cloned.
+// The stand-in is a plain empty block, so it takes no part in float avoidance and collapses
+// with its neighbours exactly as the subtree's outer margins did. In a grid, margins do not
+// collapse; the stand-in keeps the item's placement properties and its used size.
+const PRUNE_MARGIN = 256;
+const BLOCK_CONTAINERS = new Set(["block", "flow-root", "list-item", "inline-block", "table-cell"]);
+const PRUNABLE_DISPLAYS = new Set(["block", "flow-root", "flex", "grid", "table"]);
+const MAX_COLLAPSE_DEPTH = 32;
+
+function establishesBfc(style) {
+  if (style.display !== "block" && style.display !== "list-item") return true;
+  if (style.float !== "none" || style.position === "absolute" || style.position === "fixed") return true;
+  const scrolls = (v) => v === "hidden" || v === "auto" || v === "scroll";
+  if (scrolls(style.overflowX) || scrolls(style.overflowY)) return true;
+  if (/\b(layout|paint|content|strict)\b/.test(style.contain || "")) return true;
+  return style.columnCount !== "auto" || style.columnWidth !== "auto";
+}
+
+// The first (or last) in-flow child whose margin collapses with the parent's: an element;
+// null when there is none, or when a line box comes first (text, or an inline box with
+// width) and stops the collapsing; false when it cannot be told for sure (an empty inline
+// box, display: contents, preserved white space).
+function edgeChild(el, style, last) {
+  const view = el.ownerDocument.defaultView;
+  const preserves = /^(pre|pre-wrap|break-spaces|pre-line)$/.test(style.whiteSpace);
+  const nodes = el.childNodes;
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[last ? nodes.length - 1 - i : i];
+    if (node.nodeType === 3) {
+      if (/\S/.test(node.data)) return null;
+      if (preserves && node.data.length) return false;
+      continue;
+    }
+    if (node.nodeType !== 1) continue;
+    const cs = view.getComputedStyle(node);
+    if (cs.display === "none" || cs.position === "absolute" || cs.position === "fixed" || cs.float !== "none") continue;
+    if (cs.display === "contents") return false;
+    if (cs.display.startsWith("inline") || cs.display.startsWith("ruby")) {
+      return node.getBoundingClientRect().width > 0 ? null : false;
+    }
+    return node;
+  }
+  return null;
+}
+
+// The margin `el` contributes at its top (or bottom) once collapsed with the chain of first
+// (last) in-flow children it collapses with: the largest positive plus the most negative.
+// null when unsure (a self-collapsing child, clearance, a bottom edge whose height is not
+// auto or has a minimum).
+function collapsedMargin(el, style, bottom) {
+  const side = bottom ? "Bottom" : "Top";
+  const margins = [parseFloat(style["margin" + side]) || 0];
+  let cur = el;
+  let cs = style;
+  for (let depth = 0; depth < MAX_COLLAPSE_DEPTH; depth++) {
+    if (establishesBfc(cs) || parseFloat(cs["border" + side + "Width"]) || parseFloat(cs["padding" + side])) break;
+    if (bottom) {
+      let height = null;
+      try { height = String(cur.computedStyleMap().get("height")); } catch (error) { return null; }
+      if (height !== "auto") break;
+      if (cs.minHeight !== "0px" && cs.minHeight !== "auto") return null;
+    }
+    const child = edgeChild(cur, cs, bottom);
+    if (child === false) return null;
+    if (child === null) break;
+    const childStyle = cur.ownerDocument.defaultView.getComputedStyle(child);
+    if (childStyle.clear !== "none" || child.getBoundingClientRect().height === 0) return null;
+    margins.push(parseFloat(childStyle["margin" + side]) || 0);
+    cur = child;
+    cs = childStyle;
+    if (depth === MAX_COLLAPSE_DEPTH - 1) return null;
+  }
+  return Math.max(0, ...margins) + Math.min(0, ...margins);
+}
+
+const hasCounters = (cs) => cs.counterIncrement !== "none" || cs.counterReset !== "none" || cs.counterSet !== "none";
+
+// Whether a style sheet of `doc` may give ::before, ::after or ::marker a counter property
+// (then every pruned element's pseudo-elements are checked too). A sheet it cannot read
+// (cross-origin) counts as yes. Asked once per document and capture.
+function sheetsMayCountInPseudos(doc) {
+  const pseudo = /::?(before|after|marker)\b/;
+  const scan = (rules) => {
+    for (const rule of rules) {
+      if (rule.styleSheet && scanSheet(rule.styleSheet)) return true;
+      const style = rule.style;
+      if (style && (style.counterIncrement || style.counterSet || style.counterReset) &&
+          pseudo.test(rule.selectorText || "")) return true;
+      if (rule.cssRules && rule.cssRules.length && scan(rule.cssRules)) return true;
+    }
+    return false;
+  };
+  const scanSheet = (sheet) => {
+    let rules;
+    try { rules = sheet.cssRules; } catch (error) { return true; }
+    return rules ? scan(rules) : false;
+  };
+  for (const sheet of [...doc.styleSheets, ...(doc.adoptedStyleSheets || [])]) if (scanSheet(sheet)) return true;
+  return false;
+}
+
+// Whether nothing under `root` paints within PRUNE_MARGIN of the viewport or leaks layout
+// (counters, list numbering, floats reaching below it). Every element is read once.
+const pseudoCounts = (el, view) => ["::before", "::after", "::marker"].some((p) => hasCounters(view.getComputedStyle(el, p)));
+
+function subtreeIsInert(root, rootRect, view, pseudos) {
+  const limit = -PRUNE_MARGIN;
+  if (pseudos && pseudoCounts(root, view)) return false;
+  const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+  while (walker.nextNode()) {
+    const el = walker.currentNode;
+    const r = el.getBoundingClientRect();
+    if (r.width === 0 && r.height === 0 && !el.firstElementChild) continue;
+    if (Math.max(r.bottom, r.top + (el.scrollHeight || 0)) > limit) return false;
+    const cs = view.getComputedStyle(el);
+    if (hasCounters(cs)) return false;
+    if (pseudos && pseudoCounts(el, view)) return false;
+    if (cs.display === "list-item" && !/^(ol|ul|menu|dir)$/.test(el.parentElement ? el.parentElement.localName : "")) return false;
+    if (cs.float !== "none" && r.bottom + (parseFloat(cs.marginBottom) || 0) > rootRect.bottom) return false;
+  }
+  return true;
+}
+
+// An empty box standing in for `node` when the whole subtree lies above the viewport (see
+// above), else undefined (the library clones it).
+function aboveViewportStandIn(node, job) {
+  const r = node.getBoundingClientRect();
+  if (r.top + Math.max(r.height, node.scrollHeight || 0) > -PRUNE_MARGIN || r.height <= 0) return undefined;
+  const parent = node.parentElement;
+  if (!parent) return undefined;
+  const view = node.ownerDocument.defaultView;
+  const style = view.getComputedStyle(node);
+  if (!PRUNABLE_DISPLAYS.has(style.display) || style.float !== "none" || style.clear !== "none") return undefined;
+  if (style.position !== "static" && style.position !== "relative") return undefined;
+  if (style.writingMode !== "horizontal-tb" || style.zoom !== "1" || hasCounters(style)) return undefined;
+  if (Math.abs(node.offsetHeight - r.height) > 1 || Math.abs(node.offsetWidth - r.width) > 1) return undefined;
+  const parentStyle = view.getComputedStyle(parent);
+  const grid = parentStyle.display === "grid" || parentStyle.display === "inline-grid";
+  if (!grid) {
+    if (!BLOCK_CONTAINERS.has(parentStyle.display) || parentStyle.writingMode !== "horizontal-tb") return undefined;
+    if (parentStyle.columnCount !== "auto" || parentStyle.columnWidth !== "auto") return undefined;
+  }
+  const doc = node.ownerDocument;
+  if (!job.pseudoCounters.has(doc)) job.pseudoCounters.set(doc, sheetsMayCountInPseudos(doc));
+  if (!subtreeIsInert(node, r, view, job.pseudoCounters.get(doc))) return undefined;
+  let top, bottom;
+  if (grid) {
+    top = parseFloat(style.marginTop) || 0;
+    bottom = parseFloat(style.marginBottom) || 0;
+  } else {
+    top = collapsedMargin(node, style, false);
+    bottom = top === null ? null : collapsedMargin(node, style, true);
+    if (top === null || bottom === null) return undefined;
+  }
+  const el = document.createElement("div");
+  let css =
+    `display:block;box-sizing:border-box;visibility:hidden;padding:0;border:0;float:none;clear:none;` +
+    `width:${r.width}px;min-width:${r.width}px;max-width:${r.width}px;` +
+    `height:${r.height}px;min-height:${r.height}px;max-height:${r.height}px;` +
+    `margin:${top}px ${style.marginRight} ${bottom}px ${style.marginLeft};`;
+  if (grid) {
+    css += `grid-row-start:${style.gridRowStart};grid-row-end:${style.gridRowEnd};` +
+      `grid-column-start:${style.gridColumnStart};grid-column-end:${style.gridColumnEnd};` +
+      `order:${style.order};align-self:start;justify-self:start;`;
+  }
+  el.style.cssText = css;
+  el.setAttribute("data-mao-pruned", "");
+  return el;
+}
+
 function rootBackground(doc) {
   const transparent = (c) => !c || c === "transparent" || /^rgba\(.*,\s*0\)$/.test(c);
   const view = doc.defaultView;
@@ -145,7 +337,15 @@ async function captureDocument(snapdom, doc, job, depth) {
 // plain `undefined` back, not a promise (an async function here cost every node of a 10k
 // page extra promise turns); only a same-origin frame, drawn by a nested capture, waits.
 function resolveNode(snapdom, node, job, depth) {
+  if (node.nodeType !== 1) return undefined;
   if (job.masked.has(node)) return standIn(node, "div", MASK_FILL);
+  if (job.prune) {
+    const pruned = aboveViewportStandIn(node, job);
+    if (pruned) {
+      job.pruned++;
+      return pruned;
+    }
+  }
   const tag = node.localName;
   if (tag === "iframe" || tag === "frame") {
     let doc = null;
@@ -215,6 +415,9 @@ async function renderViewport(win, exclude, masks, labels) {
     documents: [],
     unrendered: [],
     warnings: new Set(),
+    prune: true,
+    pruned: 0,
+    pseudoCounters: new Map(),
   };
   // Boxes are measured before the clone, in the same task, so they match what is captured.
   const maskRects = masks.map((el) => visibleRect(el));

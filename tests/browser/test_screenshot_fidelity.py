@@ -111,6 +111,66 @@ def _scrolled_page(_: Any) -> str:
     return f"<style>body{{margin:0;font:15px sans-serif}}</style><h1 style='margin:20px'>Long page</h1>{rows}"
 
 
+def _deep_page(_: Any) -> str:
+    """A long page read near its bottom: what lies far above the viewport must leave the layout
+    of what is in it exactly as it is (the capture may prune it). Margins that collapse through
+    sections and nested wrappers (in sections and directly in <main>) (positive and negative, stopped by padding, a fixed height, a
+    minimum height), floats (one reaching from a section above into the next), numbered headings
+    (a counter incremented by a pseudo-element) and a list numbered across the viewport's top
+    whose first items wrap beside a float from the section before it,
+    grid cards above and across it, a sticky header and a fixed badge declared at the top, and
+    absolutely positioned boxes declared in the first section but placed in the viewport."""
+    sections = []
+    for i in range(60):
+        kind = i % 6
+        body = f"<p>Paragraph {i}: {'lorem ipsum dolor sit amet ' * (2 + i % 4)}</p>"
+        if kind == 1:
+            body = f'<div class="wrap"><div><p style="margin:{30 + i % 20}px 0">Nested {i}</p></div></div>' + body
+        elif kind == 2:
+            body += f'<p style="margin-top:-{6 + i % 9}px">Pulled up {i}</p><div style="height:{60 + i % 40}px;background:#dfe"><p style="margin-bottom:70px">Fixed height</p></div>'
+        elif kind == 3:
+            body = f'<p><span class="fl">float {i}</span>{"text beside a float " * 8}</p>' + body
+        elif kind == 4:
+            body += f'<div style="min-height:{50 + i % 30}px;background:#fde"><p style="margin:24px 0">Min height {i}</p></div>'
+        elif kind == 5:
+            body = f'<div style="padding-top:1px"><p style="margin-top:36px">Padded {i}</p></div>' + body
+        sections.append(f'<section style="background:hsl({i * 37 % 360},50%,94%)"><h2>Topic {i}</h2>{body}</section>')
+    # Directly in <main>, whose children are the ones a prune replaces as a whole: wrappers
+    # whose top and bottom margins collapse with those of their first and last descendants.
+    notes = "".join(
+        f'<div class="note"><div><p style="margin:{24 + i * 3}px 0 {18 + i * 5}px">Note {i}</p></div>'
+        f'<div style="margin-top:-{4 + i}px"><p style="margin-bottom:{30 + i}px">Tail {i}</p></div></div>'
+        for i in range(10)
+    )
+    cards = "".join(f'<div class="card" style="--h:{i * 41 % 360}">Card {i}</div>' for i in range(64))
+    items = "".join(f"<li>Step {i}: {'check the figures and ' * 7}sign.</li>" for i in range(50))
+    absolute = (
+        '<div style="position:absolute;left:620px;bottom:260px;width:300px;height:90px;background:#c33;color:#fff">'
+        "absolute from the first section</div>"
+    )
+    return f"""<style>body{{margin:0;font:15px/1.4 sans-serif;counter-reset:topic}} main{{position:relative;padding:1px 0}}
+header.top{{position:sticky;top:0;z-index:5;margin:0;padding:10px 16px;background:#223;color:#fff}}
+.badge{{position:fixed;right:12px;bottom:12px;width:160px;padding:8px;background:#fc3;border:2px solid #333;z-index:6}}
+section{{margin:0 16px}} section h2{{margin:28px 0 10px;font-size:20px}}
+section h2::before{{counter-increment:topic;content:"#" counter(topic) " "}}
+.wrap{{margin-top:12px}} .note{{margin:10px 16px;background:#eef}} .fl{{float:right;width:90px;height:50px;margin:0 0 6px 8px;background:#8ad}}
+.grid{{display:grid;grid-template-columns:repeat(4,1fr);gap:8px;margin:20px 16px}}
+.card{{height:70px;padding:6px;border:1px solid #667;background:hsl(var(--h),60%,85%)}}
+.tall{{float:left;width:200px;height:900px;margin-right:12px;background:linear-gradient(#9c6,#369)}}</style>
+<header class="top">Sticky header</header>
+<main>
+<section><h2>First</h2><div class="badge">Fixed badge</div>{absolute}
+<div style="position:relative"><div style="position:absolute;top:100%;left:40px">inside flow</div></div><p>Intro.</p></section>
+{"".join(sections[:40])}
+{notes}
+<div class="grid">{cards}</div>
+{"".join(sections[40:56])}
+<section><h2>Float reaching down</h2><p><span class="tall"></span>A float that ends beside the list below.</p></section>
+<ol>{items}</ol>
+{"".join(sections[56:])}
+</main>"""
+
+
 def _iframe_page(mao_pages: Any) -> str:
     lines = "".join(f'<p style="margin:0;padding:8px;background:hsl({i * 29 % 360},70%,88%)">Inner line {i}</p>' for i in range(60))
     mao_pages.add("/shot-inner.html", f"<!doctype html><html><body style='margin:0;font:14px sans-serif'>{lines}</body></html>")
@@ -134,6 +194,7 @@ PAGES: dict[str, tuple[Callable[[Any], str], str | None]] = {
     "images": (_images_page, None),
     "layout": (lambda _: LAYOUT, None),
     "scrolled": (_scrolled_page, "() => window.scrollTo(0, 1500)"),
+    "deep": (_deep_page, "() => window.scrollTo(0, document.documentElement.scrollHeight - innerHeight - 120)"),
     "iframe": (
         _iframe_page,
         "() => { window.scrollTo(0, 40); document.getElementById('inner').contentWindow.scrollTo(0, 600); }",
