@@ -209,6 +209,20 @@ class DocumentIndex:
         """Rendered text of a subtree, text nodes in order, blocks separated by spaces."""
         out: list[str] = []
         size = 0
+        if not self.children[index] and not self.owner_of:
+            # An element without element children (most table cells, links, buttons): its
+            # text parts in order, as the walk below would take them, without the stack.
+            row = self.rows[index]
+            if row[F.TAG] in _NEVER_TEXT:
+                return ""
+            parts = row[F.TEXT_PARTS]
+            texts = parts[1::2] if parts else []
+            for text in ([" ", *texts, " "] if row[F.DISPLAY] not in _INLINE_DISPLAYS else texts):
+                if size >= limit:
+                    break
+                out.append(text)
+                size += len(text)
+            return squash("".join(out))[:limit]
         stack: list[Any] = [index]
         while stack and size < limit:
             item = stack.pop()
