@@ -34,7 +34,11 @@ _CSS_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
 
 def squash(text: str) -> str:
     """Collapse ASCII whitespace runs, then trim them (NBSP is content, accname 2G)."""
-    return _ASCII_WS.sub(" ", text).strip(" ")
+    if "  " in text or "\n" in text or "\t" in text or "\r" in text or "\f" in text:
+        return _ASCII_WS.sub(" ", text).strip(" ")
+    # Single spaces only (most texts: the walk squashed each text node already): nothing to
+    # collapse, and a substring test is far cheaper than a regex substitution.
+    return text.strip(" ")
 
 
 class DocumentIndex:
