@@ -208,30 +208,32 @@ class Geometry:
         transparent = [False] * count
         frame_of = [0] * count
         scopes_count = len(scope_frame)
+        # Every row of a scan passes here: columns in locals.
+        SCOPE, PARENT, POSITION, OPACITY, FRAME, OVERFLOW, TAG = F.SCOPE, F.PARENT, F.POSITION, F.OPACITY, F.FRAME, F.OVERFLOW, F.TAG
         for index, row in enumerate(rows):
-            scope = row[F.SCOPE]
+            scope = row[SCOPE]
             frame = frame_of[index] = scope_frame[scope] if scope < scopes_count else 0
-            parent = row[F.PARENT]
-            position = row[F.POSITION]
+            parent = row[PARENT]
+            position = row[POSITION]
             if parent < 0:
                 inherited = no_clip
-                transparent[index] = row[F.OPACITY] <= 0
+                transparent[index] = row[OPACITY] <= 0
             else:
-                transparent[index] = transparent[parent] or row[F.OPACITY] <= 0
+                transparent[index] = transparent[parent] or row[OPACITY] <= 0
                 if position == "absolute":
                     inherited = absolute[parent]
                 elif position == "fixed":
                     inherited = no_clip if frame == 0 else flow[parent]
                 else:
                     inherited = flow[parent]
-                if frame and rows[parent][F.FRAME] == "same":
+                if frame and rows[parent][FRAME] == "same":
                     fx, fy = offsets[frame]
                     box = (fx, fy, fx + frames[frame][F.FRAME_WIDTH], fy + frames[frame][F.FRAME_HEIGHT])
                     inherited = (inherited[0], _intersect(inherited[1], box))
             clip_in[index] = inherited
             own = inherited
-            overflow = row[F.OVERFLOW]
-            if overflow != "visible" and row[F.TAG] not in ("html", "body"):
+            overflow = row[OVERFLOW]
+            if overflow != "visible" and row[TAG] not in ("html", "body"):
                 box = self.box(index, frame)
                 parts = overflow.split()
                 if any(p in _CLIPPING for p in parts):
