@@ -628,26 +628,28 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
     rows = doc.rows
     out: list[str] = []
     last = index
-    row_like = rows[index][F.DISPLAY] == "table-row" or doc.role(index) == "row"
+    DISPLAY = F.DISPLAY
+    hidden, aria_hidden, text_content = doc.hidden, doc.aria_hidden, doc.text_content
+    row_like = rows[index][DISPLAY] == "table-row" or doc.role(index) == "row"
     for item in doc.content(index):
         if isinstance(item, str):
             out.append(item)
             continue
         child = rows[item]
-        if doc.hidden[item] or doc.aria_hidden[item] or child[F.TAG] in ("script", "style", "template", "noscript"):
+        if hidden[item] or aria_hidden[item] or child[F.TAG] in ("script", "style", "template", "noscript"):
             last = end[item]
             continue
-        if row_like and child[F.DISPLAY] == "table-cell" and item not in listed:
+        if row_like and child[DISPLAY] == "table-cell" and item not in listed:
             # A cell holding a control is read through the control's own line.
-            cell = "" if holds_listed[item] else doc.text_content(item, limit=TEXT_LINE_LIMIT)
+            cell = "" if holds_listed[item] else text_content(item, limit=TEXT_LINE_LIMIT)
             if out and cell:
                 out.append(" | ")
             out.append(cell)
             last = end[item]
             continue
-        if child[F.DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.role(item) == "heading":
+        if child[DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.role(item) == "heading":
             break
-        out.append(doc.text_content(item, limit=TEXT_LINE_LIMIT) if not holds_listed[item] else "")
+        out.append(text_content(item, limit=TEXT_LINE_LIMIT) if not holds_listed[item] else "")
         last = end[item]
     return squash("".join(out))[:TEXT_LINE_LIMIT * 2], last
 
