@@ -384,7 +384,7 @@ def _snapshot_element(element_id: str, item: ScannedElement) -> SnapshotElement:
         item.label,
         item.text,
         item.value,
-        tuple(SnapshotOption(v, text, s, d) for v, text, s, d in item.options),
+        tuple(SnapshotOption(v, text, s, d) for v, text, s, d in item.options) if item.options else (),
         item.visible,
         item.in_viewport,
         item.disabled,
