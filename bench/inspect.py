@@ -22,7 +22,9 @@ everything; per size, the measurements alternate within each run:
 Ratios are of the medians (``ratios``) and the median of the per-run ratios, each pair taken
 in the same run (``ratiosPerRun``); only same-run ratios are comparable on a noisy machine.
 Also: tokens per interactive element of the text form (our estimate: ~4 ASCII characters or
-one other character per token) and the growth of the wasm heap over all runs of a size.
+one other character per token), the growth of the wasm heap over all runs of a size, and each
+inspect call's phases in the page (``phases``: walk, decode, scan, outline, render, other; ms,
+exclusive, timed by wrapping the module functions the call looks up, see ``_PYTHON``).
 """
 
 from __future__ import annotations
