@@ -22,7 +22,9 @@ everything; per size, the measurements alternate within each run:
 Ratios are of the medians (``ratios``) and the median of the per-run ratios, each pair taken
 in the same run (``ratiosPerRun``); only same-run ratios are comparable on a noisy machine.
 Also: tokens per interactive element of the text form (our estimate: ~4 ASCII characters or
-one other character per token) and the growth of the wasm heap over all runs of a size.
+one other character per token), the growth of the wasm heap over all runs of a size, and each
+inspect call's phases in the page (``phases``: walk, decode, scan, outline, render, other; ms,
+exclusive, timed by wrapping the module functions the call looks up, see ``_PYTHON``).
 """
 
 from __future__ import annotations
@@ -55,25 +57,54 @@ RATIO_NOTES = {
         "defaultInspectOverPlainJsViewport compares it with the plain JS walk of the same rows."
     ),
 }
+# In-page phases of one inspect call (ms, exclusive; see _PYTHON's bench_inspect).
+PHASES = ("walk", "decode", "scan", "outline", "render", "other")
 PRIMITIVES = REPO_DIR / "loader_js" / "primitives"
 
 _PYTHON = r"""
 import json
 import js
-from mao_page import bridge
+from mao_page import bridge, scanner
+from mao_page import inspector as inspector_module
 from mao_page.inspector import Inspector
 from mao_page.protocol import InspectOptions
 from mao_page.render import estimate_tokens
 from mao_page.snapshots import SnapshotStore
 
+_phases = {}
+
+def _timed(name, fn):
+    # Phase timer: wraps a module-level function the inspect path looks up at call time.
+    def timed(*args, **kwargs):
+        began = js.performance.now()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _phases[name] = _phases.get(name, 0.0) + js.performance.now() - began
+    return timed
+
+bridge.Page.collect_main_document = _timed("collect", bridge.Page.collect_main_document)
+bridge.decode_walk = _timed("decode", bridge.decode_walk)
+inspector_module.scan_page = _timed("scan", inspector_module.scan_page)
+scanner._outline = _timed("outline", scanner._outline)
+inspector_module.render_text = _timed("render", inspector_module.render_text)
+
 _inspector = Inspector(bridge.Page(js.window.__benchApi), SnapshotStore())
 
 def bench_inspect(offscreen):
+    _phases.clear()
     began = js.performance.now()
     snapshot = _inspector.inspect(InspectOptions(format="text", include_offscreen=offscreen, max_tokens=50000))
     snapshot.to_wire()
     elapsed = js.performance.now() - began
-    return json.dumps([elapsed, len(snapshot.elements), estimate_tokens(snapshot.text), snapshot.truncated, len(snapshot.text)])
+    # Exclusive phases: walk (JS walk and encode), decode, scan (without the outline), outline,
+    # render (text form), other (state, snapshot store, elements, to_wire).
+    p = {k: _phases.get(k, 0.0) for k in ("collect", "decode", "scan", "outline", "render")}
+    phases = {"walk": p["collect"] - p["decode"], "decode": p["decode"], "scan": p["scan"] - p["outline"],
+              "outline": p["outline"], "render": p["render"]}
+    phases["other"] = elapsed - sum(phases.values())
+    return json.dumps([elapsed, len(snapshot.elements), estimate_tokens(snapshot.text), snapshot.truncated,
+                       len(snapshot.text), phases])
 """
 
 _BOOT = """
@@ -167,8 +198,8 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
         heap_before = page.evaluate("() => window.__bench.heap()")
         samples: list[dict[str, Any]] = []
         for run in range(ctx.warmup + ctx.runs):
-            inspect_ms, elements, tokens, truncated, chars = page.evaluate("() => window.__bench.inspect(true)")
-            default_ms, default_elements, *_ = page.evaluate("() => window.__bench.inspect(false)")
+            inspect_ms, elements, tokens, truncated, chars, phases = page.evaluate("() => window.__bench.inspect(true)")
+            default_ms, default_elements, _, _, _, default_phases = page.evaluate("() => window.__bench.inspect(false)")
             plain_ms, rows = page.evaluate("() => window.__bench.plainJs()")
             plain_viewport_ms, viewport_rows = page.evaluate("() => window.__bench.plainJsViewport()")
             began = time.perf_counter()
@@ -179,6 +210,7 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
                 "plainJsMs": plain_ms, "plainJsViewportMs": plain_viewport_ms, "ariaSnapshotMs": aria_ms, "elements": elements,
                 "defaultElements": default_elements, "tokens": tokens, "truncated": truncated, "textChars": chars,
                 "rows": rows, "viewportRows": viewport_rows, "ariaSnapshotChars": len(aria),
+                "phases": phases, "defaultPhases": default_phases,
             })
         heap_after = page.evaluate("() => window.__bench.heap()")
     finally:
@@ -187,6 +219,10 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
     stats = {key: describe(s[key] for s in measured) for key in ("inspectMs", "inspectDefaultMs", "plainJsMs", "plainJsViewportMs", "ariaSnapshotMs")}
     last = measured[-1]
     median = {key: stats[key]["median"] for key in stats}
+    phase_stats = {
+        mode: {name: describe(s[mode][name] for s in measured) for name in PHASES}
+        for mode in ("phases", "defaultPhases")
+    }
     result = {
         "targetNodes": size,
         "domNodes": nodes,
@@ -200,6 +236,8 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
         "tokensPerInteractiveElement": round(last["tokens"] / max(1, last["elements"]), 2),
         "ariaSnapshotChars": last["ariaSnapshotChars"],
         "stats": stats,
+        "phases": phase_stats["phases"],
+        "defaultPhases": phase_stats["defaultPhases"],
         "ratios": {name: median[a] / median[b] for name, (a, b) in RATIOS.items()},
         "ratiosPerRun": {name: describe(x[a] / x[b] for x in measured)["median"] for name, (a, b) in RATIOS.items()},
         "ratioNotes": RATIO_NOTES,
@@ -209,7 +247,8 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
     }
     ctx.log(
         f"[bench] inspect {size}: nodes {nodes}, inspect {median['inspectMs']:.0f} ms, plain JS {median['plainJsMs']:.0f} ms, "
-        f"aria_snapshot {median['ariaSnapshotMs']:.0f} ms, {result['tokensPerInteractiveElement']} tokens/element"
+        f"aria_snapshot {median['ariaSnapshotMs']:.0f} ms, {result['tokensPerInteractiveElement']} tokens/element; full phases (median ms) "
+        + ", ".join(f"{name} {phase_stats['phases'][name]['median']:.0f}" for name in PHASES)
     )
     return result
 

@@ -588,13 +588,18 @@ function columnsOf(result) {
   for (const c of FLOAT_COLUMNS) for (let i = 0; i < n; i++) floats[k++] = facts[i][c];
   // Strings repeat a lot (tags, computed styles, empty attributes): each distinct one crosses
   // once, and the string columns are indexes into that table.
-  const table = new Map();
-  const strings = [];
+  // The empty string (most attribute cells) is entry 0, the array's initial value: no lookup.
+  const table = new Map([["", 0]]);
+  const strings = [""];
   const stringIndex = new Int32Array(n * STRING_COLUMNS.length);
   k = 0;
   for (const c of STRING_COLUMNS) {
     for (let i = 0; i < n; i++) {
       const value = facts[i][c];
+      if (value === "") {
+        k++;
+        continue;
+      }
       let id = table.get(value);
       if (id === undefined) {
         id = strings.length;

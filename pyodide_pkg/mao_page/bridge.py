@@ -53,7 +53,8 @@ class ElementHandle:
     def in_walk(cls, nodes: JsProxy, index: int) -> ElementHandle:
         """A handle on ``nodes[index]`` of a collect walk, looked up on first use: a snapshot
         lists hundreds of elements and an agent acts on a few (one proxy each costs ~10 us)."""
-        handle = cls(None)
+        handle = cls.__new__(cls)  # no __init__ frame: one of these per listed element
+        handle._proxy = None
         handle._nodes = nodes
         handle._index = index
         return handle

@@ -34,7 +34,11 @@ _CSS_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
 
 def squash(text: str) -> str:
     """Collapse ASCII whitespace runs, then trim them (NBSP is content, accname 2G)."""
-    return _ASCII_WS.sub(" ", text).strip(" ")
+    if "  " in text or "\n" in text or "\t" in text or "\r" in text or "\f" in text:
+        return _ASCII_WS.sub(" ", text).strip(" ")
+    # Single spaces only (most texts: the walk squashed each text node already): nothing to
+    # collapse, and a substring test is far cheaper than a regex substitution.
+    return text.strip(" ")
 
 
 class DocumentIndex:
@@ -63,24 +67,29 @@ class DocumentIndex:
         skipped = self.skipped = [False] * count  # display:none here, or content-visibility:hidden above
         children, by_id, labels_for = self.children, self.by_id, self.labels_for
         owners: list[int] = []
+        hidden, aria_hidden = self.hidden, self.aria_hidden
+        # Every row of a scan passes here: columns in locals.
+        PARENT, CONTENT_VISIBILITY, ARIA_HIDDEN, DISPLAY, VISIBILITY, ID, SCOPE, LABEL_FOR, TAG, ARIA_OWNS = (
+            F.PARENT, F.CONTENT_VISIBILITY, F.ARIA_HIDDEN, F.DISPLAY, F.VISIBILITY, F.ID, F.SCOPE, F.LABEL_FOR, F.TAG,
+            F.ARIA_OWNS,
+        )
         for index, row in enumerate(rows):
-            parent = row[F.PARENT]
+            parent = row[PARENT]
             if parent >= 0:
                 children[parent].append(index)
-                parent_row = rows[parent]
-                above = skipped[parent] or parent_row[F.CONTENT_VISIBILITY] == "hidden"
-                self.aria_hidden[index] = self.aria_hidden[parent] or row[F.ARIA_HIDDEN] == "true"
+                above = skipped[parent] or rows[parent][CONTENT_VISIBILITY] == "hidden"
+                aria_hidden[index] = aria_hidden[parent] or row[ARIA_HIDDEN] == "true"
             else:
                 above = False
-                self.aria_hidden[index] = row[F.ARIA_HIDDEN] == "true"
-            skipped[index] = above or row[F.DISPLAY] == "none"
-            self.hidden[index] = skipped[index] or row[F.VISIBILITY] != "visible"
-            element_id = row[F.ID]
+                aria_hidden[index] = row[ARIA_HIDDEN] == "true"
+            skipped[index] = above = above or row[DISPLAY] == "none"
+            hidden[index] = above or row[VISIBILITY] != "visible"
+            element_id = row[ID]
             if element_id:
-                by_id.setdefault((row[F.SCOPE], element_id), index)
-            if row[F.LABEL_FOR] and row[F.TAG] == "label":
-                labels_for.setdefault((row[F.SCOPE], row[F.LABEL_FOR]), []).append(index)
-            if row[F.ARIA_OWNS]:
+                by_id.setdefault((row[SCOPE], element_id), index)
+            if row[LABEL_FOR] and row[TAG] == "label":
+                labels_for.setdefault((row[SCOPE], row[LABEL_FOR]), []).append(index)
+            if row[ARIA_OWNS]:
                 owners.append(index)
         # aria-owns (ARIA 1.2 §6.6.4): owned elements become the owner's last children in
         # the accessibility tree and leave their DOM parent there.
@@ -209,6 +218,20 @@ class DocumentIndex:
         """Rendered text of a subtree, text nodes in order, blocks separated by spaces."""
         out: list[str] = []
         size = 0
+        if not self.children[index] and not self.owner_of:
+            # An element without element children (most table cells, links, buttons): its
+            # text parts in order, as the walk below would take them, without the stack.
+            row = self.rows[index]
+            if row[F.TAG] in _NEVER_TEXT:
+                return ""
+            parts = row[F.TEXT_PARTS]
+            texts = parts[1::2] if parts else []
+            for text in ([" ", *texts, " "] if row[F.DISPLAY] not in _INLINE_DISPLAYS else texts):
+                if size >= limit:
+                    break
+                out.append(text)
+                size += len(text)
+            return squash("".join(out))[:limit]
         stack: list[Any] = [index]
         while stack and size < limit:
             item = stack.pop()

@@ -45,6 +45,8 @@ def estimate_tokens(text: str) -> int:
 
 
 def _quote(text: str, limit: int = 80) -> str:
+    if "\\" not in text and '"' not in text and "\n" not in text:
+        return '"' + text[:limit] + '"'  # nothing to escape (most labels)
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")[:limit] + '"'
 
 

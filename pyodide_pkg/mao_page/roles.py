@@ -116,9 +116,20 @@ def _focusable(row: list[Any]) -> bool:
     return (tag in ("a", "area") and bool(row[F.HREF])) or bool(row[F.CONTENTEDITABLE])
 
 
+# Tags implicit_role decides by more than the tag table.
+_ATTRIBUTE_ROLE_TAGS = frozenset({"a", "area", "input", "select", "img", "section", "form"})
+
+
 def implicit_role(row: list[Any]) -> str:
     """HTML-AAM implicit role of an element, from its tag and attributes."""
     tag = row[F.TAG]
+    if tag not in _ATTRIBUTE_ROLE_TAGS:
+        # The common case, run for most rows of a scan: the tag table, or a textbox for an
+        # editable element the table does not name (the last two steps below).
+        role = _TAG_ROLES.get(tag)
+        if role is not None:
+            return role
+        return "textbox" if row[F.CONTENTEDITABLE] else ""
     if tag == "a" or tag == "area":
         return "link" if row[F.HREF] else ""
     if tag == "input":
@@ -140,7 +151,11 @@ def implicit_role(row: list[Any]) -> str:
 
 
 def role_of(row: list[Any]) -> str:
-    return explicit_role(row) or implicit_role(row)
+    if row[F.ROLE]:
+        role = explicit_role(row)
+        if role:
+            return role
+    return implicit_role(row)
 
 
 def kind_of(role: str, row: list[Any]) -> str:

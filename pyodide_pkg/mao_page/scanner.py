@@ -208,30 +208,32 @@ class Geometry:
         transparent = [False] * count
         frame_of = [0] * count
         scopes_count = len(scope_frame)
+        # Every row of a scan passes here: columns in locals.
+        SCOPE, PARENT, POSITION, OPACITY, FRAME, OVERFLOW, TAG = F.SCOPE, F.PARENT, F.POSITION, F.OPACITY, F.FRAME, F.OVERFLOW, F.TAG
         for index, row in enumerate(rows):
-            scope = row[F.SCOPE]
+            scope = row[SCOPE]
             frame = frame_of[index] = scope_frame[scope] if scope < scopes_count else 0
-            parent = row[F.PARENT]
-            position = row[F.POSITION]
+            parent = row[PARENT]
+            position = row[POSITION]
             if parent < 0:
                 inherited = no_clip
-                transparent[index] = row[F.OPACITY] <= 0
+                transparent[index] = row[OPACITY] <= 0
             else:
-                transparent[index] = transparent[parent] or row[F.OPACITY] <= 0
+                transparent[index] = transparent[parent] or row[OPACITY] <= 0
                 if position == "absolute":
                     inherited = absolute[parent]
                 elif position == "fixed":
                     inherited = no_clip if frame == 0 else flow[parent]
                 else:
                     inherited = flow[parent]
-                if frame and rows[parent][F.FRAME] == "same":
+                if frame and rows[parent][FRAME] == "same":
                     fx, fy = offsets[frame]
                     box = (fx, fy, fx + frames[frame][F.FRAME_WIDTH], fy + frames[frame][F.FRAME_HEIGHT])
                     inherited = (inherited[0], _intersect(inherited[1], box))
             clip_in[index] = inherited
             own = inherited
-            overflow = row[F.OVERFLOW]
-            if overflow != "visible" and row[F.TAG] not in ("html", "body"):
+            overflow = row[OVERFLOW]
+            if overflow != "visible" and row[TAG] not in ("html", "body"):
                 box = self.box(index, frame)
                 parts = overflow.split()
                 if any(p in _CLIPPING for p in parts):
@@ -329,32 +331,36 @@ def scan_page(
     private = [False] * count
     inside_control = [False] * count
     candidates: list[int] = []
+    # The hot loop of a whole-page scan (every row): columns in locals.
+    PARENT, PRIVACY, INERT, TAG, HREF, FRAME, SHADOW, ROLE, CONTENTEDITABLE = (
+        F.PARENT, F.PRIVACY, F.INERT, F.TAG, F.HREF, F.FRAME, F.SHADOW, F.ROLE, F.CONTENTEDITABLE
+    )
     for index, row in enumerate(rows):
-        parent = row[F.PARENT]
-        privacy = row[F.PRIVACY]
+        parent = row[PARENT]
+        privacy = row[PRIVACY]
         if parent >= 0:
             ignored[index] = ignored[parent] or privacy == "ignore"
-            inert[index] = inert[parent] or row[F.INERT]
+            inert[index] = inert[parent] or row[INERT]
             private[index] = private[parent] or privacy == "private"
             parent_row = rows[parent]
             inside_control[index] = inside_control[parent] or (
-                parent_row[F.TAG] in _NATIVE_CONTROLS and (parent_row[F.TAG] != "a" or bool(parent_row[F.HREF]))
+                parent_row[TAG] in _NATIVE_CONTROLS and (parent_row[TAG] != "a" or bool(parent_row[HREF]))
             )
         else:
             ignored[index] = privacy == "ignore"
-            inert[index] = bool(row[F.INERT])
+            inert[index] = bool(row[INERT])
             private[index] = privacy == "private"
         if ignored[index] or inert[index]:
             continue
-        if row[F.FRAME] == "cross" or row[F.SHADOW] == "closed":
+        if row[FRAME] == "cross" or row[SHADOW] == "closed":
             candidates.append(index)
             continue
         # Only an explicit role can make a non-native element a widget; implicit roles of
         # the native controls are handled by tag in is_interactive.
-        role = explicit_role(row) if row[F.ROLE] else ""
+        role = explicit_role(row) if row[ROLE] else ""
         if is_interactive(index, row, role, doc):
             # A focusable or pointer-only element inside a native control is part of it.
-            if inside_control[index] and row[F.TAG] not in _NATIVE_CONTROLS and not explicit_role(row) and not row[F.CONTENTEDITABLE]:
+            if inside_control[index] and row[TAG] not in _NATIVE_CONTROLS and not explicit_role(row) and not row[CONTENTEDITABLE]:
                 continue
             candidates.append(index)
 
@@ -527,9 +533,13 @@ def _outline(
     """
     rows = doc.rows
     count = len(rows)
+    # Hot loops (every row of a whole-page scan): columns and methods in locals.
+    PARENT, TAG, WIDTH, DISPLAY, ARIA_LABEL, ARIA_LABELLEDBY, TEXT_PARTS = (
+        F.PARENT, F.TAG, F.WIDTH, F.DISPLAY, F.ARIA_LABEL, F.ARIA_LABELLEDBY, F.TEXT_PARTS
+    )
     end = list(range(count))
     for index in range(count - 1, 0, -1):
-        parent = rows[index][F.PARENT]
+        parent = rows[index][PARENT]
         if parent >= 0 and end[index] > end[parent]:
             end[parent] = end[index]
     holds_listed = [False] * count
@@ -537,57 +547,63 @@ def _outline(
         index = start
         while index >= 0 and not holds_listed[index]:
             holds_listed[index] = True
-            index = rows[index][F.PARENT]
+            index = rows[index][PARENT]
     nodes: list[OutlineNode] = []
     # Open containers: (end row, position of its node in `nodes`, depth of its children).
     stack: list[tuple[int, int]] = []
     consumed_until = -1  # rows up to here had their text taken by a line above them
     index = 0
-    hidden, aria_hidden = doc.hidden, doc.aria_hidden
+    hidden, aria_hidden, children = doc.hidden, doc.aria_hidden, doc.children
+    role_of, visible, in_view = doc.role, geometry.visible, geometry.in_view
     while index < count:
         while stack and index > stack[-1][0]:
             stack.pop()
         row = rows[index]
-        if ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or row[F.TAG] in _NO_OUTLINE_TAGS:
+        if ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or row[TAG] in _NO_OUTLINE_TAGS:
             index = end[index] + 1
             continue
         depth = len(stack)
-        if index in listed:
-            nodes.append(OutlineNode("element", depth, element=listed[index], in_viewport=geometry.in_view(index)))
+        position = listed.get(index)
+        if position is not None:
+            nodes.append(OutlineNode("element", depth, element=position, in_viewport=in_view(index)))
             if end[index] > index:
                 stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
             index += 1
             continue
-        if not holds_listed[index] and (index <= consumed_until or row[F.WIDTH] <= 0 and row[F.DISPLAY] != "contents"):
+        if not holds_listed[index] and (index <= consumed_until or row[WIDTH] <= 0 and row[DISPLAY] != "contents"):
             # Its text is already on a line above (or it has no box); nothing listed inside.
             index = end[index] + 1
             continue
-        role = doc.role(index)
+        role = role_of(index)
         if role == "heading" and index > consumed_until:
-            if geometry.visible(index) and (include_offscreen or geometry.in_view(index)):
-                name = doc.accessible_name(index)[0]
-                if name:
-                    nodes.append(OutlineNode("heading", depth, "heading", _clip_text(name, geometry.in_view(index)),
-                                             in_viewport=geometry.in_view(index), level=heading_level(row)))
-                    stack.append((end[index], len(nodes) - 1))
+            if visible(index):
+                view = in_view(index)
+                if include_offscreen or view:
+                    name = doc.accessible_name(index)[0]
+                    if name:
+                        nodes.append(OutlineNode("heading", depth, "heading", _clip_text(name, view),
+                                                 in_viewport=view, level=heading_level(row)))
+                        stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
             index += 1
             continue
-        if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY] or row[F.TAG] == "fieldset"):
-            name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY] else ""
-            nodes.append(OutlineNode("container", depth, role, _clip_text(name, True), in_viewport=geometry.in_view(index)))
+        if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] or row[TAG] == "fieldset"):
+            name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] else ""
+            nodes.append(OutlineNode("container", depth, role, _clip_text(name, True), in_viewport=in_view(index)))
             stack.append((end[index], len(nodes) - 1))
             index += 1
             continue
         if (
-            index > consumed_until and row[F.DISPLAY] not in _INLINE_DISPLAYS and (row[F.TEXT_PARTS] or doc.children[index])
-            and geometry.visible(index) and (include_offscreen or geometry.in_view(index))
+            index > consumed_until and row[DISPLAY] not in _INLINE_DISPLAYS and (row[TEXT_PARTS] or children[index])
+            and visible(index)
         ):
-            text, last = _block_text(doc, index, listed, end, holds_listed)
-            if text:
-                nodes.append(OutlineNode("text", depth, name=_clip_text(text, geometry.in_view(index)), in_viewport=geometry.in_view(index)))
-                consumed_until = max(consumed_until, last)
+            view = in_view(index)
+            if include_offscreen or view:
+                text, last = _block_text(doc, index, listed, end, holds_listed)
+                if text:
+                    nodes.append(OutlineNode("text", depth, name=_clip_text(text, view), in_viewport=view))
+                    consumed_until = max(consumed_until, last)
         index += 1
     # Drop containers that ended up empty (their children are the nodes deeper right after).
     kept: list[OutlineNode] = []
@@ -612,26 +628,28 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
     rows = doc.rows
     out: list[str] = []
     last = index
-    row_like = rows[index][F.DISPLAY] == "table-row" or doc.role(index) == "row"
+    DISPLAY = F.DISPLAY
+    hidden, aria_hidden, text_content = doc.hidden, doc.aria_hidden, doc.text_content
+    row_like = rows[index][DISPLAY] == "table-row" or doc.role(index) == "row"
     for item in doc.content(index):
         if isinstance(item, str):
             out.append(item)
             continue
         child = rows[item]
-        if doc.hidden[item] or doc.aria_hidden[item] or child[F.TAG] in ("script", "style", "template", "noscript"):
+        if hidden[item] or aria_hidden[item] or child[F.TAG] in ("script", "style", "template", "noscript"):
             last = end[item]
             continue
-        if row_like and child[F.DISPLAY] == "table-cell" and item not in listed:
+        if row_like and child[DISPLAY] == "table-cell" and item not in listed:
             # A cell holding a control is read through the control's own line.
-            cell = "" if holds_listed[item] else doc.text_content(item, limit=TEXT_LINE_LIMIT)
+            cell = "" if holds_listed[item] else text_content(item, limit=TEXT_LINE_LIMIT)
             if out and cell:
                 out.append(" | ")
             out.append(cell)
             last = end[item]
             continue
-        if child[F.DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.role(item) == "heading":
+        if child[DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.role(item) == "heading":
             break
-        out.append(doc.text_content(item, limit=TEXT_LINE_LIMIT) if not holds_listed[item] else "")
+        out.append(text_content(item, limit=TEXT_LINE_LIMIT) if not holds_listed[item] else "")
         last = end[item]
     return squash("".join(out))[:TEXT_LINE_LIMIT * 2], last
 
