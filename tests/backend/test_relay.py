@@ -144,15 +144,23 @@ async def test_malformed_request_id_is_an_invalid_request(relay: Relay) -> None:
     assert page.sent == []
 
 
-async def test_repeated_request_id_in_flight_is_sent_once_and_both_callers_get_the_result(
+async def two_callers_of_one_request(
     relay: Relay,
-) -> None:
-    # SPEC W2
+) -> tuple[str, MemoryTransport, asyncio.Task[PageToolResult], asyncio.Task[PageToolResult]]:
+    """Two callers of page_fill with the same requestId "r1", both waiting on the page."""
     session_id, page = await attach(relay)
     first = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
     second = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
     await page.wait_for("page_tool_request")
     await asyncio.sleep(0.01)
+    return session_id, page, first, second
+
+
+async def test_repeated_request_id_in_flight_is_sent_once_and_both_callers_get_the_result(
+    relay: Relay,
+) -> None:
+    # SPEC W2
+    session_id, page, first, second = await two_callers_of_one_request(relay)
     relay.accept_result(session_id, ok("r1"))
     assert (await first) == (await second)
     assert len(page.of_type("page_tool_request")) == 1
@@ -419,11 +427,7 @@ async def test_cancelled_caller_leaves_the_request_and_a_repeat_caller_alone(
 ) -> None:
     # The HTTP client of the first call went away; the page's work and the second caller of
     # the same requestId are unaffected (SPEC W2).
-    session_id, page = await attach(relay)
-    first = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
-    second = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
-    await page.wait_for("page_tool_request")
-    await asyncio.sleep(0.01)
+    session_id, page, first, second = await two_callers_of_one_request(relay)
     first.cancel()
     await asyncio.sleep(0.01)
     relay.accept_result(session_id, ok("r1"))
