@@ -10,8 +10,8 @@ puts a record on a queue, so a slow disk (fsync on a WAL checkpoint) never stall
 traffic; the thread commits whatever has queued up together (group commit: one INSERT, which in
 autocommit mode is one transaction, per up to 500 records).
 
-Durability. ``record`` is fire-and-forget. ``record_committed`` returns a future that resolves
-(``record_then`` calls a function) once the record's transaction has committed; the relay
+Durability. ``record`` is fire-and-forget. ``record_then`` calls a function once the record's
+transaction has committed; the relay
 answers a tool call only after that, so a tool call an agent saw answered is on disk (in the WAL) even if the process is killed
 the next instant (``kill -9``; tested in ``tests/backend/test_chaos.py``). "Acknowledged"
 means exactly that: the agent received the result. ``synchronous=NORMAL`` is the documented
@@ -139,28 +139,18 @@ class AuditLog:
             return
         self._enqueue(AuditRecord(event=event, at=values.pop("at", time.time()), **values))
 
-    def record_committed(self, event: AuditEvent, **values: Any) -> asyncio.Future[None]:
-        """Like ``record``, but the returned future (of the calling event loop) resolves once
-        the record is committed. Call it from a running loop.
-
-        It fails with ``sqlite3.Error`` if the write failed, and resolves at once (nothing
-        written) after ``close``. The writer wakes each waiting loop once per transaction,
-        not once per record: per-record wake-ups cost a third of the relay's throughput.
-        """
-        committed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.record_then(functools.partial(_settle_future, committed), event, **values)
-        return committed
-
     def record_then(
         self,
         on_commit: Callable[[sqlite3.Error | None], None],
         event: AuditEvent,
         **values: Any,
     ) -> None:
-        """Like ``record_committed`` with a callback instead of a future: ``on_commit(None)``
-        (or ``on_commit(error)`` if the write failed) runs on the calling loop once the record
-        is committed, directly from the writer's hand-back. A future's done-callbacks run one
-        loop iteration later each, and under load an iteration takes milliseconds (issue 7).
+        """Like ``record``, and ``on_commit(None)`` (or ``on_commit(error)`` if the write
+        failed) runs on the calling loop once the record is committed, directly from the
+        writer's hand-back; call it from a running loop. The writer wakes each waiting loop
+        once per transaction, not once per record: per-record wake-ups cost a third of the
+        relay's throughput. A callback, not a future: a future's done-callbacks run one loop
+        iteration later each, and under load an iteration takes milliseconds (issue 7).
         After ``close`` it is called at once, nothing written."""
         if self._closed:
             on_commit(None)
@@ -342,12 +332,3 @@ def _run_callbacks(
         except Exception:
             # One waiter's failure must not keep the others waiting.
             logger.exception("audit commit callback failed")
-
-
-def _settle_future(committed: asyncio.Future[None], error: sqlite3.Error | None) -> None:
-    if committed.done():
-        return
-    if error is None:
-        committed.set_result(None)
-    else:
-        committed.set_exception(error)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 from mao_embed.audit import AuditEvent, AuditLog
 
@@ -63,14 +65,28 @@ def test_records_after_close_are_dropped_quietly(tmp_path: Path) -> None:
     log.record(AuditEvent.SESSION_CONNECTED, session_id="late")
 
 
-async def test_record_committed_resolves_once_another_connection_can_read_it(
+async def committed(log: AuditLog, event: AuditEvent, **values: Any) -> None:
+    """``record_then``, awaited: returns once the commit callback ran (raises its error)."""
+    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def on_commit(error: sqlite3.Error | None) -> None:
+        if error is None:
+            done.set_result(None)
+        else:
+            done.set_exception(error)
+
+    log.record_then(on_commit, event, **values)
+    await done
+
+
+async def test_record_then_calls_back_once_another_connection_can_read_it(
     tmp_path: Path,
 ) -> None:
-    # SPEC P6: the relay holds a tool call's answer on this future, so once it resolves the
+    # SPEC P6: the relay holds a tool call's answer until this callback, so once it runs the
     # record must be on disk for any reader (and so for a restart after kill -9).
     log = AuditLog(tmp_path / "audit.db")
     try:
-        await log.record_committed(AuditEvent.TOOL_CALL, request_id="r-1", code="ok")
+        await committed(log, AuditEvent.TOOL_CALL, request_id="r-1", code="ok")
         with sqlite3.connect(tmp_path / "audit.db") as reader:
             rows = reader.execute("SELECT request_id FROM audit").fetchall()
         assert rows == [("r-1",)]
@@ -78,7 +94,7 @@ async def test_record_committed_resolves_once_another_connection_can_read_it(
         log.close()
 
 
-async def test_record_committed_after_close_resolves_without_writing(tmp_path: Path) -> None:
+async def test_record_then_after_close_calls_back_without_writing(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.db")
     log.close()
-    await log.record_committed(AuditEvent.TOOL_CALL, request_id="r-2")
+    await committed(log, AuditEvent.TOOL_CALL, request_id="r-2")
