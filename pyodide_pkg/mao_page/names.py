@@ -191,18 +191,14 @@ class DocumentIndex:
         return out
 
     def _owned_content(self, index: int, parts: list[Any], kids: list[int]):
-        """``content`` on a page with aria-owns."""
-        owner_of = self.owner_of
-        if owner_of:
-            # aria-owns: a child owned by another element is read there; owned ones come last.
-            if not parts:
-                yield from (kid for kid in kids if owner_of.get(kid, index) == index and kid not in self.owns.get(index, ()))
-                yield from self.owns.get(index, ())
-                return
-            kids = [kid if owner_of.get(kid, index) == index and kid not in self.owns.get(index, ()) else -1 for kid in kids]
+        """``content`` on a page with aria-owns: a child owned by another element is read
+        there; the elements this one owns come last."""
+        owner_of, owned = self.owner_of, self.owns.get(index, ())
         if not parts:
-            yield from kids
+            yield from (kid for kid in kids if owner_of.get(kid, index) == index and kid not in owned)
+            yield from owned
             return
+        kids = [kid if owner_of.get(kid, index) == index and kid not in owned else -1 for kid in kids]
         position = 0
         for at in range(0, len(parts), 2):
             while position < parts[at] and position < len(kids):
@@ -211,8 +207,7 @@ class DocumentIndex:
                 position += 1
             yield parts[at + 1]
         yield from (kid for kid in kids[position:] if kid >= 0)
-        if owner_of:
-            yield from self.owns.get(index, ())
+        yield from owned
 
     def text_content(self, index: int, *, skip_hidden: bool = True, limit: int = 400) -> str:
         """Rendered text of a subtree, text nodes in order, blocks separated by spaces."""
