@@ -353,6 +353,21 @@ function surelyHasText(el) {
   return false;
 }
 
+// Where an element's name (and, with more attributes, its description or owned children)
+// may come from: its <label>s, then the elements its idref `attributes` point to, in order,
+// looked up in the element's own tree scope.
+function nameSources(el, attributes) {
+  const sources = [...(el.labels || [])];
+  const root = el.getRootNode();
+  for (const name of attributes) {
+    for (const id of (el.getAttribute(name) || "").split(/\s+/)) {
+      const target = id && root.getElementById ? root.getElementById(id) : null;
+      if (target) sources.push(target);
+    }
+  }
+  return sources;
+}
+
 function viewportKeep(doc, exclude) {
   const win = doc.defaultView;
   const width = win.innerWidth;
@@ -419,16 +434,11 @@ function viewportKeep(doc, exclude) {
     const i = position.get(el);
     return i === undefined ? -1 : i;
   };
-  const keepTargets = (el, attributes) => {
-    const root = el.getRootNode();
-    for (const name of attributes) {
-      const value = el.getAttribute(name);
-      if (!value) continue;
-      for (const id of value.split(/\s+/)) {
-        const target = id && root.getElementById ? root.getElementById(id) : null;
-        const row = target ? rowOf(target) : -1;
-        if (row >= 0) keepSubtree(row);
-      }
+  // Names, descriptions and owned children of any element may come from elsewhere.
+  const keepNameSources = (el) => {
+    for (const source of nameSources(el, REFERENCE_ATTRIBUTES)) {
+      const row = rowOf(source);
+      if (row >= 0) keepSubtree(row);
     }
   };
   const listed = []; // rows that may be listed: their nearby text is kept below
@@ -437,17 +447,14 @@ function viewportKeep(doc, exclude) {
     keepWithAncestors(i);
     const el = all[i];
     const tag = el.localName;
-    // Names, descriptions and owned children of any element may come from elsewhere.
-    keepTargets(el, REFERENCE_ATTRIBUTES);
-    if (el.labels && el.labels.length) for (const label of el.labels) { const row = rowOf(label); if (row >= 0) keepSubtree(row); }
+    keepNameSources(el);
     // A custom checkbox: the visible label stands for a hidden real input.
     if (tag === "label" && el.control) {
       const row = rowOf(el.control);
       if (row >= 0) {
         keepSubtree(row);
         listed.push(row);
-        for (const label of el.control.labels || []) { const at = rowOf(label); if (at >= 0) keepSubtree(at); }
-        keepTargets(el.control, REFERENCE_ATTRIBUTES);
+        keepNameSources(el.control);
       }
     }
     // Form ownership (SPEC S2): form="id" may point anywhere.
@@ -529,12 +536,7 @@ function collectNameSources(el, limit) {
     }
   };
   walk(el);
-  for (const label of el.labels || []) walk(label);
-  const root = el.getRootNode();
-  for (const id of (el.getAttribute("aria-labelledby") || "").split(/\s+/)) {
-    const target = id && root.getElementById ? root.getElementById(id) : null;
-    if (target) walk(target);
-  }
+  for (const source of nameSources(el, ["aria-labelledby"])) walk(source);
   return { nodes, facts, roots, hidden, aliases };
 }
 
