@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from mao_page import scanner
 from mao_page.roles import WIDGET_ROLES
 
 COLLECT_JS = Path(__file__).resolve().parents[2] / "loader_js" / "primitives" / "collect.js"
@@ -21,3 +22,11 @@ def _js_string_set(name: str) -> set[str]:
 
 def test_widget_roles_in_the_page_walk_are_the_scanners() -> None:  # SPEC S1
     assert _js_string_set("WIDGET_ROLE_NAMES") == set(WIDGET_ROLES)
+
+
+def test_listable_tags_in_the_page_walk_cover_the_scanners_native_controls() -> None:  # SPEC S1, S4
+    # mayBeListed keeps every element the scanner may list by its tag alone (is_interactive's
+    # native controls, every <input> but type=hidden, frames for their placeholders); a tag
+    # missing here would leave an in-viewport control's subtree (its name) unread.
+    listable = _js_string_set("LISTABLE_TAGS")
+    assert scanner._NATIVE_INTERACTIVE | {"input", "iframe", "frame"} <= listable
