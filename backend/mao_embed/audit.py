@@ -11,7 +11,7 @@ records made elsewhere (the CLI, synchronous tests) are committed at once by the
 earlier design handed batches to a writer thread: at 1,000 tool calls/s the thread used ~75 us
 of CPU per call and the loop thread as much again to hand batches over and take answers back,
 while a one-row commit costs ~40 us; committing on the loop cut the server's CPU per call by
-~17% and its p99 latency ~3x (issue 7, bench/README.md). In WAL mode with ``synchronous=NORMAL`` a commit appends to the WAL
+13-17% in alternated benchmark series (issue 7, bench/README.md, relay_load fourth round). In WAL mode with ``synchronous=NORMAL`` a commit appends to the WAL
 file without fsync; the fsyncs happen in checkpoints, and those run on a checkpoint thread with
 its own connection (the committing connection has ``wal_autocheckpoint=0``), so a slow disk
 does not stall the loop on a checkpoint. The loop does wait for a commit's ``write`` calls,
