@@ -24,7 +24,19 @@ Memory per idle session = (server RSS with N sessions connected and idle - RSS b
 on a fresh server per session count. "held" = sessions the server lists in
 ``GET /api/sessions`` after connecting, and still lists after the load.
 
-Both processes share a 2-core machine with whatever else runs; the load average is recorded.
+**CPU per call.** Both processes share a 2-core machine with whatever else runs (the load
+average is recorded), so the closed loop's calls/s is bounded by the server *and* the
+generator together: the generator spends about as much CPU per call as a bare echo server, so
+the echo's maximum says more about the generator than about the echo. The relay's cost is
+therefore also measured as server CPU time per call: utime + stime of the server process (all
+threads, and its event-loop thread alone) from ``/proc/<pid>/stat`` over each phase, divided
+by the calls in it. The open loop's figure is the headline: the same calls at the same rate
+for both servers, so it compares the same work. The generator records its own CPU share of
+each phase (near 1.0 = it, not the server, set the pace).
+
+**Rounds.** Each session count is measured ``--relay-rounds`` times, mao and echo alternating
+(mao first in odd rounds, echo first in even ones), each on a fresh server, so both see the
+same machine state; the summary gives the medians over rounds and the ratios of the medians.
 """
 
 from __future__ import annotations
@@ -36,6 +48,7 @@ import itertools
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -64,6 +77,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="seconds per load phase (default 6)")
     group.add_argument("--relay-rate", type=float, default=1000.0,
                        help="open-loop calls per second (default 1000)")
+    group.add_argument("--relay-rounds", type=int, default=3,
+                       help="mao/echo rounds per session count, alternating (default 3)")
 
 
 # --------------------------------------------------------------------------- servers
@@ -161,6 +176,42 @@ def _serve_echo() -> None:
 
 
 # --------------------------------------------------------------------------- load generator
+
+
+_CLOCK_TICK_S = 1 / os.sysconf("SC_CLK_TCK")
+
+
+def _cpu_seconds(stat_path: str) -> float:
+    """utime + stime from a ``/proc/.../stat`` file (fields 14 and 15 of proc(5)); the
+    fields are counted after the command name, which may itself hold spaces."""
+    fields = Path(stat_path).read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) * _CLOCK_TICK_S
+
+
+class _CpuMeter:
+    """CPU time of the server process (all threads; its main thread, which runs the event
+    loop) and of this generator over one phase."""
+
+    def __init__(self, server_pid: int) -> None:
+        self._process = f"/proc/{server_pid}/stat"
+        self._main_thread = f"/proc/{server_pid}/task/{server_pid}/stat"
+        self._start = self._sample()
+
+    def _sample(self) -> tuple[float, float, float, float]:
+        return (_cpu_seconds(self._process), _cpu_seconds(self._main_thread),
+                time.process_time(), time.perf_counter())
+
+    def stop(self, calls: int) -> dict[str, float]:
+        server, main_thread, generator, wall = (
+            end - start for end, start in zip(self._sample(), self._start, strict=True)
+        )
+        return {
+            "serverCpuUsPerCall": server / max(calls, 1) * 1e6,
+            "serverMainThreadCpuUsPerCall": main_thread / max(calls, 1) * 1e6,
+            "serverCpuShare": server / wall,
+            "generatorCpuShare": generator / wall,
+        }
+
 
 
 class _Page:
@@ -285,6 +336,7 @@ async def _loadgen(args: argparse.Namespace) -> dict[str, Any]:
     await asyncio.gather(*(one_call(time.perf_counter(), []) for _ in range(200)))
 
     open_latencies: list[float] = []
+    open_cpu = _CpuMeter(args.server_pid)
     interval = 1.0 / args.rate
     calls: list[asyncio.Task[None]] = []
     loop = asyncio.get_running_loop()
@@ -300,6 +352,7 @@ async def _loadgen(args: argparse.Namespace) -> dict[str, Any]:
         n += 1
     await asyncio.gather(*calls)
     open_elapsed = time.perf_counter() - t0
+    open_cpu_figures = open_cpu.stop(len(open_latencies))
     open_errors, errors = errors, 0
 
     closed_latencies: list[float] = []
@@ -309,9 +362,11 @@ async def _loadgen(args: argparse.Namespace) -> dict[str, Any]:
         while time.perf_counter() < stop_at:
             await one_call(time.perf_counter(), closed_latencies)
 
+    closed_cpu = _CpuMeter(args.server_pid)
     t1 = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(POOL)))
     closed_elapsed = time.perf_counter() - t1
+    closed_cpu_figures = closed_cpu.stop(len(closed_latencies))
     held_after = await _count_sessions(pool)
     for page in pages:
         await page.socket.close()
@@ -328,6 +383,7 @@ async def _loadgen(args: argparse.Namespace) -> dict[str, Any]:
             "p50Ms": percentile(open_latencies, 50),
             "p99Ms": percentile(open_latencies, 99),
             "maxMs": max(open_latencies, default=None),
+            **open_cpu_figures,
         },
         "closed": {
             "inFlight": POOL,
@@ -336,6 +392,7 @@ async def _loadgen(args: argparse.Namespace) -> dict[str, Any]:
             "errors": errors,
             "p50Ms": percentile(closed_latencies, 50),
             "p99Ms": percentile(closed_latencies, 99),
+            **closed_cpu_figures,
         },
     }
 
@@ -393,7 +450,8 @@ def _measure(mode: str, sessions: int, seconds: float, rate: float, tmp: Path,
         time.sleep(0.5)
         rss_before = _rss_bytes(server.pid)
         loadgen = _spawn("loadgen", "--url", url, "--sessions", str(sessions),
-                         "--seconds", str(seconds), "--rate", str(rate))
+                         "--seconds", str(seconds), "--rate", str(rate),
+                         "--server-pid", str(server.pid))
         assert loadgen.stdout is not None and loadgen.stdin is not None
         line = loadgen.stdout.readline()
         if json.loads(line or "{}").get("phase") != "connected":
@@ -425,65 +483,101 @@ def run(ctx: RunContext) -> dict[str, Any]:
     levels = [int(n) for n in str(options.get("relay_sessions", "100,500,1000")).split(",")]
     seconds = float(options.get("relay_seconds", 6.0))
     rate = float(options.get("relay_rate", 1000.0))
+    rounds = int(options.get("relay_rounds", 3))
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="mao-relay-load-") as tmp:
         for sessions in levels:
-            for mode in ("mao", "echo"):
-                ctx.log(f"[relay_load] {mode}: {sessions} sessions")
-                results.append(_measure(mode, sessions, seconds, rate, Path(tmp)))
+            for round_index in range(rounds):
+                # Alternate which server goes first, so neither always meets the machine
+                # state the other left behind.
+                for mode in ("mao", "echo") if round_index % 2 == 0 else ("echo", "mao"):
+                    ctx.log(f"[relay_load] {mode}: {sessions} sessions, "
+                            f"round {round_index + 1}/{rounds}")
+                    result = _measure(mode, sessions, seconds, rate, Path(tmp))
+                    result["round"] = round_index
+                    results.append(result)
         # The price of holding answers until their audit record committed (SPEC P6).
         middle = levels[len(levels) // 2]
         ctx.log(f"[relay_load] mao without durable audit: {middle} sessions")
         results.append(_measure("mao", middle, seconds, rate, Path(tmp), durable=False))
     return {
-        "config": {"runs": 1, "sessionLevels": levels, "seconds": seconds, "openLoopRate": rate,
-                   "pool": POOL},
+        "config": {"runs": 1, "rounds": rounds, "sessionLevels": levels, "seconds": seconds,
+                   "openLoopRate": rate, "pool": POOL},
         "summary": _summary(results),
         "results": results,
     }
 
 
-def _find(results: list[dict[str, Any]], mode: str, sessions: int,
-          durable: bool = True) -> dict[str, Any] | None:
-    for result in results:
-        if (result["mode"], result["sessions"], result["durableAudit"]) == (mode, sessions,
-                                                                            durable):
-            return result
-    return None
+def _select(results: list[dict[str, Any]], mode: str, sessions: int,
+            durable: bool = True) -> list[dict[str, Any]]:
+    return [r for r in results
+            if (r["mode"], r["sessions"], r["durableAudit"]) == (mode, sessions, durable)]
+
+
+def _median(rows: list[dict[str, Any]], phase: str, key: str) -> float:
+    return statistics.median(row[phase][key] for row in rows)
 
 
 def _summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     levels = sorted({r["sessions"] for r in results})
     out: dict[str, Any] = {"levels": {}}
     for sessions in levels:
-        mao, echo = _find(results, "mao", sessions), _find(results, "echo", sessions)
-        if mao is None or echo is None:
+        mao, echo = _select(results, "mao", sessions), _select(results, "echo", sessions)
+        if not mao or not echo:
             continue
+        cpu = _median(mao, "open", "serverCpuUsPerCall")
+        echo_cpu = _median(echo, "open", "serverCpuUsPerCall")
+        paired = {r["round"]: r for r in echo}
         out["levels"][str(sessions)] = {
-            "held": mao["heldAfter"] == sessions and mao["heldBefore"] == sessions,
-            "openCallsPerS": mao["open"]["callsPerS"],
-            "p50Ms": mao["open"]["p50Ms"],
-            "p99Ms": mao["open"]["p99Ms"],
-            "maxCallsPerS": mao["closed"]["callsPerS"],
-            "echoP50Ms": echo["open"]["p50Ms"],
-            "echoP99Ms": echo["open"]["p99Ms"],
-            "echoMaxCallsPerS": echo["closed"]["callsPerS"],
-            # Cost of our relay: per-call server work, from the saturated throughputs.
-            "costRatio": echo["closed"]["callsPerS"] / mao["closed"]["callsPerS"],
-            "p50Ratio": mao["open"]["p50Ms"] / echo["open"]["p50Ms"],
-            "memoryPerIdleSession": mao["memoryPerIdleSession"],
-            "echoMemoryPerIdleSession": echo["memoryPerIdleSession"],
-            "errors": mao["open"]["errors"] + mao["closed"]["errors"],
+            "rounds": len(mao),
+            "held": all(r["heldAfter"] == sessions and r["heldBefore"] == sessions for r in mao),
+            "openCallsPerS": _median(mao, "open", "callsPerS"),
+            "p50Ms": _median(mao, "open", "p50Ms"),
+            "p99Ms": _median(mao, "open", "p99Ms"),
+            "maxCallsPerS": _median(mao, "closed", "callsPerS"),
+            "echoP50Ms": _median(echo, "open", "p50Ms"),
+            "echoP99Ms": _median(echo, "open", "p99Ms"),
+            "echoMaxCallsPerS": _median(echo, "closed", "callsPerS"),
+            # Saturated throughputs: bounded by server and generator together on 2 cores.
+            "costRatio": _median(echo, "closed", "callsPerS") / _median(mao, "closed",
+                                                                        "callsPerS"),
+            # Server CPU per call at the same fixed rate: the relay's own cost.
+            "cpuUsPerCall": cpu,
+            "echoCpuUsPerCall": echo_cpu,
+            "cpuCostRatio": cpu / echo_cpu,
+            "cpuCostRatioPerRound": [
+                r["open"]["serverCpuUsPerCall"] / paired[r["round"]]["open"]["serverCpuUsPerCall"]
+                for r in mao if r["round"] in paired
+            ],
+            "mainThreadCpuUsPerCall": _median(mao, "open", "serverMainThreadCpuUsPerCall"),
+            "echoMainThreadCpuUsPerCall": _median(echo, "open", "serverMainThreadCpuUsPerCall"),
+            "closedCpuUsPerCall": _median(mao, "closed", "serverCpuUsPerCall"),
+            "echoClosedCpuUsPerCall": _median(echo, "closed", "serverCpuUsPerCall"),
+            "closedServerCpuShare": _median(mao, "closed", "serverCpuShare"),
+            "echoClosedServerCpuShare": _median(echo, "closed", "serverCpuShare"),
+            "closedGeneratorCpuShare": _median(mao, "closed", "generatorCpuShare"),
+            "echoClosedGeneratorCpuShare": _median(echo, "closed", "generatorCpuShare"),
+            "p50Ratio": _median(mao, "open", "p50Ms") / _median(echo, "open", "p50Ms"),
+            "memoryPerIdleSession": statistics.median(r["memoryPerIdleSession"] for r in mao),
+            "echoMemoryPerIdleSession": statistics.median(
+                r["memoryPerIdleSession"] for r in echo
+            ),
+            "loadAverage1m": [min(min(r["loadAverage1m"]) for r in mao + echo),
+                              max(max(r["loadAverage1m"]) for r in mao + echo)],
+            "errors": sum(r["open"]["errors"] + r["closed"]["errors"] for r in mao),
         }
     plain = [r for r in results if not r["durableAudit"]]
     if plain:
-        durable = _find(results, "mao", plain[0]["sessions"])
-        if durable is not None:
+        durable = _select(results, "mao", plain[0]["sessions"])
+        if durable:
             out["durableAuditCost"] = {
                 "sessions": plain[0]["sessions"],
-                "p50Ms": [durable["open"]["p50Ms"], plain[0]["open"]["p50Ms"]],
-                "p99Ms": [durable["open"]["p99Ms"], plain[0]["open"]["p99Ms"]],
-                "maxCallsPerS": [durable["closed"]["callsPerS"], plain[0]["closed"]["callsPerS"]],
+                "p50Ms": [_median(durable, "open", "p50Ms"), plain[0]["open"]["p50Ms"]],
+                "p99Ms": [_median(durable, "open", "p99Ms"), plain[0]["open"]["p99Ms"]],
+                "maxCallsPerS": [_median(durable, "closed", "callsPerS"),
+                                 plain[0]["closed"]["callsPerS"]],
+                "cpuUsPerCall": [_median(durable, "open", "serverCpuUsPerCall"),
+                                 plain[0]["open"]["serverCpuUsPerCall"]],
             }
     out["memoryPerIdleSession"] = describe(
         r["memoryPerIdleSession"] for r in results if r["mode"] == "mao"
@@ -495,8 +589,8 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     levels = result["summary"]["levels"]
     return {
         level: {k: levels[level][k] for k in ("held", "openCallsPerS", "p50Ms", "p99Ms",
-                                               "maxCallsPerS", "costRatio",
-                                               "memoryPerIdleSession")}
+                                               "maxCallsPerS", "costRatio", "cpuUsPerCall",
+                                               "cpuCostRatio", "memoryPerIdleSession")}
         for level in levels
     }
 
@@ -509,15 +603,25 @@ def summary_table(result: dict[str, Any]) -> str:
             f"{row['openCallsPerS']:,.0f}", f"{row['p50Ms']:.1f}", f"{row['p99Ms']:.1f}",
             f"{row['echoP50Ms']:.1f}", f"{row['echoP99Ms']:.1f}",
             f"{row['maxCallsPerS']:,.0f}", f"{row['echoMaxCallsPerS']:,.0f}",
-            fmt_ratio(row["costRatio"]), f"{row['memoryPerIdleSession'] / 1024:,.1f} kB",
-            f"{row['echoMemoryPerIdleSession'] / 1024:,.1f} kB", str(row["errors"]),
+            fmt_ratio(row["costRatio"]),
+            f"{row['cpuUsPerCall']:,.0f} ({row['mainThreadCpuUsPerCall']:,.0f})",
+            f"{row['echoCpuUsPerCall']:,.0f} ({row['echoMainThreadCpuUsPerCall']:,.0f})",
+            fmt_ratio(row["cpuCostRatio"]),
+            f"{row['closedGeneratorCpuShare']:.2f} / {row['echoClosedGeneratorCpuShare']:.2f}",
+            f"{row['memoryPerIdleSession'] / 1024:,.1f} kB",
+            f"{row['echoMemoryPerIdleSession'] / 1024:,.1f} kB",
+            "{:.1f}-{:.1f}".format(*row["loadAverage1m"]), str(row["errors"]),
         ])
-    text = "relay_load: open loop at {:,.0f} calls/s, {:.0f} s per phase\n".format(
-        result["config"]["openLoopRate"], result["config"]["seconds"]
+    config = result["config"]
+    text = (
+        f"relay_load: open loop at {config['openLoopRate']:,.0f} calls/s, "
+        f"{config['seconds']:.0f} s per phase, medians of {config.get('rounds', 1)} "
+        "alternating rounds\n"
     ) + table(
         ["sessions", "held", "calls/s", "p50 ms", "p99 ms", "echo p50", "echo p99",
-         "max calls/s", "echo max", "cost (echo/mao max)", "RSS/idle session", "echo RSS",
-         "errors"],
+         "max calls/s", "echo max", "cost (echo/mao max)", "CPU us/call (loop)",
+         "echo CPU us/call", "CPU cost (mao/echo)", "generator CPU closed (mao/echo)",
+         "RSS/idle session", "echo RSS", "load avg", "errors"],
         rows,
     )
     cost = result["summary"].get("durableAuditCost")
@@ -526,7 +630,8 @@ def summary_table(result: dict[str, Any]) -> str:
             f"\ndurable audit at {cost['sessions']} sessions (with / without): "
             f"p50 {cost['p50Ms'][0]:.1f} / {cost['p50Ms'][1]:.1f} ms, "
             f"p99 {cost['p99Ms'][0]:.1f} / {cost['p99Ms'][1]:.1f} ms, "
-            f"max {cost['maxCallsPerS'][0]:,.0f} / {cost['maxCallsPerS'][1]:,.0f} calls/s"
+            f"max {cost['maxCallsPerS'][0]:,.0f} / {cost['maxCallsPerS'][1]:,.0f} calls/s, "
+            f"CPU {cost['cpuUsPerCall'][0]:,.0f} / {cost['cpuUsPerCall'][1]:,.0f} us/call"
         )
     return text
 
@@ -548,6 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     loadgen.add_argument("--sessions", type=int, required=True)
     loadgen.add_argument("--seconds", type=float, required=True)
     loadgen.add_argument("--rate", type=float, required=True)
+    loadgen.add_argument("--server-pid", type=int, required=True)
     standalone = commands.add_parser("standalone")
     add_arguments(standalone)
     args = parser.parse_args(argv)

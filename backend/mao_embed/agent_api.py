@@ -100,10 +100,11 @@ class AgentApi:
         self._relay = relay
 
     def routes(self) -> list[Route]:
+        # Tool calls first: the router tries routes in order (``app.create_app``).
         return [
+            Route("/api/sessions/{session_id}/tools/{tool}", self.call_tool, methods=["POST"]),
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/tools", self.list_tools, methods=["GET"]),
-            Route("/api/sessions/{session_id}/tools/{tool}", self.call_tool, methods=["POST"]),
         ]
 
     async def list_sessions(self, request: Request) -> Response:

@@ -72,11 +72,13 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
         return JSONResponse({"status": "ok", "sessions": len(relay.sessions())})
 
     routes: list[BaseRoute] = [
+        # The router tries routes in order, each with a regex match: the agent API, whose tool
+        # calls are the hot path (issue 7), goes first.
+        *agent_api.routes(),
         Route("/", index, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),
         WebSocketRoute("/ws/sdk", sdk_socket.handle),
         Route("/sdk/{path:path}", assets.serve, methods=["GET", "HEAD", "OPTIONS"]),
-        *agent_api.routes(),
     ]
     routes.extend(mcp.routes())
     if config.demo:

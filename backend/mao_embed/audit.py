@@ -5,19 +5,26 @@ call with its requestId, sessionId, tool, result code and duration; page results
 ignored (late, duplicate, unknown). What is never recorded: token values, tool arguments
 (they may carry what the user typed) and page content.
 
-Writes go through one dedicated thread that owns the SQLite connection. The event loop only
-puts a record on a queue, so a slow disk (fsync on a WAL checkpoint) never stalls WebSocket
-traffic; the thread commits whatever has queued up together (group commit: one INSERT, which in
-autocommit mode is one transaction, per up to 500 records).
+Records made on an event loop are committed on that loop's thread, once per loop iteration
+(group commit: one INSERT, which in autocommit mode is one transaction, per up to 500 records);
+records made elsewhere (the CLI, synchronous tests) are committed at once by the caller. An
+earlier design handed batches to a writer thread: at 1,000 tool calls/s the thread used ~75 us
+of CPU per call and the loop thread as much again to hand batches over and take answers back,
+while a one-row commit costs ~40 us; committing on the loop cut the server's CPU per call by
+13-17% in alternated benchmark series (issue 7, bench/README.md, relay_load fourth round). In WAL mode with ``synchronous=NORMAL`` a commit appends to the WAL
+file without fsync; the fsyncs happen in checkpoints, and those run on a checkpoint thread with
+its own connection (the committing connection has ``wal_autocheckpoint=0``), so a slow disk
+does not stall the loop on a checkpoint. The loop does wait for a commit's ``write`` calls,
+and at most ``_BUSY_TIMEOUT_S`` for another process's write lock on the same file.
 
 Durability. ``record`` is fire-and-forget. ``record_then`` calls a function once the record's
-transaction has committed; the relay
-answers a tool call only after that, so a tool call an agent saw answered is on disk (in the WAL) even if the process is killed
-the next instant (``kill -9``; tested in ``tests/backend/test_chaos.py``). "Acknowledged"
-means exactly that: the agent received the result. ``synchronous=NORMAL`` is the documented
-safe setting for WAL: a committed transaction survives a process crash; only an OS crash or
-power loss may lose the last transactions, never corrupt the file. Records that are only
-``record``-ed (connections, refusals) may be lost in the last few milliseconds before a crash.
+transaction has committed; the relay answers a tool call only after that, so a tool call an
+agent saw answered is on disk (in the WAL) even if the process is killed the next instant
+(``kill -9``; tested in ``tests/backend/test_chaos.py``). "Acknowledged" means exactly that:
+the agent received the result. ``synchronous=NORMAL`` is the documented safe setting for WAL:
+a committed transaction survives a process crash; only an OS crash or power loss may lose the
+last transactions, never corrupt the file. Records that are only ``record``-ed (connections,
+refusals) may be lost in the last loop iteration before a crash.
 """
 
 from __future__ import annotations
@@ -26,12 +33,10 @@ import asyncio
 import functools
 import logging
 import operator
-import queue
 import sqlite3
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
@@ -72,8 +77,8 @@ class AuditRecord:
 
 
 _COLUMNS = tuple(f.name for f in fields(AuditRecord))
-# dataclasses.astuple deep-copies field by field in Python; this runs on the writer thread,
-# which competes with the event loop for the GIL, once per record.
+# dataclasses.astuple deep-copies field by field in Python; this runs on the event loop's
+# thread, once per record.
 _row = operator.attrgetter(*_COLUMNS)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
@@ -94,12 +99,14 @@ CREATE INDEX IF NOT EXISTS audit_session ON audit (session_id, at);
 CREATE INDEX IF NOT EXISTS audit_request ON audit (request_id);
 """
 
-_STOP = object()
-# One multi-row INSERT per chunk rather than executemany: executemany releases and re-takes
-# the GIL around every row's step, and each re-take can wait a whole switch interval (5 ms)
-# while the event loop thread is busy, so a batch of N records cost up to N waits. 11
-# columns x 500 rows stays under SQLite's 32,766 bound parameters.
+# One multi-row INSERT per chunk rather than executemany, which steps (and releases and re-takes
+# the GIL) once per row. 11 columns x 500 rows stays under SQLite's 32,766 bound parameters.
 _ROWS_PER_INSERT = 500
+# How long a commit waits for another connection's write lock (a second server on the same
+# file) before the batch is reported as failed; the event loop waits with it.
+_BUSY_TIMEOUT_S = 0.1
+# WAL checkpoints (the fsyncs) are taken this often on the checkpoint thread.
+CHECKPOINT_INTERVAL_S = 1.0
 
 
 @functools.lru_cache(maxsize=_ROWS_PER_INSERT)
@@ -119,20 +126,23 @@ class _Acknowledged:
 class AuditLog:
     """Append-only audit trail. ``path=None`` keeps it in memory (tests, embedded servers)."""
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(
+        self, path: Path | None, *, checkpoint_interval_s: float = CHECKPOINT_INTERVAL_S
+    ) -> None:
         self.path = path
-        self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        # Records made on an event loop are handed to the writer once per loop iteration, as
-        # one list: a queue put per record (each waking the writer thread, which then wants
-        # the GIL) cost the relay about a third of its throughput (measured, issue 7).
-        self._batches: dict[asyncio.AbstractEventLoop, list[Any]] = {}
+        # An unusable path (permissions, read-only disk) fails here, at start-up, not mid-call.
+        self._connection = _open(path)
+        # The connection is used by each loop's thread and by callers off any loop (query,
+        # flush, close); sqlite3 objects must not be used by two threads at once.
+        self._connection_lock = threading.Lock()
+        # Records made on each event loop since its last commit, committed together once per
+        # loop iteration.
+        self._batches: dict[asyncio.AbstractEventLoop, list[AuditRecord | _Acknowledged]] = {}
         self._batches_lock = threading.Lock()
-        self._ready: Future[None] = Future()
+        self._checkpoints = (
+            _Checkpointer(path, checkpoint_interval_s) if path is not None else None
+        )
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name="mao-embed-audit", daemon=True)
-        self._thread.start()
-        # Surface an unusable path (permissions, read-only disk) at start-up, not mid-call.
-        self._ready.result(timeout=10)
 
     def record(self, event: AuditEvent, **values: Any) -> None:
         if self._closed:
@@ -146,12 +156,10 @@ class AuditLog:
         **values: Any,
     ) -> None:
         """Like ``record``, and ``on_commit(None)`` (or ``on_commit(error)`` if the write
-        failed) runs on the calling loop once the record is committed, directly from the
-        writer's hand-back; call it from a running loop. The writer wakes each waiting loop
-        once per transaction, not once per record: per-record wake-ups cost a third of the
-        relay's throughput. A callback, not a future: a future's done-callbacks run one loop
-        iteration later each, and under load an iteration takes milliseconds (issue 7).
-        After ``close`` it is called at once, nothing written."""
+        failed) runs on the calling loop once the record is committed; call it from a running
+        loop. The commit and the callbacks run in the same loop iteration, directly: a future's
+        done-callbacks would run one iteration later each, and under load an iteration takes
+        milliseconds (issue 7). After ``close`` it is called at once, nothing written."""
         if self._closed:
             on_commit(None)
             return
@@ -166,7 +174,7 @@ class AuditLog:
         request_id: str | None = None,
         limit: int = 1000,
     ) -> list[AuditRecord]:
-        """Records in the order written, after everything queued so far has been committed."""
+        """Records in the order written, after everything recorded so far has been committed."""
         clauses, params = [], []
         for column, value in (
             ("event", event),
@@ -179,29 +187,36 @@ class AuditLog:
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         sql = f"SELECT {', '.join(_COLUMNS)} FROM audit {where} ORDER BY id LIMIT ?"
         params.append(limit)
-
-        def run(connection: sqlite3.Connection) -> list[AuditRecord]:
-            rows = connection.execute(sql, params).fetchall()
-            return [AuditRecord(AuditEvent(row[0]), *row[1:]) for row in rows]
-
-        return self._submit(run)
+        if self._closed:
+            raise RuntimeError("audit log is closed")
+        self._commit_all()
+        with self._connection_lock:
+            rows = self._connection.execute(sql, params).fetchall()
+        return [AuditRecord(AuditEvent(row[0]), *row[1:]) for row in rows]
 
     def flush(self) -> None:
-        self._submit(lambda connection: None)
+        """Commit everything recorded so far, from whichever loop."""
+        if self._closed:
+            raise RuntimeError("audit log is closed")
+        self._commit_all()
 
     def close(self) -> None:
         if self._closed:
             return
         self._closed = True
-        self._hand_over_all()
-        self._queue.put(_STOP)
-        self._thread.join(timeout=10)
+        self._commit_all()
+        if self._checkpoints is not None:
+            self._checkpoints.stop()
+        with self._connection_lock:
+            # The last connection to close checkpoints the WAL into the database file.
+            self._connection.close()
 
     def _enqueue(self, item: AuditRecord | _Acknowledged) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._queue.put(item)
+            # Off any event loop: commit now, in the caller's thread.
+            self._write([item])
             return
         with self._batches_lock:
             batch = self._batches.get(loop)
@@ -210,117 +225,104 @@ class AuditLog:
             else:
                 batch.append(item)
         if batch is None:
-            loop.call_soon(self._hand_over, loop)
+            loop.call_soon(self._commit_batch, loop)
 
-    def _hand_over(self, loop: asyncio.AbstractEventLoop) -> None:
+    def _commit_batch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On ``loop``'s thread: commit its records, then run their callbacks right away."""
         with self._batches_lock:
             batch = self._batches.pop(loop, None)
-        if batch:
-            self._queue.put(batch)
+        if batch:  # None when a flush from another thread took the batch first
+            _run_callbacks(_callbacks(batch), self._write(batch))
 
-    def _hand_over_all(self) -> None:
+    def _commit_all(self) -> None:
+        """Commit every loop's pending records from the calling thread; their callbacks are
+        handed to their own loops (which may be blocked in this very call)."""
         with self._batches_lock:
-            batches = list(self._batches.values())
+            batches = list(self._batches.items())
             self._batches.clear()
-        for batch in batches:
-            self._queue.put(batch)
+        for loop, batch in batches:
+            error = self._write(batch)
+            callbacks = _callbacks(batch)
+            if callbacks:
+                try:
+                    loop.call_soon_threadsafe(_run_callbacks, callbacks, error)
+                except RuntimeError:
+                    # That loop has closed (server shut down): nobody is waiting any more.
+                    continue
 
-    def _submit(self, job: Callable[[sqlite3.Connection], Any]) -> Any:
-        if self._closed:
-            raise RuntimeError("audit log is closed")
-        future: Future[Any] = Future()
-        # Everything recorded so far goes first, so a query sees it.
-        self._hand_over_all()
-        self._queue.put((job, future))
-        return future.result(timeout=30)
-
-    def _run(self) -> None:
+    def _write(self, batch: list[AuditRecord | _Acknowledged]) -> sqlite3.Error | None:
+        records = [item.record if isinstance(item, _Acknowledged) else item for item in batch]
         try:
-            connection = self._open()
-        except (sqlite3.Error, OSError) as error:
-            self._ready.set_exception(error)
-            return
-        self._ready.set_result(None)
-        try:
-            while True:
-                item = self._queue.get()
-                batch = item if isinstance(item, list) else [item]
-                # Drain what has queued meanwhile so a burst costs one commit.
-                while len(batch) < 500:
-                    try:
-                        item = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if isinstance(item, list):
-                        batch.extend(item)
-                    else:
-                        batch.append(item)
-                if not self._process(connection, batch):
-                    return
-        finally:
-            connection.close()
-
-    def _process(self, connection: sqlite3.Connection, batch: list[Any]) -> bool:
-        records = [
-            item.record if isinstance(item, _Acknowledged) else item
-            for item in batch
-            if isinstance(item, AuditRecord | _Acknowledged)
-        ]
-        waiting = [item for item in batch if isinstance(item, _Acknowledged)]
-        error: sqlite3.Error | None = None
-        if records:
-            try:
+            with self._connection_lock:
                 # Autocommit: each INSERT is its own transaction, committed when execute
-                # returns. No BEGIN and COMMIT statements: each one released and re-took the
-                # GIL (several times: prepare, step, finalize), and under load every re-take
-                # waited behind the busy event loop, so a commit cost ~8 handoffs instead of
-                # one and the answers held for it waited that long (issue 7).
+                # returns.
                 for start in range(0, len(records), _ROWS_PER_INSERT):
                     chunk = records[start : start + _ROWS_PER_INSERT]
-                    connection.execute(
+                    self._connection.execute(
                         _insert_statement(len(chunk)),
                         [value for record in chunk for value in _row(record)],
                     )
-            except sqlite3.Error as failed:
-                # The audit trail must not take the relay down with it; losing records is
-                # reported loudly instead, and to whoever waits for the commit.
-                logger.exception("could not write %d audit records", len(records))
-                error = failed
-        if waiting:
-            _wake(waiting, error)
-        for item in batch:
-            if isinstance(item, tuple):
-                job, future = item
-                try:
-                    future.set_result(job(connection))
-                except sqlite3.Error as error:
-                    future.set_exception(error)
-        return not any(item is _STOP for item in batch)
-
-    def _open(self) -> sqlite3.Connection:
-        # isolation_level=None: autocommit, see ``_process``.
-        if self.path is None:
-            connection = sqlite3.connect(":memory:", check_same_thread=True, isolation_level=None)
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            connection = sqlite3.connect(self.path, check_same_thread=True, isolation_level=None)
-            connection.execute("PRAGMA journal_mode=WAL")
-        connection.execute("PRAGMA synchronous=NORMAL")
-        connection.executescript(_SCHEMA)
-        return connection
+        except sqlite3.Error as error:
+            # The audit trail must not take the relay down with it; losing records is
+            # reported loudly instead, and to whoever waits for the commit.
+            logger.exception("could not write %d audit records", len(records))
+            return error
+        return None
 
 
-def _wake(waiting: list[_Acknowledged], error: sqlite3.Error | None) -> None:
-    """Run the commit callbacks from the writer thread: one hand-off per event loop."""
-    by_loop: dict[asyncio.AbstractEventLoop, list[Callable[[sqlite3.Error | None], None]]] = {}
-    for item in waiting:
-        by_loop.setdefault(item.loop, []).append(item.on_commit)
-    for loop, callbacks in by_loop.items():
+class _Checkpointer:
+    """Checkpoints the WAL into the database file on its own thread and connection, so their
+    fsyncs never run on an event loop (the committing connection never checkpoints)."""
+
+    def __init__(self, path: Path, interval_s: float) -> None:
+        self._path = path
+        self._interval_s = interval_s
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(
+            target=self._run, name="mao-embed-audit-checkpoint", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        connection = sqlite3.connect(self._path, isolation_level=None)
         try:
-            loop.call_soon_threadsafe(_run_callbacks, callbacks, error)
-        except RuntimeError:
-            # That loop has closed (server shut down): nobody is waiting any more.
-            continue
+            while not self._stopping.wait(self._interval_s):
+                try:
+                    # PASSIVE: copies what no reader still needs, never waits for the writer.
+                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                except sqlite3.Error:
+                    # The WAL keeps growing until a later checkpoint succeeds; nothing lost.
+                    logger.exception("audit WAL checkpoint failed")
+        finally:
+            connection.close()
+
+
+def _open(path: Path | None) -> sqlite3.Connection:
+    # isolation_level=None: autocommit, see ``AuditLog._write``.
+    if path is None:
+        connection = sqlite3.connect(
+            ":memory:", check_same_thread=False, isolation_level=None, timeout=_BUSY_TIMEOUT_S
+        )
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(
+            path, check_same_thread=False, isolation_level=None, timeout=_BUSY_TIMEOUT_S
+        )
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA wal_autocheckpoint=0")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    connection.executescript(_SCHEMA)
+    return connection
+
+
+def _callbacks(
+    batch: list[AuditRecord | _Acknowledged],
+) -> list[Callable[[sqlite3.Error | None], None]]:
+    return [item.on_commit for item in batch if isinstance(item, _Acknowledged)]
 
 
 def _run_callbacks(

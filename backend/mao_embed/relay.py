@@ -64,8 +64,9 @@ logger = logging.getLogger(__name__)
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,80}")
 _TOOL_NAMES = frozenset(t.value for t in ToolName)
-# How long an answer waits for its audit commit before going out anyway (a wedged disk must
-# not hang every agent); the miss is logged as an error.
+# How long an answer waits for its audit commit before going out anyway. The audit log calls
+# back in the loop iteration after the record; should a callback ever not come, that must not
+# hang every agent. The miss is logged as an error.
 _AUDIT_COMMIT_WAIT_S = 10.0
 
 
@@ -713,14 +714,14 @@ class Relay:
         if held is None:
             return  # released by the watchdog already
         if error is not None:
-            # Already logged by the audit writer; the page has acted, so the agent still gets
+            # Already logged by the audit log; the page has acted, so the agent still gets
             # the result rather than a false failure.
             logger.error("audit record of %s could not be written; answering anyway",
                          held.request_id)
         _deliver(held.waiters, held.result)
 
     def _release_overdue(self) -> None:
-        """A wedged disk must not hang every agent: answers held longer than
+        """A missing commit callback must not hang every agent: answers held longer than
         _AUDIT_COMMIT_WAIT_S go out anyway, each logged as an error."""
         self._commit_watchdog = None
         horizon = asyncio.get_running_loop().time() - _AUDIT_COMMIT_WAIT_S

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +100,83 @@ async def test_record_then_after_close_calls_back_without_writing(tmp_path: Path
     log = AuditLog(tmp_path / "audit.db")
     log.close()
     await committed(log, AuditEvent.TOOL_CALL, request_id="r-2")
+
+
+async def test_record_then_calls_back_on_its_own_loop_thread_after_the_commit(
+    tmp_path: Path,
+) -> None:
+    # The commit runs on the loop that recorded, in the same iteration as the callback: no
+    # writer thread to wake and wait for (issue 7).
+    log = AuditLog(tmp_path / "audit.db")
+    seen: list[tuple[int, list[Any]]] = []
+    done = asyncio.get_running_loop().create_future()
+
+    def on_commit(error: sqlite3.Error | None) -> None:
+        with sqlite3.connect(tmp_path / "audit.db") as reader:
+            rows = reader.execute("SELECT request_id FROM audit").fetchall()
+        seen.append((threading.get_ident(), rows))
+        done.set_result(error)
+
+    try:
+        log.record_then(on_commit, AuditEvent.TOOL_CALL, request_id="r-1")
+        assert await done is None
+        assert seen == [(threading.get_ident(), [("r-1",)])]
+    finally:
+        log.close()
+
+
+async def test_a_query_from_another_thread_commits_what_a_loop_holds_and_wakes_that_loop(
+    tmp_path: Path,
+) -> None:
+    log = AuditLog(tmp_path / "audit.db")
+    done = asyncio.get_running_loop().create_future()
+    loop_thread = threading.get_ident()
+
+    def on_commit(error: sqlite3.Error | None) -> None:
+        done.set_result(threading.get_ident())
+
+    try:
+        log.record_then(on_commit, AuditEvent.TOOL_CALL, request_id="r-1")
+        # The loop is blocked in this call, so the query thread commits the loop's batch.
+        found = await asyncio.to_thread(log.query, request_id="r-1")
+        assert [r.request_id for r in found] == ["r-1"]
+        assert await done == loop_thread
+    finally:
+        log.close()
+
+
+def _checkpointed_request_ids(path: Path) -> list[str]:
+    # immutable=1 reads the database file alone, ignoring the WAL: it sees only records a
+    # checkpoint has copied there.
+    with sqlite3.connect(f"file:{path}?immutable=1", uri=True) as reader:
+        # The table itself is created through the WAL too.
+        if not reader.execute("SELECT 1 FROM sqlite_master WHERE name = 'audit'").fetchall():
+            return []
+        return [row[0] for row in reader.execute("SELECT request_id FROM audit ORDER BY id")]
+
+
+def test_committing_never_checkpoints_so_no_fsync_runs_on_the_event_loop(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.db", checkpoint_interval_s=3600)
+    try:
+        # Far past SQLite's default auto-checkpoint threshold of 1,000 WAL pages.
+        for n in range(3000):
+            log.record(AuditEvent.TOOL_CALL, request_id=f"r-{n}", detail="x" * 200)
+        assert len(log.query(limit=5000)) == 3000
+        assert _checkpointed_request_ids(tmp_path / "audit.db") == []
+    finally:
+        log.close()
+
+
+def test_the_checkpoint_thread_moves_committed_records_into_the_database_file(
+    tmp_path: Path,
+) -> None:
+    log = AuditLog(tmp_path / "audit.db", checkpoint_interval_s=0.02)
+    try:
+        log.record(AuditEvent.TOOL_CALL, request_id="r-1")
+        deadline = time.monotonic() + 10
+        while not _checkpointed_request_ids(tmp_path / "audit.db"):
+            assert time.monotonic() < deadline, "no checkpoint within 10 s"
+            time.sleep(0.02)
+        assert _checkpointed_request_ids(tmp_path / "audit.db") == ["r-1"]
+    finally:
+        log.close()

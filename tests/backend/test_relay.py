@@ -464,7 +464,8 @@ async def test_answer_waits_for_its_audit_commit(audit: AuditLog, clock: FakeClo
 async def test_answer_goes_out_when_the_audit_commit_never_comes(
     audit: AuditLog, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A wedged disk must not hang every agent: the answer is released, logged as an error.
+    # A commit callback that never comes must not hang every agent: the answer is released,
+    # logged as an error.
     monkeypatch.setattr("mao_embed.relay._AUDIT_COMMIT_WAIT_S", 0.2)
     relay = Relay(audit=audit, response_grace_ms=0, clock=clock)
     session_id, page = await attach(relay)
