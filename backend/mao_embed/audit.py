@@ -80,9 +80,15 @@ _COLUMNS = tuple(f.name for f in fields(AuditRecord))
 # dataclasses.astuple deep-copies field by field in Python; this runs on the event loop's
 # thread, once per record.
 _row = operator.attrgetter(*_COLUMNS)
+# ``id`` is the rowid without AUTOINCREMENT: SQLite then picks max(rowid) + 1, which in an
+# append-only table is the same increasing sequence, and a commit skips the sqlite_sequence
+# row (one WAL page fewer: ~2.5 us of the loop thread's ~40 us per commit, issue 7). Databases
+# created with AUTOINCREMENT keep it (CREATE TABLE IF NOT EXISTS); both order by id alike.
+# The two indexes cost ~9 us per commit each; they keep the audit queries by session and by
+# request from scanning the table.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    id INTEGER PRIMARY KEY,
     event TEXT NOT NULL,
     at REAL NOT NULL,
     session_id TEXT,

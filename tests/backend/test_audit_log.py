@@ -61,6 +61,24 @@ def test_records_survive_a_restart(tmp_path: Path) -> None:
     second.close()
 
 
+def test_a_database_made_with_the_autoincrement_schema_keeps_its_records_in_order(
+    tmp_path: Path,
+) -> None:
+    # New databases have a plain rowid id; files written by earlier versions keep theirs.
+    with sqlite3.connect(tmp_path / "audit.db") as old:
+        old.execute(
+            "CREATE TABLE audit (id INTEGER PRIMARY KEY AUTOINCREMENT, event TEXT NOT NULL, "
+            "at REAL NOT NULL, session_id TEXT, user_id TEXT, agent_id TEXT, origin TEXT, "
+            "request_id TEXT, tool TEXT, code TEXT, duration_ms REAL, detail TEXT)"
+        )
+        old.execute("INSERT INTO audit (event, at, request_id) VALUES ('tool_call', 1.0, 'r1')")
+    old.close()
+    log = AuditLog(tmp_path / "audit.db")
+    log.record(AuditEvent.TOOL_CALL, request_id="r2")
+    assert [r.request_id for r in log.query()] == ["r1", "r2"]
+    log.close()
+
+
 def test_records_after_close_are_dropped_quietly(tmp_path: Path) -> None:
     log = AuditLog(tmp_path / "audit.db")
     log.close()
