@@ -793,18 +793,18 @@ def build_request(
             and "action" not in args
             and None not in args.values()
         ):
-            # The common single-action call, validated once against the action model itself
-            # (issue 7: the general path below validates, dumps and re-validates). Without
-            # ``actions``, ``action`` or null values both paths accept exactly the same
-            # arguments; a failure falls through to the general path, which words the error.
+            # The common single-action call, validated in one pydantic pass: the request
+            # with the arguments as its one action (issue 7: the general path below
+            # validates, dumps and re-validates; validating the action and then the request
+            # around it was two passes, ~3 us more). Without ``actions``, ``action`` or null
+            # values both paths accept exactly the same arguments; a failure falls through
+            # to the general path, which words the error.
             try:
-                action = _ACTION_MODELS[action_name].model_validate(
-                    {**args, "action": action_name}
+                return PageToolRequest.model_validate(
+                    {**common, "actions": [{**args, "action": action_name}]}
                 )
             except ValidationError:
                 pass
-            else:
-                return PageToolRequest(**common, actions=[action])
         parsed = TOOL_ARGS[tool_name].model_validate(args)
         if tool_name is ToolName.INSPECT:
             return PageToolRequest(**common, inspect=InspectOptions(**parsed.model_dump()))

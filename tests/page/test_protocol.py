@@ -218,6 +218,21 @@ def test_single_action_arguments_become_a_one_action_request() -> None:  # SPEC 
     assert request.actions == [FillAction(snapshot_id="s1", element_id="e1", value="Ada")]
 
 
+def test_single_action_arguments_give_the_request_their_one_action_batch_gives() -> None:  # SPEC B1
+    # The single form is validated in one pass; it must send exactly what the batch form does.
+    args = {**REF, "value": "Ada"}
+    single = build_request("page_fill", args, request_id="r1", session_id="s", timeout_ms=500)
+    batch = build_request("page_fill", {"actions": [{"action": "fill", **args}]},
+                          request_id="r1", session_id="s", timeout_ms=500)
+    assert single.model_dump_json(exclude_none=True) == batch.model_dump_json(exclude_none=True)
+
+
+def test_single_action_timeout_out_of_range_is_refused() -> None:  # SPEC W3
+    with pytest.raises(ArgumentError, match="timeout"):
+        build_request("page_fill", {**REF, "value": "Ada"}, request_id="r1", session_id="s",
+                      timeout_ms=5)
+
+
 def test_batch_arguments_keep_their_order() -> None:  # SPEC A5
     args = {"actions": [{"action": "fill", **REF, "value": "Ada"}, {"action": "click", **REF},
                         {"action": "wait", "text": "Saved"}]}
