@@ -25,6 +25,7 @@ from mao_page.protocol import ErrorCode, PageToolResult
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
+from starlette.types import Scope
 
 from mao_embed.config import ServerConfig
 from mao_embed.relay import Relay, failure, is_valid_request_id, new_request_id
@@ -47,8 +48,22 @@ def error_body(code: ErrorCode, message: str) -> dict[str, Any]:
 
 def authorize(config: ServerConfig, connection: HTTPConnection) -> Response | None:
     """None when the caller may use the agent API, else the refusal to send."""
+    return _authorize(config, connection.scope, _headers_of(connection.scope))
+
+
+def _headers_of(scope: Scope) -> dict[bytes, bytes]:
+    """The request's headers by lower-case name, the first of any repeated one (what
+    ``Headers.get`` answers): one pass over the list, where each ``Headers.get`` scans it,
+    decodes and, for an absent header, raises and catches a KeyError (issue 7: a tool call
+    reads up to six)."""
+    return dict(reversed(scope["headers"]))
+
+
+def _authorize(
+    config: ServerConfig, scope: Scope, headers: dict[bytes, bytes]
+) -> Response | None:
     if config.api_key:
-        scheme, _, given = connection.headers.get("authorization", "").partition(" ")
+        scheme, _, given = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(
             given.strip().encode(), config.api_key.encode()
         ):
@@ -58,7 +73,7 @@ def authorize(config: ServerConfig, connection: HTTPConnection) -> Response | No
             status_code=401,
             headers={"WWW-Authenticate": 'Bearer realm="mao-embed"'},
         )
-    if not _is_loopback_client(connection):
+    if not _is_loopback_client(scope, headers):
         return JSONResponse(
             error_body(
                 ErrorCode.UNAUTHORIZED,
@@ -78,20 +93,20 @@ def _is_loopback_address(host: str) -> bool:
         return False
 
 
-def _is_loopback_client(connection: HTTPConnection) -> bool:
+def _is_loopback_client(scope: Scope, headers: dict[bytes, bytes]) -> bool:
     # The scope's (host, port) directly: ``connection.client`` builds a named tuple per call.
-    client = connection.scope.get("client")
+    client = scope.get("client")
     if client is None or not _is_loopback_address(client[0]):
         return False
-    host = connection.headers.get("host", "")
+    host = headers.get(b"host", b"").decode("latin-1")
     hostname = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
     if hostname.lower() not in _LOOPBACK_HOSTS:
         return False
-    origin = connection.headers.get("origin")
+    origin = headers.get(b"origin")
     if origin is None:
         return True
     # A browser page calling us: only the backend's own pages (e.g. the demo) may.
-    return origin in (f"http://{host}", f"https://{host}")
+    return origin.decode("latin-1") in (f"http://{host}", f"https://{host}")
 
 
 class AgentApi:
@@ -120,10 +135,12 @@ class AgentApi:
         return JSONResponse(tool_catalog())
 
     async def call_tool(self, request: Request) -> Response:
-        refusal = authorize(self._config, request)
+        headers = _headers_of(request.scope)
+        refusal = _authorize(self._config, request.scope, headers)
         if refusal is not None:
             return refusal
-        request_id = request.headers.get("x-request-id")
+        raw_request_id = headers.get(b"x-request-id")
+        request_id = raw_request_id.decode("latin-1") if raw_request_id is not None else None
         # Echo the caller's X-Request-Id in early refusals when it is usable as one.
         reply_id = (
             request_id if request_id and is_valid_request_id(request_id) else new_request_id()
@@ -153,8 +170,9 @@ class AgentApi:
                 )
             )
         timeout_ms: int | None = None
-        raw_timeout = request.headers.get("x-timeout-ms")
-        if raw_timeout is not None:
+        raw_timeout_bytes = headers.get(b"x-timeout-ms")
+        if raw_timeout_bytes is not None:
+            raw_timeout = raw_timeout_bytes.decode("latin-1")
             if not raw_timeout.isdigit():
                 return _answer(
                     failure(

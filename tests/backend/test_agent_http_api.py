@@ -266,3 +266,18 @@ async def test_health_and_index_answer(server: RunningServer) -> None:
         index = await client.get(f"{server.url}/", follow_redirects=False)
     assert health.json()["status"] == "ok"
     assert index.json()["endpoints"]["sdkLoader"] == "/sdk/mao-chat.js"
+
+
+async def test_a_second_origin_header_cannot_stand_in_for_a_foreign_first_one(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    # Headers are read in one pass; a repeated header still counts by its first value, as
+    # Starlette's Headers.get would answer.
+    page = await connected(server, make_page)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(
+            tool_url(server, page.session_id, "page_click"),
+            content=json.dumps({"snapshotId": "s1", "elementId": "e1"}),
+            headers=[("Origin", "https://evil.example"), ("Origin", server.url)],
+        )
+    assert answer.status_code == 403 and page.requests == []
