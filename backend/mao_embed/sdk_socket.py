@@ -393,11 +393,14 @@ class _Connection:
                     request_id=_peek_request_id(data),
                 )
                 continue
-            await self._dispatch(parsed)
+            await self._dispatch(parsed, data)
 
-    async def _dispatch(self, parsed: Any) -> None:
+    async def _dispatch(self, parsed: Any, data: str | bytes) -> None:
         if isinstance(parsed, PageToolResult):
-            self._relay.accept_result(self._session_id, parsed)
+            # The frame's text goes along: the relay caches it as the result (SPEC W2).
+            self._relay.accept_result(
+                self._session_id, parsed, data if isinstance(data, str) else None
+            )
         elif isinstance(parsed, Pong):
             self._relay.touch(self._session_id, parsed.page)
         elif isinstance(parsed, Ping):

@@ -205,6 +205,19 @@ async def test_repeated_x_request_id_is_executed_once(
     assert len(page.requests) == 1
 
 
+async def test_a_repeat_after_the_answer_gets_the_same_bytes(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    # SPEC W2: the second answer comes from the result cache (the page's frame as it came).
+    page = await connected(server, make_page)
+    url = tool_url(server, page.session_id, "page_fill")
+    async with httpx.AsyncClient() as client:
+        first = await client.post(url, json=FILL, headers={"X-Request-Id": "agent-43"})
+        again = await client.post(url, json=FILL, headers={"X-Request-Id": "agent-43"})
+    assert first.status_code == again.status_code == 200
+    assert again.content == first.content and len(page.requests) == 1
+
+
 async def test_api_key_is_required_when_configured(
     make_server: Callable[..., RunningServer], make_page: MakePage
 ) -> None:

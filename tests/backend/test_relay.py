@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.relay import Relay, SessionNotFoundError, TransportClosed
+from mao_embed.untrusted import agent_view_json
 from mao_page.protocol import (
     ErrorCode,
     Hello,
@@ -178,6 +179,26 @@ async def test_repeated_request_id_after_completion_returns_the_first_result(rel
     )
     assert again == first and again.result == {"attempt": 1}
     assert len(page.of_type("page_tool_request")) == 1
+
+
+async def test_a_result_cached_as_the_page_s_frame_answers_a_repeat_byte_for_byte(
+    relay: Relay,
+) -> None:
+    # SPEC W2: the cache keeps the frame's text; a repeat must read exactly as the first answer
+    # and as the model the frame was validated into (also with the frame's own spacing).
+    session_id, page = await attach(relay)
+    call = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
+    await page.wait_for("page_tool_request")
+    frame = (
+        '{ "type": "page_tool_result", "requestId": "r1", "success": true,\n'
+        '  "pageVersion": "v1", "result": {"steps": [{"index": 0, "note": "<b>\\u00e9"}]} }'
+    )
+    sent = PageToolResult.model_validate_json(frame)
+    relay.accept_result(session_id, sent, frame)
+    first = await call
+    again = await relay.call_tool(session_id, "page_fill", FILL, request_id="r1")
+    assert agent_view_json(again) == agent_view_json(first) == agent_view_json(sent)
+    assert again == sent and again.model_fields_set == sent.model_fields_set
 
 
 async def test_repeated_request_id_after_a_failure_returns_the_same_failure(
