@@ -330,10 +330,12 @@ class Relay:
             if live is not None and live.identity == identity:
                 # The page noticed the drop before we did: its old socket is half-dead.
                 # End that connection's requests as disconnected, then take the id over.
-                old_transport = live.transport
-                self.detach(wanted, old_transport, reason="replaced by a resumed connection")
-                self._spawn(
-                    _close_quietly(old_transport, CloseCode.REPLACED, "session resumed elsewhere")
+                self.disconnect(
+                    wanted,
+                    live.transport,
+                    CloseCode.REPLACED,
+                    "session resumed elsewhere",
+                    reason="replaced by a resumed connection",
                 )
             detached = self._detached.get(wanted)
             if detached is not None and detached.identity == identity:
@@ -388,6 +390,21 @@ class Relay:
             detail=reason,
         )
         self._purge_detached()
+
+    def disconnect(
+        self,
+        session_id: str,
+        transport: SessionTransport,
+        code: int,
+        close_reason: str,
+        *,
+        reason: str,
+    ) -> None:
+        """End a connection from the backend's side: detach it now, so its pending requests
+        learn of the drop at once (SPEC W3), and close it in the background, because a dead
+        or half-dead peer may never complete the close handshake."""
+        self.detach(session_id, transport, reason=reason)
+        self._spawn(_close_quietly(transport, code, close_reason))
 
     def touch(self, session_id: str, page: PageInfo | None = None) -> None:
         """A heartbeat answer: the page is alive, and maybe at a new URL or title."""

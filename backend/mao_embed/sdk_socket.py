@@ -284,7 +284,6 @@ class _Connection:
     __slots__ = (
         "_audit",
         "_chat",
-        "_closing",
         "_config",
         "_heartbeat",
         "_ping",
@@ -317,10 +316,8 @@ class _Connection:
         self._session_id = session_id
         self.missed_pings = 0
         self._rate = _InboundRateLimit(config.inbound_rate_per_s, config.inbound_burst)
-        # The ping being sent, and the close after a heartbeat timeout (held here: the loop
-        # keeps only weak references to tasks).
+        # The ping being sent (held here: the loop keeps only weak references to tasks).
         self._ping: asyncio.Task[None] | None = None
-        self._closing: asyncio.Task[None] | None = None
 
     async def run(self) -> None:
         self._heartbeat.add(self)
@@ -350,11 +347,12 @@ class _Connection:
 
     def heartbeat_timeout(self) -> None:
         logger.info("session %s missed %d pings", self._session_id, self.missed_pings)
-        # Detach first: a dead peer may never complete the close handshake, and pending
-        # requests should learn about the drop now (SPEC W3).
-        self._relay.detach(self._session_id, self._transport, reason="heartbeat timeout")
-        self._closing = asyncio.get_running_loop().create_task(
-            self._transport.close(CloseCode.HEARTBEAT_TIMEOUT, "heartbeat timeout")
+        self._relay.disconnect(
+            self._session_id,
+            self._transport,
+            CloseCode.HEARTBEAT_TIMEOUT,
+            "heartbeat timeout",
+            reason="heartbeat timeout",
         )
 
     async def _receive_loop(self) -> str:
