@@ -46,7 +46,7 @@ class DocumentIndex:
 
     __slots__ = (
         "rows", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "_roles", "_names", "_labels", "same_as",
-        "owns", "owner_of",
+        "owns", "owner_of", "_label_above",
     )
 
     def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None, aliases: list[int] | None = None) -> None:
@@ -100,6 +100,7 @@ class DocumentIndex:
         self._roles: dict[int, str] = {}
         self._names: dict[int, tuple[str, str]] = {}
         self._labels: dict[int, list[int]] = {}
+        self._label_above: dict[int, int] = {}
         # Rows that are another row's element again (partial rows: the element in its label).
         self.same_as: dict[int, int] = dict.fromkeys(aliases or (), 0)
         if roots:
@@ -155,17 +156,38 @@ class DocumentIndex:
         if row[F.TAG] not in _LABELABLE or (row[F.TAG] == "input" and row[F.TYPE] == "hidden"):
             return []
         labels = list(self.labels_for.get((row[F.SCOPE], row[F.ID]), ())) if row[F.ID] else []
-        labels_in_order = True
-        for ancestor in self.ancestors(index):
-            ancestor_row = self.rows[ancestor]
-            if ancestor_row[F.SCOPE] != row[F.SCOPE]:
+        parent = row[F.PARENT]
+        wrapping = self._label_or_above(parent) if parent >= 0 and self.rows[parent][F.SCOPE] == row[F.SCOPE] else -1
+        if wrapping >= 0:
+            label_row = self.rows[wrapping]
+            if wrapping not in labels and (not label_row[F.LABEL_FOR] or label_row[F.LABEL_FOR] == row[F.ID]):
+                labels.append(wrapping)
+                return sorted(labels)  # document order, like el.labels
+        return labels
+
+    def _label_or_above(self, index: int) -> int:
+        """The nearest <label> among a row and its ancestors in the row's tree scope, -1 when
+        none. Remembered for every row on the way up: the fields and buttons of a page share
+        most of their ancestors, and each would otherwise walk up to the root again."""
+        known = self._label_above
+        rows = self.rows
+        path: list[int] = []
+        found = -1
+        while index not in known:
+            row = rows[index]
+            if row[F.TAG] == "label":
+                found = index
                 break
-            if ancestor_row[F.TAG] == "label":
-                if ancestor not in labels and (not ancestor_row[F.LABEL_FOR] or ancestor_row[F.LABEL_FOR] == row[F.ID]):
-                    labels.append(ancestor)
-                    labels_in_order = False
+            path.append(index)
+            parent = row[F.PARENT]
+            if parent < 0 or rows[parent][F.SCOPE] != row[F.SCOPE]:
                 break
-        return labels if labels_in_order else sorted(labels)  # document order, like el.labels
+            index = parent
+        else:
+            found = known[index]
+        for row_index in path:
+            known[row_index] = found
+        return found
 
     def content(self, index: int) -> list[Any]:
         """The composed children of an element, text and elements interleaved in order:
