@@ -10,6 +10,8 @@ text form its structure (headings, text lines, containers).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 from . import facts as F
@@ -19,6 +21,8 @@ from .sensitive import is_sensitive
 
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})
+# Tags is_interactive may accept by tag alone (with a type or href test).
+_MAYBE_INTERACTIVE_TAGS = _NATIVE_INTERACTIVE | {"input", "a", "area"}
 _SKIPPED_TAGS = frozenset({"html", "head", "body", "script", "style", "template", "noscript", "option", "optgroup", "label"})
 # range and color take a value through the native setter like text does (SPEC A1 fill).
 _NON_FILLABLE_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset", "image", "file"})
@@ -294,6 +298,41 @@ class Geometry:
         return known
 
 
+def _inherited(rows: list[list[Any]], seeds: list[int]) -> list[bool]:
+    """Per row: it or an ancestor is one of ``seeds`` (row indexes in document order). The
+    pass starts at the first seed: a row before it has every ancestor before it too."""
+    flags = [False] * len(rows)
+    if not seeds:
+        return flags
+    seeded = set(seeds)
+    PARENT = F.PARENT
+    for index in range(seeds[0], len(rows)):
+        parent = rows[index][PARENT]
+        flags[index] = index in seeded or (parent >= 0 and flags[parent])
+    return flags
+
+
+def _inside_control(rows: list[list[Any]], index: int, known: dict[int, bool]) -> bool:
+    """Whether an ancestor of the row is a native control (an <a> only with href).
+    ``known`` remembers the answer for every ancestor on the way (for them: it or one above)."""
+    path: list[int] = []
+    node = rows[index][F.PARENT]
+    found = False
+    while node >= 0:
+        if node in known:
+            found = known[node]
+            break
+        path.append(node)
+        row = rows[node]
+        if row[F.TAG] in _NATIVE_CONTROLS and (row[F.TAG] != "a" or bool(row[F.HREF])):
+            found = True
+            break
+        node = row[F.PARENT]
+    for ancestor in path:
+        known[ancestor] = found
+    return found
+
+
 def scan(
     rows: list[list[Any]],
     viewport: Viewport,
@@ -326,32 +365,28 @@ def scan_page(
     frames = frames or [[-1, "", 0, 0, viewport.width, viewport.height]]
     geometry = Geometry(doc, scopes, frames, viewport)
     count = len(rows)
-    ignored = [False] * count
-    inert = [False] * count
-    private = [False] * count
-    inside_control = [False] * count
+    indexes = range(count)
+    # Whole columns are read at C speed (map, compress); Python then visits only the rows
+    # they point at, not every row of the page (issue 3).
+    privacy = list(map(itemgetter(F.PRIVACY), rows))
+    ignored = _inherited(rows, list(compress(indexes, map("ignore".__eq__, privacy))))
+    private = _inherited(rows, list(compress(indexes, map("private".__eq__, privacy))))
+    inert = _inherited(rows, list(compress(indexes, map(itemgetter(F.INERT), rows))))
+    # The rows is_interactive can accept, and the placeholders: an interactive tag, or a
+    # role, tabindex, contenteditable, pointer cursor, cross-origin frame or closed shadow
+    # root. For every other row is_interactive returns False by its first tests.
+    possible = set(compress(indexes, map(_MAYBE_INTERACTIVE_TAGS.__contains__, map(itemgetter(F.TAG), rows))))
+    for column in (F.ROLE, F.TABINDEX, F.CONTENTEDITABLE):
+        possible.update(compress(indexes, map(itemgetter(column), rows)))
+    for column, value in ((F.CURSOR, "pointer"), (F.FRAME, "cross"), (F.SHADOW, "closed")):
+        possible.update(compress(indexes, map(value.__eq__, map(itemgetter(column), rows))))
     candidates: list[int] = []
-    # The hot loop of a whole-page scan (every row): columns in locals.
-    PARENT, PRIVACY, INERT, TAG, HREF, FRAME, SHADOW, ROLE, CONTENTEDITABLE = (
-        F.PARENT, F.PRIVACY, F.INERT, F.TAG, F.HREF, F.FRAME, F.SHADOW, F.ROLE, F.CONTENTEDITABLE
-    )
-    for index, row in enumerate(rows):
-        parent = row[PARENT]
-        privacy = row[PRIVACY]
-        if parent >= 0:
-            ignored[index] = ignored[parent] or privacy == "ignore"
-            inert[index] = inert[parent] or row[INERT]
-            private[index] = private[parent] or privacy == "private"
-            parent_row = rows[parent]
-            inside_control[index] = inside_control[parent] or (
-                parent_row[TAG] in _NATIVE_CONTROLS and (parent_row[TAG] != "a" or bool(parent_row[HREF]))
-            )
-        else:
-            ignored[index] = privacy == "ignore"
-            inert[index] = bool(row[INERT])
-            private[index] = privacy == "private"
+    in_control: dict[int, bool] = {}
+    TAG, FRAME, SHADOW, ROLE, CONTENTEDITABLE = F.TAG, F.FRAME, F.SHADOW, F.ROLE, F.CONTENTEDITABLE
+    for index in sorted(possible):
         if ignored[index] or inert[index]:
             continue
+        row = rows[index]
         if row[FRAME] == "cross" or row[SHADOW] == "closed":
             candidates.append(index)
             continue
@@ -360,7 +395,10 @@ def scan_page(
         role = explicit_role(row) if row[ROLE] else ""
         if is_interactive(index, row, role, doc):
             # A focusable or pointer-only element inside a native control is part of it.
-            if inside_control[index] and row[TAG] not in _NATIVE_CONTROLS and not explicit_role(row) and not row[CONTENTEDITABLE]:
+            if (
+                row[TAG] not in _NATIVE_CONTROLS and not explicit_role(row) and not row[CONTENTEDITABLE]
+                and _inside_control(rows, index, in_control)
+            ):
                 continue
             candidates.append(index)
 
