@@ -8,6 +8,7 @@ Computed-style columns hold computed values (inherited ones appear on descendant
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
@@ -97,9 +98,27 @@ STRING_COLUMNS = (
 STRING_SEPARATOR = "\0"
 
 
+class FactRows(list):
+    """The rows of a walk that keep the columns they were decoded from (``columns[TAG]``:
+    every row's tag): a pass reading one fact of every row takes its column at C speed
+    (``map``, ``compress``, ``in``) instead of visiting each row in Python. Read-only, like
+    the rows."""
+
+    __slots__ = ("columns",)
+
+
+def columns_of(rows: list[Any]) -> Sequence[Sequence[Any]]:
+    """The columns of ``rows``: kept from the decode, else transposed (rows built by hand,
+    the JSON transport)."""
+    columns = getattr(rows, "columns", None)
+    if columns is None:
+        columns = list(zip(*rows, strict=True)) if rows else [()] * COLUMNS
+    return columns
+
+
 def rows_from_columns(
     count: int, ints: bytes, floats: bytes, strings: str, string_count: int, string_index: bytes, extra: list[Any]
-) -> tuple[list[tuple[Any, ...]], list[list[Any]], list[list[Any]]] | None:
+) -> tuple[FactRows, list[list[Any]], list[list[Any]]] | None:
     """Rows (tuples, read-only) from the column transport; None when a string held the
     separator (the caller falls back to JSON rows). ``strings`` holds the distinct string
     values, ``string_index`` (int32) the string columns as indexes into them. ``extra`` is
@@ -140,4 +159,6 @@ def rows_from_columns(
             values[pairs[i]] = pairs[i + 1]
         columns[column] = values
     columns[TEXT_PARTS] = text_parts
-    return list(zip(*columns, strict=True)), scopes, frames
+    rows = FactRows(zip(*columns, strict=True))
+    rows.columns = columns
+    return rows, scopes, frames

@@ -12,6 +12,9 @@ the cache dies with it (like Playwright's ``beginAriaCaches``/``endAriaCaches``)
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from itertools import compress
+from operator import or_
 from typing import Any
 
 from . import facts as F
@@ -45,8 +48,8 @@ class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
     __slots__ = (
-        "rows", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "_roles", "_names", "_labels", "same_as",
-        "owns", "owner_of", "_label_above",
+        "rows", "columns", "parents", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "_roles", "_names",
+        "_labels", "same_as", "owns", "owner_of", "_label_above",
     )
 
     def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None, aliases: list[int] | None = None) -> None:
@@ -55,42 +58,44 @@ class DocumentIndex:
         is hidden by something outside the rows; the element's labels are those roots."""
         self.rows = rows
         count = len(rows)
-        self.children: list[list[int]] = [[] for _ in range(count)]
-        self.by_id: dict[tuple[int, str], int] = {}
-        self.labels_for: dict[tuple[int, str], list[int]] = {}
+        indexes = range(count)
+        columns = self.columns = F.columns_of(rows)
+        parents = self.parents = columns[F.PARENT]
+        # A leaf's children are the shared empty tuple: most rows are leaves, and a list each
+        # cost more than the pass below.
+        children: list[Sequence[int]] = [()] * count
+        for index, parent in enumerate(parents):
+            if parent >= 0:
+                kids = children[parent]
+                if kids:
+                    kids.append(index)
+                else:
+                    children[parent] = [index]
+        # end[i]: the last row of i's subtree (its descendants all lie in i+1..end[i]).
+        end = list(indexes)
+        for index in range(count - 1, -1, -1):
+            parent = parents[index]
+            if parent >= 0 and end[index] > end[parent]:
+                end[parent] = end[index]
+        self.children, self.end = children, end
         # Rendered-hidden (accname "hidden"): display:none on the element or an ancestor,
         # content-visibility:hidden on an ancestor, or a computed visibility other than
         # visible. Only the first two hide a whole subtree: visibility is inherited through
         # the computed style, and a descendant may set it back to visible (CSS 2 §11.2).
-        self.hidden = [False] * count
-        self.aria_hidden = [False] * count
-        skipped = self.skipped = [False] * count  # display:none here, or content-visibility:hidden above
-        children, by_id, labels_for = self.children, self.by_id, self.labels_for
-        owners: list[int] = []
-        hidden, aria_hidden = self.hidden, self.aria_hidden
-        # Every row of a scan passes here: columns in locals.
-        PARENT, CONTENT_VISIBILITY, ARIA_HIDDEN, DISPLAY, VISIBILITY, ID, SCOPE, LABEL_FOR, TAG, ARIA_OWNS = (
-            F.PARENT, F.CONTENT_VISIBILITY, F.ARIA_HIDDEN, F.DISPLAY, F.VISIBILITY, F.ID, F.SCOPE, F.LABEL_FOR, F.TAG,
-            F.ARIA_OWNS,
-        )
-        for index, row in enumerate(rows):
-            parent = row[PARENT]
-            if parent >= 0:
-                children[parent].append(index)
-                above = skipped[parent] or rows[parent][CONTENT_VISIBILITY] == "hidden"
-                aria_hidden[index] = aria_hidden[parent] or row[ARIA_HIDDEN] == "true"
-            else:
-                above = False
-                aria_hidden[index] = row[ARIA_HIDDEN] == "true"
-            skipped[index] = above = above or row[DISPLAY] == "none"
-            hidden[index] = above or row[VISIBILITY] != "visible"
-            element_id = row[ID]
-            if element_id:
-                by_id.setdefault((row[SCOPE], element_id), index)
-            if row[LABEL_FOR] and row[TAG] == "label":
-                labels_for.setdefault((row[SCOPE], row[LABEL_FOR]), []).append(index)
-            if row[ARIA_OWNS]:
-                owners.append(index)
+        # skipped: display:none here, or content-visibility:hidden above.
+        self.skipped = self.subtree_flags(self.rows_where(F.DISPLAY, "none"), below=self.rows_where(F.CONTENT_VISIBILITY, "hidden"))
+        self.hidden = list(map(or_, self.skipped, map("visible".__ne__, columns[F.VISIBILITY])))
+        self.aria_hidden = self.subtree_flags(self.rows_where(F.ARIA_HIDDEN, "true"))
+        self.by_id: dict[tuple[int, str], int] = {}
+        self.labels_for: dict[tuple[int, str], list[int]] = {}
+        ids, scopes = columns[F.ID], columns[F.SCOPE]
+        for index in compress(indexes, ids):
+            self.by_id.setdefault((scopes[index], ids[index]), index)
+        labels_for, tags = columns[F.LABEL_FOR], columns[F.TAG]
+        for index in compress(indexes, labels_for):
+            if tags[index] == "label":
+                self.labels_for.setdefault((scopes[index], labels_for[index]), []).append(index)
+        owners = list(compress(indexes, columns[F.ARIA_OWNS]))
         # aria-owns (ARIA 1.2 §6.6.4): owned elements become the owner's last children in
         # the accessibility tree and leave their DOM parent there.
         self.owns: dict[int, list[int]] = {}
@@ -110,6 +115,33 @@ class DocumentIndex:
                     for index in range(start, stop):
                         self.hidden[index] = self.skipped[index] = True
             self._labels[0] = [start for start, _ in roots[1:] if rows[start][F.TAG] == "label"]
+
+    def rows_where(self, column: int, value: Any) -> list[int]:
+        """The rows whose ``column`` equals ``value``, ascending (C-level over the column)."""
+        cells = self.columns[column]
+        if value not in cells:
+            return []
+        return list(compress(range(len(cells)), map(value.__eq__, cells)))
+
+    def subtree_flags(self, seeds: Sequence[int], *, below: Sequence[int] = ()) -> list[bool]:
+        """Per row: it or an ancestor is in ``seeds``, or a proper ancestor is in ``below``
+        (row indexes, ascending). Only the seeds' subtrees are visited: a page with no
+        display:none, aria-hidden, ... costs nothing per row."""
+        flags = [False] * len(self.rows)
+        if not seeds and not below:
+            return flags
+        parents, end = self.parents, self.end
+        marked, marked_below = set(seeds), set(below)
+        ranges = sorted([(seed, end[seed]) for seed in seeds] + [(seed + 1, end[seed]) for seed in below])
+        # Rows in ascending order, each once: a parent is decided before its children, and a
+        # row outside every range has no seed above it.
+        position = 0
+        for first, last in ranges:
+            for index in range(max(first, position), last + 1):
+                parent = parents[index]
+                flags[index] = index in marked or (parent >= 0 and (flags[parent] or parent in marked_below))
+            position = max(position, last + 1)
+        return flags
 
     def _resolve_owns(self, owners: list[int]) -> None:
         """Who owns what. Ignored, as in ARIA (w3c/aria#1839) and WPT accname/aria-owns: an

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from itertools import compress
-from operator import itemgetter
 from typing import Any, NamedTuple
 
 from . import facts as F
@@ -298,20 +297,6 @@ class Geometry:
         return known
 
 
-def _inherited(rows: list[list[Any]], seeds: list[int]) -> list[bool]:
-    """Per row: it or an ancestor is one of ``seeds`` (row indexes in document order). The
-    pass starts at the first seed: a row before it has every ancestor before it too."""
-    flags = [False] * len(rows)
-    if not seeds:
-        return flags
-    seeded = set(seeds)
-    PARENT = F.PARENT
-    for index in range(seeds[0], len(rows)):
-        parent = rows[index][PARENT]
-        flags[index] = index in seeded or (parent >= 0 and flags[parent])
-    return flags
-
-
 def _inside_control(rows: list[list[Any]], index: int, known: dict[int, bool]) -> bool:
     """Whether an ancestor of the row is a native control (an <a> only with href).
     ``known`` remembers the answer for every ancestor on the way (for them: it or one above)."""
@@ -368,18 +353,18 @@ def scan_page(
     indexes = range(count)
     # Whole columns are read at C speed (map, compress); Python then visits only the rows
     # they point at, not every row of the page (issue 3).
-    privacy = list(map(itemgetter(F.PRIVACY), rows))
-    ignored = _inherited(rows, list(compress(indexes, map("ignore".__eq__, privacy))))
-    private = _inherited(rows, list(compress(indexes, map("private".__eq__, privacy))))
-    inert = _inherited(rows, list(compress(indexes, map(itemgetter(F.INERT), rows))))
+    columns = doc.columns
+    ignored = doc.subtree_flags(doc.rows_where(F.PRIVACY, "ignore"))
+    private = doc.subtree_flags(doc.rows_where(F.PRIVACY, "private"))
+    inert = doc.subtree_flags(doc.rows_where(F.INERT, True))
     # The rows is_interactive can accept, and the placeholders: an interactive tag, or a
     # role, tabindex, contenteditable, pointer cursor, cross-origin frame or closed shadow
     # root. For every other row is_interactive returns False by its first tests.
-    possible = set(compress(indexes, map(_MAYBE_INTERACTIVE_TAGS.__contains__, map(itemgetter(F.TAG), rows))))
+    possible = set(compress(indexes, map(_MAYBE_INTERACTIVE_TAGS.__contains__, columns[F.TAG])))
     for column in (F.ROLE, F.TABINDEX, F.CONTENTEDITABLE):
-        possible.update(compress(indexes, map(itemgetter(column), rows)))
+        possible.update(compress(indexes, columns[column]))
     for column, value in ((F.CURSOR, "pointer"), (F.FRAME, "cross"), (F.SHADOW, "closed")):
-        possible.update(compress(indexes, map(value.__eq__, map(itemgetter(column), rows))))
+        possible.update(doc.rows_where(column, value))
     candidates: list[int] = []
     in_control: dict[int, bool] = {}
     TAG, FRAME, SHADOW, ROLE, CONTENTEDITABLE = F.TAG, F.FRAME, F.SHADOW, F.ROLE, F.CONTENTEDITABLE
@@ -577,11 +562,7 @@ def _outline(
     PARENT, TAG, WIDTH, DISPLAY, ARIA_LABEL, ARIA_LABELLEDBY, TEXT_PARTS = (
         F.PARENT, F.TAG, F.WIDTH, F.DISPLAY, F.ARIA_LABEL, F.ARIA_LABELLEDBY, F.TEXT_PARTS
     )
-    end = list(range(count))
-    for index in range(count - 1, 0, -1):
-        parent = rows[index][PARENT]
-        if parent >= 0 and end[index] > end[parent]:
-            end[parent] = end[index]
+    end = doc.end
     holds_listed = [False] * count
     for start in listed:  # up from each listed row, until an ancestor already marked
         index = start

@@ -112,6 +112,22 @@ def test_descendant_of_display_none_is_not_listed() -> None:  # SPEC S4
     assert page.listed(include_offscreen=True) == set()
 
 
+def test_hidden_subtrees_are_followed_through_rows_added_out_of_order() -> None:  # SPEC S4
+    # Hidden, inert and ignored subtrees are marked from their root rows over the rows after
+    # them; rows of other subtrees in between must keep their own state.
+    page = PageRows()
+    menu = page.add("div", display="none")
+    aside = page.add("div")
+    inert = page.add("div", inert=True)
+    ignored = page.add("div", privacy="ignore")
+    page.add("button", menu, own_text="Hidden item")
+    shown = page.add("button", aside, own_text="Shown")
+    page.add("button", inert, own_text="Behind modal")
+    page.add("button", ignored, own_text="Not collected")
+    later = page.add("button", aside, own_text="Shown too")
+    assert page.listed() == {shown, later}
+
+
 def test_visibility_hidden_element_is_not_listed() -> None:  # SPEC S4
     page = PageRows()
     page.add("button", visibility="hidden", own_text="Ghost")
