@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from itertools import compress
-from operator import or_
 from typing import Any
 
 from . import facts as F
@@ -83,9 +82,11 @@ class DocumentIndex:
         # visible. Only the first two hide a whole subtree: visibility is inherited through
         # the computed style, and a descendant may set it back to visible (CSS 2 §11.2).
         # skipped: display:none here, or content-visibility:hidden above.
-        self.skipped = self.subtree_flags(self.rows_where(F.DISPLAY, "none"), below=self.rows_where(F.CONTENT_VISIBILITY, "hidden"))
-        self.hidden = list(map(or_, self.skipped, map("visible".__ne__, columns[F.VISIBILITY])))
-        self.aria_hidden = self.subtree_flags(self.rows_where(F.ARIA_HIDDEN, "true"))
+        self.skipped = self.subtree_flags(F.rows_with(columns[F.DISPLAY], "none"), below=F.rows_with(columns[F.CONTENT_VISIBILITY], "hidden"))
+        self.hidden = self.skipped.copy()
+        for index in F.rows_without(columns[F.VISIBILITY], "visible"):
+            self.hidden[index] = True
+        self.aria_hidden = self.subtree_flags(F.rows_with(columns[F.ARIA_HIDDEN], "true"))
         self.by_id: dict[tuple[int, str], int] = {}
         self.labels_for: dict[tuple[int, str], list[int]] = {}
         ids, scopes = columns[F.ID], columns[F.SCOPE]
@@ -115,13 +116,6 @@ class DocumentIndex:
                     for index in range(start, stop):
                         self.hidden[index] = self.skipped[index] = True
             self._labels[0] = [start for start, _ in roots[1:] if rows[start][F.TAG] == "label"]
-
-    def rows_where(self, column: int, value: Any) -> list[int]:
-        """The rows whose ``column`` equals ``value``, ascending (C-level over the column)."""
-        cells = self.columns[column]
-        if value not in cells:
-            return []
-        return list(compress(range(len(cells)), map(value.__eq__, cells)))
 
     def subtree_flags(self, seeds: Sequence[int], *, below: Sequence[int] = ()) -> list[bool]:
         """Per row: it or an ancestor is in ``seeds``, or a proper ancestor is in ``below``

@@ -10,7 +10,7 @@ text form its structure (headings, text lines, containers).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import chain, compress
 from typing import Any, NamedTuple
 
 from . import facts as F
@@ -208,46 +208,59 @@ class Geometry:
         clip_in: list[tuple[Box | None, Box | None]] = [no_clip] * count
         flow: list[tuple[Box | None, Box | None]] = [no_clip] * count
         absolute: list[tuple[Box | None, Box | None]] = [no_clip] * count
-        transparent = [False] * count
+        columns, indexes = doc.columns, range(count)
         frame_of = [0] * count
-        scopes_count = len(scope_frame)
-        # Every row of a scan passes here: columns in locals.
-        SCOPE, PARENT, POSITION, OPACITY, FRAME, OVERFLOW, TAG = F.SCOPE, F.PARENT, F.POSITION, F.OPACITY, F.FRAME, F.OVERFLOW, F.TAG
-        for index, row in enumerate(rows):
-            scope = row[SCOPE]
-            frame = frame_of[index] = scope_frame[scope] if scope < scopes_count else 0
-            parent = row[PARENT]
-            position = row[POSITION]
-            if parent < 0:
-                inherited = no_clip
-                transparent[index] = row[OPACITY] <= 0
-            else:
-                transparent[index] = transparent[parent] or row[OPACITY] <= 0
-                if position == "absolute":
-                    inherited = absolute[parent]
-                elif position == "fixed":
-                    inherited = no_clip if frame == 0 else flow[parent]
+        for scope, frame in enumerate(scope_frame):
+            if frame:
+                for index in F.rows_with(columns[F.SCOPE], scope):
+                    frame_of[index] = frame
+        opacity = columns[F.OPACITY]
+        transparent = doc.subtree_flags(
+            list(compress(indexes, map((0.0).__ge__, opacity))) if count and min(opacity) <= 0 else []
+        )
+        # Clips change only below an element with overflow other than visible and inside a
+        # frame: elsewhere every row gets and hands on no clip at all, so only those subtrees
+        # are visited (on most pages a small part of the rows).
+        tags = columns[F.TAG]
+        clipping = [i for i in F.rows_without(columns[F.OVERFLOW], "visible") if tags[i] not in ("html", "body")]
+        ranges = sorted((seed, doc.end[seed]) for seed in clipping + F.rows_with(columns[F.FRAME], "same"))
+        PARENT, POSITION, FRAME, OVERFLOW = F.PARENT, F.POSITION, F.FRAME, F.OVERFLOW
+        position_done = 0
+        for first, last in ranges:
+            for index in range(max(first, position_done), last + 1):
+                row = rows[index]
+                frame = frame_of[index]
+                parent = row[PARENT]
+                position = row[POSITION]
+                if parent < 0:
+                    inherited = no_clip
                 else:
-                    inherited = flow[parent]
-                if frame and rows[parent][FRAME] == "same":
-                    fx, fy = offsets[frame]
-                    box = (fx, fy, fx + frames[frame][F.FRAME_WIDTH], fy + frames[frame][F.FRAME_HEIGHT])
-                    inherited = (inherited[0], _intersect(inherited[1], box))
-            clip_in[index] = inherited
-            own = inherited
-            overflow = row[OVERFLOW]
-            if overflow != "visible" and row[TAG] not in ("html", "body"):
-                box = self.box(index, frame)
-                parts = overflow.split()
-                if any(p in _CLIPPING for p in parts):
-                    own = (_intersect(inherited[0], box), inherited[1])
-                elif any(p in _SCROLLING for p in parts):
-                    own = (inherited[0], _intersect(inherited[1], box))
-            flow[index] = own
-            if position != "static":
-                absolute[index] = own
-            elif parent >= 0:
-                absolute[index] = absolute[parent]
+                    if position == "absolute":
+                        inherited = absolute[parent]
+                    elif position == "fixed":
+                        inherited = no_clip if frame == 0 else flow[parent]
+                    else:
+                        inherited = flow[parent]
+                    if frame and rows[parent][FRAME] == "same":
+                        fx, fy = offsets[frame]
+                        box = (fx, fy, fx + frames[frame][F.FRAME_WIDTH], fy + frames[frame][F.FRAME_HEIGHT])
+                        inherited = (inherited[0], _intersect(inherited[1], box))
+                clip_in[index] = inherited
+                own = inherited
+                overflow = row[OVERFLOW]
+                if overflow != "visible" and row[F.TAG] not in ("html", "body"):
+                    box = self.box(index, frame)
+                    parts = overflow.split()
+                    if any(p in _CLIPPING for p in parts):
+                        own = (_intersect(inherited[0], box), inherited[1])
+                    elif any(p in _SCROLLING for p in parts):
+                        own = (inherited[0], _intersect(inherited[1], box))
+                flow[index] = own
+                if position != "static":
+                    absolute[index] = own
+                elif parent >= 0:
+                    absolute[index] = absolute[parent]
+            position_done = max(position_done, last + 1)
         self._transparent = transparent
         self._clip_in = clip_in
         self.frame_of = frame_of
@@ -354,17 +367,18 @@ def scan_page(
     # Whole columns are read at C speed (map, compress); Python then visits only the rows
     # they point at, not every row of the page (issue 3).
     columns = doc.columns
-    ignored = doc.subtree_flags(doc.rows_where(F.PRIVACY, "ignore"))
-    private = doc.subtree_flags(doc.rows_where(F.PRIVACY, "private"))
-    inert = doc.subtree_flags(doc.rows_where(F.INERT, True))
+    ignored = doc.subtree_flags(F.rows_with(columns[F.PRIVACY], "ignore"))
+    private = doc.subtree_flags(F.rows_with(columns[F.PRIVACY], "private"))
+    inert = doc.subtree_flags(F.rows_with(columns[F.INERT], True))
     # The rows is_interactive can accept, and the placeholders: an interactive tag, or a
     # role, tabindex, contenteditable, pointer cursor, cross-origin frame or closed shadow
     # root. For every other row is_interactive returns False by its first tests.
-    possible = set(compress(indexes, map(_MAYBE_INTERACTIVE_TAGS.__contains__, columns[F.TAG])))
+    tags = columns[F.TAG]
+    possible = set(chain.from_iterable(F.rows_with(tags, tag) for tag in _MAYBE_INTERACTIVE_TAGS.intersection(tags)))
     for column in (F.ROLE, F.TABINDEX, F.CONTENTEDITABLE):
         possible.update(compress(indexes, columns[column]))
     for column, value in ((F.CURSOR, "pointer"), (F.FRAME, "cross"), (F.SHADOW, "closed")):
-        possible.update(doc.rows_where(column, value))
+        possible.update(F.rows_with(columns[column], value))
     candidates: list[int] = []
     in_control: dict[int, bool] = {}
     TAG, FRAME, SHADOW, ROLE, CONTENTEDITABLE = F.TAG, F.FRAME, F.SHADOW, F.ROLE, F.CONTENTEDITABLE
