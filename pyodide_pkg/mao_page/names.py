@@ -17,7 +17,7 @@ from itertools import compress
 from typing import Any
 
 from . import facts as F
-from .roles import NAME_FROM_CONTENT_ROLES, role_of
+from .roles import NAME_FROM_CONTENT_ROLES, roles_of_rows
 
 MAX_NAME = 200
 _MAX_DEPTH = 60
@@ -47,7 +47,7 @@ class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
     __slots__ = (
-        "rows", "columns", "parents", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "_roles", "_names",
+        "rows", "columns", "parents", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "_names",
         "_labels", "same_as", "owns", "owner_of", "_label_above",
     )
 
@@ -103,7 +103,7 @@ class DocumentIndex:
         self.owner_of: dict[int, int] = {}
         if owners:
             self._resolve_owns(owners)
-        self._roles: dict[int, str] = {}
+        self.roles = roles_of_rows(rows, columns)
         self._names: dict[int, tuple[str, str]] = {}
         self._labels: dict[int, list[int]] = {}
         self._label_above: dict[int, int] = {}
@@ -162,10 +162,7 @@ class DocumentIndex:
                 stack.extend((child, self.aria_hidden[index]) for child in self.children[index])
 
     def role(self, index: int) -> str:
-        role = self._roles.get(index)
-        if role is None:
-            role = self._roles[index] = role_of(self.rows[index])
-        return role
+        return self.roles[index]
 
     def ancestors(self, index: int):
         parent = self.rows[index][F.PARENT]
@@ -380,7 +377,7 @@ class _NameComputation:
         row = self.rows[index]
         if ctx.depth > _MAX_DEPTH or row[F.TAG] in _NEVER_TEXT:
             return ""
-        role = doc.role(index)
+        role = doc.roles[index]
         # 2A Hidden not referenced: a hidden node contributes nothing, unless the node that
         # started this aria-labelledby or native-label traversal was itself hidden.
         # SPEC DIFFERENCE: aria-hidden is not applied to the element being named; we name the

@@ -277,9 +277,10 @@ class Geometry:
         known = self._visible[index]
         if known is None:
             row = self._rows[index]
+            clip = self._clip_in[index][0]
             known = (
                 not self._hidden[index] and (not self._transparent[index] or self._drawn_by_wrapper(index))
-                and row[F.WIDTH] > 0 and row[F.HEIGHT] > 0 and _overlaps(self.box(index), self._clip_in[index][0])
+                and row[F.WIDTH] > 0 and row[F.HEIGHT] > 0 and (clip is None or _overlaps(self.box(index), clip))
             )
             self._visible[index] = known
         return known
@@ -304,8 +305,11 @@ class Geometry:
         """Visible and inside the top viewport and every scrolling ancestor's box."""
         known = self._in_view[index]
         if known is None:
-            box = self.box(index)
-            known = self.visible(index) and _overlaps(box, self._top) and _overlaps(box, self._clip_in[index][1])
+            if self.visible(index):
+                box = self.box(index)
+                known = _overlaps(box, self._top) and _overlaps(box, self._clip_in[index][1])
+            else:
+                known = False
             self._in_view[index] = known
         return known
 
@@ -456,7 +460,7 @@ def _describe(
     release_sensitive: bool = False,
 ) -> ScannedElement:
     row = doc.rows[index]
-    role = doc.role(index) or "generic"
+    role = doc.roles[index] or "generic"
     tag = row[F.TAG]
     opaque = "cross_origin_frame" if row[F.FRAME] == "cross" else "closed_shadow_root" if row[F.SHADOW] == "closed" else ""
     label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
@@ -589,7 +593,7 @@ def _outline(
     consumed_until = -1  # rows up to here had their text taken by a line above them
     index = 0
     hidden, aria_hidden, children = doc.hidden, doc.aria_hidden, doc.children
-    role_of, visible, in_view = doc.role, geometry.visible, geometry.in_view
+    roles, visible, in_view = doc.roles, geometry.visible, geometry.in_view
     while index < count:
         while stack and index > stack[-1][0]:
             stack.pop()
@@ -610,7 +614,7 @@ def _outline(
             # Its text is already on a line above (or it has no box); nothing listed inside.
             index = end[index] + 1
             continue
-        role = role_of(index)
+        role = roles[index]
         if role == "heading" and index > consumed_until:
             if visible(index):
                 view = in_view(index)
@@ -665,7 +669,7 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
     last = index
     DISPLAY = F.DISPLAY
     hidden, aria_hidden, text_content = doc.hidden, doc.aria_hidden, doc.text_content
-    row_like = rows[index][DISPLAY] == "table-row" or doc.role(index) == "row"
+    row_like = rows[index][DISPLAY] == "table-row" or doc.roles[index] == "row"
     for item in doc.content(index):
         if isinstance(item, str):
             out.append(item)
@@ -682,7 +686,7 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
             out.append(cell)
             last = end[item]
             continue
-        if child[DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.role(item) == "heading":
+        if child[DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.roles[item] == "heading":
             break
         out.append(text_content(item, limit=TEXT_LINE_LIMIT) if not holds_listed[item] else "")
         last = end[item]
