@@ -92,9 +92,10 @@ class ScannedElement(NamedTuple):
     control: int | None = None  # the real (hidden) input behind a label, for its state
 
 
-@dataclass(frozen=True, slots=True)
-class OutlineNode:
-    """One line of the text form: a container, heading, text line or element."""
+class OutlineNode(NamedTuple):
+    """One line of the text form: a container, heading, text line or element. A NamedTuple
+    like ScannedElement: a whole-page outline makes thousands, and a frozen dataclass's
+    ``__init__`` cost ~2 us each in CPython, ``_make`` ~0.3."""
 
     kind: str  # "container", "heading", "text", "element"
     depth: int
@@ -594,6 +595,7 @@ def _outline(
     index = 0
     hidden, aria_hidden, children = doc.hidden, doc.aria_hidden, doc.children
     roles, visible, in_view = doc.roles, geometry.visible, geometry.in_view
+    make_node = OutlineNode._make  # fields in order: kind, depth, role, name, element, in_viewport, level
     while index < count:
         while stack and index > stack[-1][0]:
             stack.pop()
@@ -604,7 +606,7 @@ def _outline(
         depth = len(stack)
         position = listed.get(index)
         if position is not None:
-            nodes.append(OutlineNode("element", depth, element=position, in_viewport=in_view(index)))
+            nodes.append(make_node(("element", depth, "", "", position, in_view(index), 0)))
             if end[index] > index:
                 stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
@@ -621,15 +623,14 @@ def _outline(
                 if include_offscreen or view:
                     name = doc.accessible_name(index)[0]
                     if name:
-                        nodes.append(OutlineNode("heading", depth, "heading", _clip_text(name, view),
-                                                 in_viewport=view, level=heading_level(row)))
+                        nodes.append(make_node(("heading", depth, "heading", _clip_text(name, view), -1, view, heading_level(row))))
                         stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
             index += 1
             continue
         if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] or row[TAG] == "fieldset"):
             name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] else ""
-            nodes.append(OutlineNode("container", depth, role, _clip_text(name, True), in_viewport=in_view(index)))
+            nodes.append(make_node(("container", depth, role, _clip_text(name, True), -1, in_view(index), 0)))
             stack.append((end[index], len(nodes) - 1))
             index += 1
             continue
@@ -641,7 +642,7 @@ def _outline(
             if include_offscreen or view:
                 text, last = _block_text(doc, index, listed, end, holds_listed)
                 if text:
-                    nodes.append(OutlineNode("text", depth, name=_clip_text(text, view), in_viewport=view))
+                    nodes.append(make_node(("text", depth, "", _clip_text(text, view), -1, view, 0)))
                     consumed_until = max(consumed_until, last)
         index += 1
     # Drop containers that ended up empty (their children are the nodes deeper right after).
