@@ -31,6 +31,10 @@ _RANGE_ROLES = frozenset({"slider", "spinbutton", "progressbar", "scrollbar", "m
 # Elements whose <label> names them (HTML "labelable elements").
 _LABELABLE = frozenset({"input", "select", "textarea", "button", "meter", "progress", "output"})
 _NEVER_TEXT = frozenset({"script", "style", "noscript", "template", "head", "title"})
+# Tags whose host-language label (2E) is more than their <label>s.
+_HOST_LABEL_TAGS = frozenset({"input", "img", "area", "fieldset", "table", "figure", "svg", "iframe", "frame"})
+# Tags named from their content whatever their role (2F, HTML-AAM).
+_CONTENT_NAMED_TAGS = frozenset({"summary", "label", "legend", "caption", "figcaption"})
 _CSS_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
 
 
@@ -308,6 +312,10 @@ class DocumentIndex:
         key = -index - 1 if hidden_ok else index
         cached = self._names.get(key)
         if cached is None:
+            text = self._leaf_text_name(index)
+            if text is not None:
+                cached = self._names[key] = (squash(text).strip("\xa0 ")[:MAX_NAME], "content")
+                return cached
             computer = _NameComputation(self, index)
             name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
             if computer.source != "aria-label":
@@ -318,6 +326,27 @@ class DocumentIndex:
             name = name[:MAX_NAME]
             cached = self._names[key] = (name, computer.source if name else "")
         return cached
+
+    def _leaf_text_name(self, index: int) -> str | None:
+        """The name of the commonest named element, a link or button holding text only, as
+        the steps below would compute it but without their machinery (most of a page's
+        names; issue 3); None when any step other than 2F could apply: the full computation.
+        Rendered and without element children, pseudo content, aria-owns on the page,
+        aria-labelledby, aria-label or native labels; a role named from content (2F); its
+        text non-blank (else 2I and later apply)."""
+        row = self.rows[index]
+        tag = row[F.TAG]
+        role = self.roles[index]
+        if (
+            self.children[index] or self.owner_of or self.hidden[index] or row[F.PSEUDO] or row[F.ARIA_LABELLEDBY]
+            or row[F.ARIA_LABEL] or tag in _NEVER_TEXT or tag in _HOST_LABEL_TAGS
+            or (tag in _LABELABLE and self.labels_of(index))
+            or not (role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS or (not role and tag in ("th", "td")))
+        ):
+            return None
+        parts = row[F.TEXT_PARTS]
+        text = "".join(parts[1::2]).strip() if parts else ""
+        return text or None
 
     def description(self, index: int) -> str:
         """Accessible description: aria-describedby targets (accdesc 1.0, hidden ones too)."""
@@ -422,7 +451,7 @@ class _NameComputation:
                 return native
         # 2F Name from content: for roles that allow it, and for every node reached by
         # recursion (a descendant, a labelledby target, a label's content; 2F and 2H).
-        if ctx.recursing or role in NAME_FROM_CONTENT_ROLES or row[F.TAG] in ("summary", "label", "legend", "caption", "figcaption") or (
+        if ctx.recursing or role in NAME_FROM_CONTENT_ROLES or row[F.TAG] in _CONTENT_NAMED_TAGS or (
             not role and row[F.TAG] in ("th", "td")
         ):
             text = self._name_from_content(index, row, ctx)
