@@ -266,10 +266,15 @@ class DocumentIndex:
             # An element without element children (most table cells, links, buttons): its
             # text parts in order, as the walk below would take them, without the stack.
             row = self.rows[index]
-            if row[F.TAG] in _NEVER_TEXT:
-                return ""
             parts = row[F.TEXT_PARTS]
-            texts = parts[1::2] if parts else []
+            if not parts or row[F.TAG] in _NEVER_TEXT:
+                return ""
+            texts = parts[1::2]
+            joined = "".join(texts)
+            if len(joined) + 2 < limit:
+                # Shorter than the limit: nothing is cut, and the spaces around a block's text
+                # are squashed away.
+                return squash(joined)
             for text in ([" ", *texts, " "] if row[F.DISPLAY] not in _INLINE_DISPLAYS else texts):
                 if size >= limit:
                     break

@@ -600,7 +600,12 @@ def _outline(
         while stack and index > stack[-1][0]:
             stack.pop()
         row = rows[index]
-        if ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or row[TAG] in _NO_OUTLINE_TAGS:
+        if (
+            ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or row[TAG] in _NO_OUTLINE_TAGS
+            or not holds_listed[index] and (index <= consumed_until or row[WIDTH] <= 0 and row[DISPLAY] != "contents")
+        ):
+            # Not shown, or its text is already on a line above (or it has no box) and
+            # nothing listed is inside.
             index = end[index] + 1
             continue
         depth = len(stack)
@@ -610,11 +615,8 @@ def _outline(
             if end[index] > index:
                 stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
-            index += 1
-            continue
-        if not holds_listed[index] and (index <= consumed_until or row[WIDTH] <= 0 and row[DISPLAY] != "contents"):
-            # Its text is already on a line above (or it has no box); nothing listed inside.
-            index = end[index] + 1
+            # Its subtree is in its name: go straight past it unless something listed is inside.
+            index = index + 1 if any(holds_listed[index + 1:end[index] + 1]) else end[index] + 1
             continue
         role = roles[index]
         if role == "heading" and index > consumed_until:
@@ -626,7 +628,7 @@ def _outline(
                         nodes.append(make_node(("heading", depth, "heading", _clip_text(name, view), -1, view, heading_level(row))))
                         stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
-            index += 1
+            index = index + 1 if holds_listed[index] else end[index] + 1
             continue
         if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] or row[TAG] == "fieldset"):
             name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] else ""
@@ -644,6 +646,10 @@ def _outline(
                 if text:
                     nodes.append(make_node(("text", depth, "", _clip_text(text, view), -1, view, 0)))
                     consumed_until = max(consumed_until, last)
+                    if not holds_listed[index]:
+                        # The rows it read (up to `last`, all inside it) hold nothing listed.
+                        index = last + 1
+                        continue
         index += 1
     # Drop containers that ended up empty (their children are the nodes deeper right after).
     kept: list[OutlineNode] = []
