@@ -149,12 +149,9 @@ def is_interactive(index: int, row: list[Any], role: str, doc: DocumentIndex) ->
     return False
 
 
-def _bool_attr(value: str) -> bool | None:
-    if value == "true":
-        return True
-    if value == "false":
-        return False
-    return None
+# true/false ARIA states; any other value (absent, "mixed", ...) reads as None. A dict
+# lookup: three per listed element.
+_BOOL_ATTR = {"true": True, "false": False}
 
 
 def _intersect(a: Box | None, b: Box) -> Box:
@@ -437,7 +434,7 @@ def scan_page(
         in_viewport = geometry.in_view(target)
         if not in_viewport and not include_offscreen:
             continue
-        element = _describe(index, doc, geometry, target, control, frame_labels, private[index], release_sensitive)
+        element = _describe(index, doc, geometry, target, control, frame_labels, private[index], release_sensitive, in_viewport)
         listed[target] = len(elements)
         elements.append(element)
     result = Scan(elements=elements, frames=frame_labels)
@@ -457,8 +454,7 @@ def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list
 
 def _describe(
     index: int, doc: DocumentIndex, geometry: Geometry, target: int, control: int | None, frame_labels: list[str],
-    private: bool,
-    release_sensitive: bool = False,
+    private: bool, release_sensitive: bool, in_viewport: bool,
 ) -> ScannedElement:
     row = doc.rows[index]
     role = doc.roles[index] or "generic"
@@ -497,11 +493,11 @@ def _describe(
         text = doc.text_content(index, limit=TEXT_LIMIT)
     if opaque:
         text = "cross-origin frame: its content cannot be read" if opaque == "cross_origin_frame" else "closed shadow root: its content cannot be read"
-    expanded = _bool_attr(row[F.ARIA_EXPANDED])
+    expanded = _BOOL_ATTR.get(row[F.ARIA_EXPANDED])
     if expanded is None and tag == "summary" and row[F.PARENT] >= 0 and doc.rows[row[F.PARENT]][F.TAG] == "details":
         expanded = bool(doc.rows[row[F.PARENT]][F.OPEN])
-    selected = _bool_attr(row[F.ARIA_SELECTED])
-    pressed: bool | str | None = "mixed" if row[F.ARIA_PRESSED] == "mixed" else _bool_attr(row[F.ARIA_PRESSED])
+    selected = _BOOL_ATTR.get(row[F.ARIA_SELECTED])
+    pressed: bool | str | None = "mixed" if row[F.ARIA_PRESSED] == "mixed" else _BOOL_ATTR.get(row[F.ARIA_PRESSED])
     input_type = row[F.TYPE] if tag in ("input", "button") else ""
     x0, y0, x1, y1 = geometry.box(target)
     # Positional, in field order: a keyword call of the NamedTuple cost ~3 us per element
@@ -518,7 +514,7 @@ def _describe(
         value,  # value
         options,  # options
         True,  # visible
-        geometry.in_view(target),  # in_viewport
+        in_viewport,  # in_viewport
         bool(row[F.DISABLED]) or row[F.ARIA_DISABLED] == "true",  # disabled
         bool(row[F.READONLY]) or row[F.ARIA_READONLY] == "true",  # readonly
         bool(row[F.REQUIRED]) or row[F.ARIA_REQUIRED] == "true",  # required
