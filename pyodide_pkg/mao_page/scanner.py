@@ -405,21 +405,28 @@ def scan_page(
 
     # SPEC S1: a clickable wrapper around exactly one real control collapses into it.
     native = {i for i in candidates if rows[i][F.TAG] in ("input", "select", "textarea", "button", "a")}
-    # wrapped_count[i]: native candidates strictly inside row i, summed up the tree in one
-    # backward pass (rows are in preorder: every parent comes before its children).
+    # The wrappers that may collapse: no native tag, no role of their own, no placeholder.
+    wrappers = {
+        i for i in candidates
+        if i not in native and not explicit_role(rows[i]) and not rows[i][F.FRAME] and rows[i][F.SHADOW] != "closed"
+    }
     wrapped_count = [0] * count
-    for index in range(count - 1, 0, -1):
-        inside = wrapped_count[index] + (index in native)
-        if inside:
-            parent = rows[index][F.PARENT]
-            if parent >= 0:
-                wrapped_count[parent] += inside
+    if wrappers:
+        # wrapped_count[i]: native candidates strictly inside row i, summed up the tree in one
+        # backward pass (rows are in preorder: every parent comes before its children).
+        parents = doc.parents
+        for index in range(count - 1, 0, -1):
+            inside = wrapped_count[index] + (index in native)
+            if inside:
+                parent = parents[index]
+                if parent >= 0:
+                    wrapped_count[parent] += inside
     frame_labels = _frame_labels(doc, frames, scopes)
     elements: list[ScannedElement] = []
     listed: dict[int, int] = {}
     for index in candidates:
         row = rows[index]
-        if index not in native and not explicit_role(row) and wrapped_count[index] == 1 and not row[F.FRAME] and row[F.SHADOW] != "closed":
+        if index in wrappers and wrapped_count[index] == 1:
             continue
         target = index
         control: int | None = None
