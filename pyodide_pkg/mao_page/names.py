@@ -317,10 +317,12 @@ class DocumentIndex:
         key = -index - 1 if hidden_ok else index
         cached = self._names.get(key)
         if cached is None:
-            text = self._leaf_text_name(index)
-            if text is not None:
-                cached = self._names[key] = (squash(text).strip("\xa0 ")[:MAX_NAME], "content")
-                return cached
+            for shortcut, source in ((self._leaf_text_name, "content"), (self._label_text_name, "label")):
+                text = shortcut(index)
+                if text is not None:
+                    name = squash(text).strip("\xa0 ")[:MAX_NAME]
+                    cached = self._names[key] = (name, source if name else "")
+                    return cached
             computer = _NameComputation(self, index)
             name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
             if computer.source != "aria-label":
@@ -352,6 +354,37 @@ class DocumentIndex:
         parts = row[F.TEXT_PARTS]
         text = "".join(parts[1::2]).strip() if parts else ""
         return text or None
+
+    def _label_text_name(self, index: int) -> str | None:
+        """The name of a field named by its <label>s (2E) when each label holds text and the
+        field only, as the steps below would compute it without their machinery; None when
+        anything else could apply. The field: rendered, no aria-owns on the page, no
+        aria-labelledby or aria-label, not a button-like input. Each label: no role,
+        aria-labelledby, aria-label or pseudo content; its text non-blank (else 2I)."""
+        row = self.rows[index]
+        tag = row[F.TAG]
+        if (
+            (tag not in ("select", "textarea") and (tag != "input" or row[F.TYPE] in ("submit", "reset", "button", "image")))
+            or self.owner_of or self.hidden[index] or row[F.ARIA_LABELLEDBY] or row[F.ARIA_LABEL]
+        ):
+            return None
+        labels = self.labels_of(index)
+        if not labels:
+            return None
+        texts = []
+        for label in labels:
+            label_row = self.rows[label]
+            if (
+                self.roles[label] or label_row[F.ARIA_LABELLEDBY] or label_row[F.ARIA_LABEL] or label_row[F.PSEUDO]
+                or any(kid != index for kid in self.children[label])
+            ):
+                return None
+            # The field inside its own label adds a word break (see _name_from_content).
+            text = "".join(" " if item == index else item for item in self.content(label))
+            if not text.strip():
+                return None
+            texts.append(text)
+        return " ".join(texts)
 
     def description(self, index: int) -> str:
         """Accessible description: aria-describedby targets (accdesc 1.0, hidden ones too)."""
