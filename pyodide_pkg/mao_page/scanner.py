@@ -618,8 +618,8 @@ def _outline(
             if end[index] > index:
                 stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
-            # Its subtree is in its name: go straight past it unless something listed is inside.
-            index = index + 1 if any(holds_listed[index + 1:end[index] + 1]) else end[index] + 1
+            # Its subtree is in its name: on to the next row holding something listed in it.
+            index = _next_holding(holds_listed, index + 1, end[index])
             continue
         role = roles[index]
         if role == "heading" and index > consumed_until:
@@ -631,7 +631,7 @@ def _outline(
                         nodes.append(make_node(("heading", depth, "heading", _clip_text(name, view), -1, view, heading_level(row))))
                         stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
-            index = index + 1 if holds_listed[index] else end[index] + 1
+            index = _next_holding(holds_listed, index + 1, end[index])
             continue
         if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] or row[TAG] == "fieldset"):
             name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] else ""
@@ -649,10 +649,10 @@ def _outline(
                 if text:
                     nodes.append(make_node(("text", depth, "", _clip_text(text, view), -1, view, 0)))
                     consumed_until = max(consumed_until, last)
-                    if not holds_listed[index]:
-                        # The rows it read (up to `last`, all inside it) hold nothing listed.
-                        index = last + 1
-                        continue
+                    # The rows it read (up to `last`, all inside it): on to the next one
+                    # holding something listed (the rows before it would be passed over).
+                    index = _next_holding(holds_listed, index + 1, last)
+                    continue
         index += 1
     # Drop containers that ended up empty (their children are the nodes deeper right after).
     kept: list[OutlineNode] = []
@@ -663,6 +663,15 @@ def _outline(
                 continue
         kept.append(node)
     return kept
+
+
+def _next_holding(holds_listed: list[bool], first: int, last: int) -> int:
+    """The first row in first..last holding a listed element (found in C), else last + 1:
+    the outline passes over consumed rows holding nothing listed one by one otherwise."""
+    try:
+        return holds_listed.index(True, first, last + 1)
+    except ValueError:  # none in the range
+        return last + 1
 
 
 def _clip_text(text: str, in_viewport: bool) -> str:
