@@ -619,7 +619,7 @@ def _outline(
                 stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
             # Its subtree is in its name: on to the next row holding something listed in it.
-            index = _next_holding(holds_listed, index + 1, end[index])
+            index = _next_holding(holds_listed, index, end[index])
             continue
         role = roles[index]
         if role == "heading" and index > consumed_until:
@@ -631,7 +631,7 @@ def _outline(
                         nodes.append(make_node(("heading", depth, "heading", _clip_text(name, view), -1, view, heading_level(row))))
                         stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
-            index = _next_holding(holds_listed, index + 1, end[index])
+            index = _next_holding(holds_listed, index, end[index])
             continue
         if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] or row[TAG] == "fieldset"):
             name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] else ""
@@ -651,7 +651,7 @@ def _outline(
                     consumed_until = max(consumed_until, last)
                     # The rows it read (up to `last`, all inside it): on to the next one
                     # holding something listed (the rows before it would be passed over).
-                    index = _next_holding(holds_listed, index + 1, last)
+                    index = _next_holding(holds_listed, index, last)
                     continue
         index += 1
     # Drop containers that ended up empty (their children are the nodes deeper right after).
@@ -665,12 +665,15 @@ def _outline(
     return kept
 
 
-def _next_holding(holds_listed: list[bool], first: int, last: int) -> int:
-    """The first row in first..last holding a listed element (found in C), else last + 1:
-    the outline passes over consumed rows holding nothing listed one by one otherwise."""
+def _next_holding(holds_listed: list[bool], index: int, last: int) -> int:
+    """Where the outline goes on after a row whose rows up to ``last`` are consumed (its
+    name or its line has their text): the first of them holding a listed element (found in
+    C), else ``last + 1``; it would pass over the others one by one."""
+    if index == last or not holds_listed[index]:
+        return last + 1  # no rows below it, or nothing listed among them
     try:
-        return holds_listed.index(True, first, last + 1)
-    except ValueError:  # none in the range
+        return holds_listed.index(True, index + 1, last + 1)
+    except ValueError:  # nothing listed below the row itself
         return last + 1
 
 
