@@ -38,6 +38,7 @@ CONTAINER_ROLES = frozenset(
 _NAMED_ONLY_CONTAINERS = frozenset({"group", "region"})
 _INLINE_DISPLAYS = frozenset({"inline", "contents"})
 _NO_OUTLINE_TAGS = frozenset({"head", "script", "style", "template", "noscript"})
+_NO_TEXT_TAGS = frozenset({"script", "style", "template", "noscript"})
 TEXT_LIMIT = 120
 TEXT_LINE_LIMIT = 100
 OFFSCREEN_TEXT_LIMIT = 40
@@ -611,10 +612,9 @@ def _outline(
             # nothing listed is inside.
             index = end[index] + 1
             continue
-        depth = len(stack)
         position = listed.get(index)
         if position is not None:
-            nodes.append(make_node(("element", depth, "", "", position, in_view(index), 0)))
+            nodes.append(make_node(("element", len(stack), "", "", position, in_view(index), 0)))
             if end[index] > index:
                 stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
@@ -628,14 +628,14 @@ def _outline(
                 if include_offscreen or view:
                     name = doc.accessible_name(index)[0]
                     if name:
-                        nodes.append(make_node(("heading", depth, "heading", _clip_text(name, view), -1, view, heading_level(row))))
+                        nodes.append(make_node(("heading", len(stack), "heading", _clip_text(name, view), -1, view, heading_level(row))))
                         stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
             index = _next_holding(holds_listed, index, end[index])
             continue
         if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] or row[TAG] == "fieldset"):
             name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] else ""
-            nodes.append(make_node(("container", depth, role, _clip_text(name, True), -1, in_view(index), 0)))
+            nodes.append(make_node(("container", len(stack), role, _clip_text(name, True), -1, in_view(index), 0)))
             stack.append((end[index], len(nodes) - 1))
             index += 1
             continue
@@ -647,7 +647,7 @@ def _outline(
             if include_offscreen or view:
                 text, last = _block_text(doc, index, listed, end, holds_listed)
                 if text:
-                    nodes.append(make_node(("text", depth, "", _clip_text(text, view), -1, view, 0)))
+                    nodes.append(make_node(("text", len(stack), "", _clip_text(text, view), -1, view, 0)))
                     consumed_until = max(consumed_until, last)
                     # The rows it read (up to `last`, all inside it): on to the next one
                     # holding something listed (the rows before it would be passed over).
@@ -689,7 +689,7 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
     rows = doc.rows
     out: list[str] = []
     last = index
-    DISPLAY = F.DISPLAY
+    DISPLAY, TAG = F.DISPLAY, F.TAG
     hidden, aria_hidden, text_content = doc.hidden, doc.aria_hidden, doc.text_content
     row_like = rows[index][DISPLAY] == "table-row" or doc.roles[index] == "row"
     for item in doc.content(index):
@@ -697,7 +697,7 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
             out.append(item)
             continue
         child = rows[item]
-        if hidden[item] or aria_hidden[item] or child[F.TAG] in ("script", "style", "template", "noscript"):
+        if hidden[item] or aria_hidden[item] or child[TAG] in _NO_TEXT_TAGS:
             last = end[item]
             continue
         if row_like and child[DISPLAY] == "table-cell" and item not in listed:
