@@ -6,7 +6,7 @@ Everything here reads one fact row; nothing walks the document.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain, compress, repeat
+from itertools import compress, repeat
 from typing import Any
 
 from . import facts as F
@@ -163,7 +163,7 @@ def roles_of_rows(rows: Sequence[Sequence[Any]], columns: Sequence[Sequence[Any]
     tags = columns[F.TAG]
     count = len(tags)
     roles = list(map(_TAG_ROLES.get, tags, repeat("", count)))
-    undecided = set(chain.from_iterable(F.rows_with(tags, tag) for tag in _ATTRIBUTE_ROLE_TAGS.intersection(tags)))
+    undecided = set(compress(range(count), map(_ATTRIBUTE_ROLE_TAGS.__contains__, tags)))
     undecided.update(compress(range(count), columns[F.ROLE]))
     undecided.update(compress(range(count), columns[F.CONTENTEDITABLE]))
     for index in undecided:

@@ -10,7 +10,7 @@ text form its structure (headings, text lines, containers).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import chain, compress
+from itertools import compress
 from typing import Any, NamedTuple
 
 from . import facts as F
@@ -376,8 +376,9 @@ def scan_page(
     # The rows is_interactive can accept, and the placeholders: an interactive tag, or a
     # role, tabindex, contenteditable, pointer cursor, cross-origin frame or closed shadow
     # root. For every other row is_interactive returns False by its first tests.
-    tags = columns[F.TAG]
-    possible = set(chain.from_iterable(F.rows_with(tags, tag) for tag in _MAYBE_INTERACTIVE_TAGS.intersection(tags)))
+    # (Interactive tags match many rows: one map over the column, all in C, beats an index()
+    # call per match.)
+    possible = set(compress(indexes, map(_MAYBE_INTERACTIVE_TAGS.__contains__, columns[F.TAG])))
     for column in (F.ROLE, F.TABINDEX, F.CONTENTEDITABLE):
         possible.update(compress(indexes, columns[column]))
     for column, value in ((F.CURSOR, "pointer"), (F.FRAME, "cross"), (F.SHADOW, "closed")):
