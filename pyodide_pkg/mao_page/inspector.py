@@ -122,20 +122,15 @@ class Inspector:
                 mutations=before.mutations,
             )
             elements = []
+            add = self._store.add
+            handle = facts.handle
             for item in scanned.elements:
-                element_id = self._store.add(
-                    snapshot,
-                    handle=facts.handle(item.index),
-                    key=item.key,
-                    role=item.role,
-                    label=item.label,
-                    tag=item.tag,
-                    type=item.type,
-                    placeholder=item.placeholder,
-                    sensitive=item.sensitive or item.private,
-                    opaque=item.opaque,
-                    control=facts.handle(item.control) if item.control is not None else None,
-                    name=item.label if item.label_source != "nearby" else None,
+                control = item.control
+                element_id = add(
+                    snapshot, handle(item.index), item.key, item.role, item.label, item.tag, item.type,
+                    item.placeholder, item.sensitive or item.private, item.opaque,
+                    None if control is None else handle(control),
+                    item.label if item.label_source != "nearby" else None,
                 )
                 elements.append(_snapshot_element(element_id, item))
         text = None

@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .errors import ToolFailure
 from .protocol import ErrorCode
@@ -26,8 +26,11 @@ class Handle(Protocol):
     def release(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ElementEntry:
+class ElementEntry(NamedTuple):
+    """What a ref stands for. A NamedTuple, like ``scanner.ScannedElement``: one is made per
+    listed element, and a frozen dataclass's ``__init__`` (an ``object.__setattr__`` per
+    field) made it the costliest step of recording a whole-page snapshot in Pyodide."""
+
     element_id: str
     handle: Any
     key: tuple[str, ...]
@@ -105,12 +108,15 @@ class SnapshotStore:
 
     @staticmethod
     def add(
-        snapshot: Snapshot, *, handle: Any, key: tuple[str, ...], role: str, label: str, tag: str, type: str,
+        snapshot: Snapshot, handle: Any, key: tuple[str, ...], role: str, label: str, tag: str, type: str,
         placeholder: str, sensitive: bool = False, opaque: str = "", control: Any = None,
         name: str | None = None,
     ) -> str:
-        element_id = _new_id("e", snapshot.entries)
-        snapshot.entries[element_id] = ElementEntry(
+        """A new ref in ``snapshot``; the arguments are ``ElementEntry``'s fields after the id
+        (positional too: a whole-page snapshot adds thousands, and keyword calls cost more)."""
+        entries = snapshot.entries
+        element_id = _new_id("e", entries)
+        entries[element_id] = ElementEntry(
             element_id, handle, key, role, label, tag, type, placeholder, sensitive, opaque, control, name
         )
         return element_id
