@@ -121,18 +121,16 @@ class Inspector:
                 title=before.title,
                 mutations=before.mutations,
             )
-            elements = []
-            add = self._store.add
             handle = facts.handle
-            for item in scanned.elements:
-                control = item.control
-                element_id = add(
-                    snapshot, handle(item.index), item.key, item.role, item.label, item.tag, item.type,
-                    item.placeholder, item.sensitive or item.private, item.opaque,
-                    None if control is None else handle(control),
-                    item.label if item.label_source != "nearby" else None,
-                )
-                elements.append(_snapshot_element(element_id, item))
+            items = scanned.elements
+            element_ids = self._store.add_all(snapshot, [
+                (handle(item.index), item.key, item.role, item.label, item.tag, item.type, item.placeholder,
+                 item.sensitive or item.private, item.opaque,
+                 None if item.control is None else handle(item.control),
+                 item.label if item.label_source != "nearby" else None)
+                for item in items
+            ])
+            elements = list(map(_snapshot_element, element_ids, items))
         text = None
         truncated = 0
         if options.format == "text":

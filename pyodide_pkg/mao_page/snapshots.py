@@ -75,11 +75,22 @@ class Snapshot:
 _ids = random.Random(secrets.randbits(128))
 
 
-def _new_id(prefix: str, taken: set[str] | dict[str, Any]) -> str:
-    while True:
-        candidate = f"{prefix}{_ids.getrandbits(24):06x}"
-        if candidate not in taken:
-            return candidate
+def _new_ids(prefix: str, count: int, taken: set[str] | dict[str, Any]) -> list[str]:
+    """``count`` distinct ids, none in ``taken``. One draw and one format for all of them: a
+    draw and a format per id were a tenth of recording a whole-page snapshot in Pyodide."""
+    digits = f"{_ids.getrandbits(24 * count):0{6 * count}x}"
+    ids = [prefix + digits[i:i + 6] for i in range(0, 6 * count, 6)]
+    unique = set(ids)
+    if len(unique) == count and unique.isdisjoint(taken):
+        return ids
+    # Among thousands of 24-bit ids a repeat is likely enough: draw again for the later copies.
+    seen = set(taken)
+    for position, candidate in enumerate(ids):
+        while candidate in seen:
+            candidate = f"{prefix}{_ids.getrandbits(24):06x}"
+        seen.add(candidate)
+        ids[position] = candidate
+    return ids
 
 
 class SnapshotStore:
@@ -92,7 +103,7 @@ class SnapshotStore:
     def create(self, *, page_version: str, navigation_epoch: int, url: str, title: str, mutations: int) -> Snapshot:
         self._expire()
         snapshot = Snapshot(
-            snapshot_id=_new_id("s", self._snapshots),
+            snapshot_id=_new_ids("s", 1, self._snapshots)[0],
             page_version=page_version,
             navigation_epoch=navigation_epoch,
             url=url,
@@ -112,14 +123,20 @@ class SnapshotStore:
         placeholder: str, sensitive: bool = False, opaque: str = "", control: Any = None,
         name: str | None = None,
     ) -> str:
-        """A new ref in ``snapshot``; the arguments are ``ElementEntry``'s fields after the id
-        (positional too: a whole-page snapshot adds thousands, and keyword calls cost more)."""
+        """A new ref in ``snapshot``; the arguments are ``ElementEntry``'s fields after the id."""
+        return SnapshotStore.add_all(
+            snapshot, [(handle, key, role, label, tag, type, placeholder, sensitive, opaque, control, name)]
+        )[0]
+
+    @staticmethod
+    def add_all(snapshot: Snapshot, refs: list[tuple[Any, ...]]) -> list[str]:
+        """New refs in ``snapshot``, one per tuple of ``ElementEntry``'s fields after the id
+        (all of them); returns the ids in order. A whole-page snapshot adds thousands at once."""
         entries = snapshot.entries
-        element_id = _new_id("e", entries)
-        entries[element_id] = ElementEntry(
-            element_id, handle, key, role, label, tag, type, placeholder, sensitive, opaque, control, name
-        )
-        return element_id
+        ids = _new_ids("e", len(refs), entries)
+        for element_id, fields in zip(ids, refs, strict=True):
+            entries[element_id] = ElementEntry(element_id, *fields)
+        return ids
 
     def latest(self) -> Snapshot | None:
         self._expire()
