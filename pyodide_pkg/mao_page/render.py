@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from itertools import chain
+from itertools import chain, compress
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -167,6 +167,7 @@ def render_text(
     cost = _line_costs(lines)
     keep = [True] * len(outline)
     total = fixed + sum(cost)
+    left_out = 0
     if total > max_tokens:
         # Drop by class, and within a class from the end of the page up: a bucket per class
         # in page order, each walked backwards (what sorting on (class, -index) gives).
@@ -179,15 +180,17 @@ def render_text(
                 break
             keep[i] = False
             total -= cost[i]
-    # A container stays only when something directly after it, deeper, stays.
-    for i in range(len(outline) - 1, -1, -1):
-        if outline[i].kind == "container":
-            j = i + 1
-            while j < len(outline) and outline[j].depth > outline[i].depth and not keep[j]:
-                j += 1
-            keep[i] = j < len(outline) and outline[j].depth > outline[i].depth
-    body_lines = [line for line, kept in zip(lines, keep, strict=True) if kept]
-    left_out = sum(1 for node, kept in zip(outline, keep, strict=True) if not kept and node.kind != "container")
+            left_out += 1
+    # A container stays only when something directly after it, deeper, stays (inner
+    # containers first, so an outer one sees whether they stayed).
+    end = len(outline)
+    for i in reversed([i for i, node in enumerate(outline) if node.kind == "container"]):
+        depth = outline[i].depth
+        j = i + 1
+        while j < end and outline[j].depth > depth and not keep[j]:
+            j += 1
+        keep[i] = j < end and outline[j].depth > depth
+    body_lines = compress(lines, keep)
     body = [*header, opening, *page_lines, *body_lines, closing]
     if left_out:
         body.append(f"[truncated: {left_out} nodes]")
