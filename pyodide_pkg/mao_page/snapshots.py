@@ -118,20 +118,10 @@ class SnapshotStore:
         return snapshot
 
     @staticmethod
-    def add(
-        snapshot: Snapshot, handle: Any, key: tuple[str, ...], role: str, label: str, tag: str, type: str,
-        placeholder: str, sensitive: bool = False, opaque: str = "", control: Any = None,
-        name: str | None = None,
-    ) -> str:
-        """A new ref in ``snapshot``; the arguments are ``ElementEntry``'s fields after the id."""
-        return SnapshotStore.add_all(
-            snapshot, [(handle, key, role, label, tag, type, placeholder, sensitive, opaque, control, name)]
-        )[0]
-
-    @staticmethod
     def add_all(snapshot: Snapshot, refs: list[tuple[Any, ...]]) -> list[str]:
         """New refs in ``snapshot``, one per tuple of ``ElementEntry``'s fields after the id
-        (all of them); returns the ids in order. A whole-page snapshot adds thousands at once."""
+        (in its order; trailing ones may be left to their defaults); returns the ids in order.
+        All at once, as a whole-page snapshot adds thousands."""
         entries = snapshot.entries
         ids = _new_ids("e", len(refs), entries)
         for element_id, fields in zip(ids, refs, strict=True):

@@ -34,8 +34,7 @@ def _snapshot(store: SnapshotStore, epoch: int = 0, url: str = URL) -> Snapshot:
 
 def _add(snapshot: Snapshot, handle: FakeHandle, *, role: str = "button", label: str = "Buy",
          tag: str = "button", type: str = "", placeholder: str = "") -> str:
-    return SnapshotStore.add(snapshot, handle=handle, key=(tag, role, label), role=role, label=label,
-                             tag=tag, type=type, placeholder=placeholder)
+    return SnapshotStore.add_all(snapshot, [(handle, (tag, role, label), role, label, tag, type, placeholder)])[0]
 
 
 def _entry(element_id: str, *, role: str = "button", label: str = "Buy", tag: str = "button") -> ElementEntry:
@@ -222,8 +221,7 @@ def test_placeholders_are_refused_with_their_own_code(opaque: str, code: ErrorCo
 
     store = SnapshotStore()
     snapshot = store.create(page_version="0.0", navigation_epoch=0, url=URL, title="Cart", mutations=0)
-    element_id = SnapshotStore.add(snapshot, handle=FakeHandle("frame"), key=("iframe",), role="iframe", label="Pay",
-                                   tag="iframe", type="", placeholder="", opaque=opaque)
+    [element_id] = SnapshotStore.add_all(snapshot, [(FakeHandle("frame"), ("iframe",), "iframe", "Pay", "iframe", "", "", False, opaque)])
     with pytest.raises(ToolFailure) as failure:
         Inspector(_StillPage(), store).resolve(snapshot.snapshot_id, element_id)  # type: ignore[arg-type]
     assert failure.value.code == code
