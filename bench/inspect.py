@@ -5,9 +5,10 @@ open shadow roots, one same-origin iframe), at scroll position 0. One Chromium p
 everything; per size, the measurements alternate within each run:
 
 * **inspect (full)**: the SDK's ``Inspector.inspect`` (collect primitive, column transport,
-  scan, names, snapshot store, outline, text rendering, ``to_wire``) running in Pyodide in the
-  page, timed there with ``performance.now()``; ``includeOffscreen`` and the text form, so it
-  covers the whole page like the plain walk and aria_snapshot.
+  scan, names, snapshot store, outline, text rendering) and the answer's JSON text as the SDK
+  sends it (``PageToolResult.to_json``), running in Pyodide in the page, timed there with
+  ``performance.now()``; ``includeOffscreen`` and the text form, so it covers the whole page
+  like the plain walk and aria_snapshot.
 * **inspect (viewport)**: the default call (no ``includeOffscreen``; SPEC S4), the text form
   too. It walks every element for its box but reads facts only for the rows ``viewportKeep``
   keeps (what intersects the viewport, its ancestors, the name sources), so it does less work
@@ -67,7 +68,7 @@ import js
 from mao_page import bridge, scanner
 from mao_page import inspector as inspector_module
 from mao_page.inspector import Inspector
-from mao_page.protocol import InspectOptions
+from mao_page.protocol import InspectOptions, PageToolResult
 from mao_page.render import estimate_tokens
 from mao_page.snapshots import SnapshotStore
 
@@ -95,10 +96,12 @@ def bench_inspect(offscreen):
     _phases.clear()
     began = js.performance.now()
     snapshot = _inspector.inspect(InspectOptions(format="text", include_offscreen=offscreen, max_tokens=50000))
-    snapshot.to_wire()
+    # The answer as the SDK sends it (mao_page.tools.PageTools.run, then the dispatcher's to_json).
+    PageToolResult(request_id="bench", success=True, page_version=snapshot.page_version,
+                   snapshot_id=snapshot.snapshot_id, result=snapshot.to_wire()).to_json()
     elapsed = js.performance.now() - began
     # Exclusive phases: walk (JS walk and encode), decode, scan (without the outline), outline,
-    # render (text form), other (state, snapshot store, elements, to_wire).
+    # render (text form), other (state, snapshot store, elements, the answer's JSON text).
     p = {k: _phases.get(k, 0.0) for k in ("collect", "decode", "scan", "outline", "render")}
     phases = {"walk": p["collect"] - p["decode"], "decode": p["decode"], "scan": p["scan"] - p["outline"],
               "outline": p["outline"], "render": p["render"]}

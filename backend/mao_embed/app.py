@@ -83,6 +83,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
     routes.extend(mcp.routes())
     if config.demo:
         routes.append(Route("/demo/token", _demo_token_endpoint(config), methods=["GET"]))
+        routes.append(Route("/demo", lambda request: RedirectResponse("/demo/", status_code=307)))
         routes.append(
             Mount("/demo", StaticFiles(directory=config.demo_dir, html=True, check_dir=False))
         )
@@ -98,6 +99,12 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
             audit.close()
 
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: unknown_endpoint})
+    # Starlette answers an unmatched path with a 307 to the same path with its trailing slash
+    # added or removed when that one matches, whatever the method: ``POST /api/tools/`` went
+    # to the GET-only ``/api/tools``, ``/api/sessions//tools/x`` to a path of its own. An API
+    # answers those with its structured 404 (found by tests/backend/test_fuzz_inbound.py);
+    # the one redirect a person relies on, ``/demo`` to ``/demo/``, is a route above.
+    app.router.redirect_slashes = False
     app.state.config = config
     app.state.relay = relay
     app.state.audit = audit

@@ -11,7 +11,6 @@ Written against the small ``Transport`` interface so the state machine is testab
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -162,7 +161,7 @@ class SdkClient:
         message = ChatMessage(text=text, message_id=message_id)
         if self.state is not ClientState.CONNECTED or self._transport is None:
             return False
-        self._transport.send(json.dumps(message.to_wire()))
+        self._transport.send(message.to_json())
         return True
 
     def send_audit(self, event: AuditEvent) -> bool:
@@ -172,7 +171,7 @@ class SdkClient:
         """
         if self.state is not ClientState.CONNECTED or self._transport is None:
             return False
-        self._transport.send(json.dumps(event.to_wire()))
+        self._transport.send(event.to_json())
         return True
 
     def stop(self) -> None:
@@ -196,7 +195,7 @@ class SdkClient:
                 sdk_version=self._identity.sdk_version,
                 resume_session_id=self.session_id,
             )
-            transport.send(json.dumps(hello.to_wire()))
+            transport.send(hello.to_json())
             try:
                 first = await asyncio.wait_for(transport.receive(), HANDSHAKE_TIMEOUT_S)
             except TimeoutError:
@@ -211,7 +210,7 @@ class SdkClient:
             self.session_id = message.session_id
             self.connections += 1
             self._dispatcher.bind_session(message.session_id)
-            self._dispatcher.replace_sender(lambda data: transport.send(json.dumps(data)))
+            self._dispatcher.replace_sender(transport.send)
             self._set_state(ClientState.CONNECTED)
             self._on_ready(message.session_id)
             try:
@@ -249,7 +248,7 @@ class SdkClient:
             elif isinstance(message, Cancel):
                 self._dispatcher.cancel(message)
             elif isinstance(message, Ping):
-                transport.send(json.dumps(Pong(ts=message.ts, page=self._page_info()).to_wire()))
+                transport.send(Pong(ts=message.ts, page=self._page_info()).to_json())
             elif isinstance(message, ChatEvent):
                 self._on_chat_event(message)
             elif isinstance(message, ErrorMessage):

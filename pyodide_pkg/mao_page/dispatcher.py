@@ -15,7 +15,6 @@ import json
 import re
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -32,7 +31,8 @@ REMEMBERED_RESULTS = 256
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,80}")
 
 Execute = Callable[[PageToolRequest], Awaitable[PageToolResult]]
-Send = Callable[[dict[str, Any]], None]
+# A message as JSON text (``WireModel.to_json``).
+Send = Callable[[str], None]
 
 
 class Dispatcher:
@@ -67,17 +67,17 @@ class Dispatcher:
             # No result can carry a malformed requestId (building one raised and killed the
             # client, found by fuzzing); the backend never sends one, so drop the frame.
             return
-        self._send(self._failure(request_id, ErrorCode.INVALID_REQUEST, "request rejected, nothing was done: " + describe_validation_error(error)).to_wire())
+        self._send(self._failure(request_id, ErrorCode.INVALID_REQUEST, "request rejected, nothing was done: " + describe_validation_error(error)).to_json())
 
     def submit(self, request: PageToolRequest) -> None:
         request_id = request.request_id
         if self._session_id is not None and request.session_id != self._session_id:
-            self._send(self._failure(request_id, ErrorCode.INVALID_REQUEST, "request addressed to another session; nothing was done").to_wire())
+            self._send(self._failure(request_id, ErrorCode.INVALID_REQUEST, "request addressed to another session; nothing was done").to_json())
             return
         if request_id in self._running:
             return
         if request_id in self._finished:
-            self._send(self._finished[request_id].to_wire())
+            self._send(self._finished[request_id].to_json())
             return
         task = asyncio.get_event_loop().create_task(self._run(request))
         self._running[request_id] = task
@@ -108,7 +108,7 @@ class Dispatcher:
         finally:
             self._running.pop(request_id, None)
         self._remember(result)
-        self._send(result.to_wire())
+        self._send(result.to_json())
 
     def _settle_cancelled_before_start(self, request: PageToolRequest, task: asyncio.Task[None]) -> None:
         # A task cancelled before its first step (a cancel or disconnect arriving in the same
@@ -120,7 +120,7 @@ class Dispatcher:
         del self._running[request.request_id]
         result = self._failure(request.request_id, ErrorCode.CANCELLED, f"{request.tool} was cancelled before it started")
         self._remember(result)
-        self._send(result.to_wire())
+        self._send(result.to_json())
 
     def _remember(self, result: PageToolResult) -> None:
         self._finished[result.request_id] = result

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from . import facts as F
 from .errors import ToolFailure
-from .inspector import Inspector, InspectResult
+from .inspector import Inspector, InspectResult, SnapshotElement
 from .keyboard import KeyPress, parse_key, text_keys
 from .page import Page, PageState
 from .protocol import (
@@ -115,12 +115,19 @@ Summary = list[tuple[Signature, tuple[Any, ...]]]
 
 @dataclass(slots=True)
 class Baseline:
-    """What the agent saw at its last snapshot, for ``page_observe``."""
+    """What the agent saw at its last snapshot, for ``page_observe``. The summary is made
+    when an observe compares with it, not at every ``page_inspect``: a whole-page snapshot
+    lists thousands of elements, and summarising them showed in its profile."""
 
     snapshot_id: str
     include_offscreen: bool
-    summary: Summary
+    elements: list[SnapshotElement]
     messages: list[tuple[str, str]]
+
+    @property
+    def summary(self) -> Summary:
+        return [((e.role, e.label, _tag_of(e), e.type), (_masked_value(e), e.checked, e.expanded, e.selected, e.disabled))
+                for e in self.elements]
 
 
 class Executor:
@@ -810,8 +817,7 @@ class Executor:
         self._baseline = Baseline(
             snapshot_id=snapshot.snapshot_id,
             include_offscreen=include_offscreen,
-            summary=[((e.role, e.label, _tag_of(e), e.type), (_masked_value(e), e.checked, e.expanded, e.selected, e.disabled))
-                     for e in snapshot.elements],
+            elements=snapshot.elements,
             messages=self._messages(),
         )
 

@@ -121,23 +121,16 @@ class Inspector:
                 title=before.title,
                 mutations=before.mutations,
             )
-            elements = []
-            for item in scanned.elements:
-                element_id = self._store.add(
-                    snapshot,
-                    handle=facts.handle(item.index),
-                    key=item.key,
-                    role=item.role,
-                    label=item.label,
-                    tag=item.tag,
-                    type=item.type,
-                    placeholder=item.placeholder,
-                    sensitive=item.sensitive or item.private,
-                    opaque=item.opaque,
-                    control=facts.handle(item.control) if item.control is not None else None,
-                    name=item.label if item.label_source != "nearby" else None,
-                )
-                elements.append(_snapshot_element(element_id, item))
+            handle = facts.handle
+            items = scanned.elements
+            element_ids = self._store.add_all(snapshot, [
+                (handle(item.index), item.key, item.role, item.label, item.tag, item.type, item.placeholder,
+                 item.sensitive or item.private, item.opaque,
+                 None if item.control is None else handle(item.control),
+                 item.label if item.label_source != "nearby" else None)
+                for item in items
+            ])
+            elements = list(map(_snapshot_element, element_ids, items))
         text = None
         truncated = 0
         if options.format == "text":
@@ -301,43 +294,49 @@ class SnapshotElement(NamedTuple):
     opaque: str | None
 
     def wire(self) -> dict[str, Any]:
-        x, y, width, height = self.rect
-        out: dict[str, Any] = {
-            "elementId": self.element_id, "kind": self.kind, "role": self.role, "type": self.type,
-            "label": self.label, "text": self.text,
-        }
-        if self.value is not None:
-            out["value"] = list(self.value) if isinstance(self.value, list) else self.value
-        out["options"] = [
-            {"value": o.value, "label": o.label, "selected": o.selected, "disabled": o.disabled} for o in self.options
-        ]
-        out["visible"] = self.visible
-        out["inViewport"] = self.in_viewport
-        out["disabled"] = self.disabled
-        out["readonly"] = self.readonly
-        out["required"] = self.required
-        out["rect"] = {"x": float(x), "y": float(y), "width": float(width), "height": float(height)}
-        if self.checked is not None:
-            out["checked"] = self.checked
-        if self.selected is not None:
-            out["selected"] = self.selected
-        if self.expanded is not None:
-            out["expanded"] = self.expanded
-        if self.placeholder is not None:
-            out["placeholder"] = self.placeholder
-        if self.href is not None:
-            out["href"] = self.href
-        out["sensitive"] = self.sensitive
-        if self.form is not None:
-            form_id, form_name, action, method = self.form
+        # One unpacking and one dict display instead of a read and a store per field: this
+        # runs for every element of a snapshot (a whole page lists thousands).
+        (element_id, kind, role, type_, label, text, value, options, visible, in_viewport, disabled, readonly,
+         required, (x, y, width, height), checked, selected, expanded, placeholder, href, sensitive, form, frame,
+         invalid, pressed, description, opaque) = self
+        wire_options = [
+            {"value": o.value, "label": o.label, "selected": o.selected, "disabled": o.disabled} for o in options
+        ] if options else []
+        rect = {"x": float(x), "y": float(y), "width": float(width), "height": float(height)}
+        if value is None:
+            out: dict[str, Any] = {
+                "elementId": element_id, "kind": kind, "role": role, "type": type_, "label": label, "text": text,
+                "options": wire_options, "visible": visible, "inViewport": in_viewport, "disabled": disabled,
+                "readonly": readonly, "required": required, "rect": rect,
+            }
+        else:
+            out = {
+                "elementId": element_id, "kind": kind, "role": role, "type": type_, "label": label, "text": text,
+                "value": list(value) if isinstance(value, list) else value,
+                "options": wire_options, "visible": visible, "inViewport": in_viewport, "disabled": disabled,
+                "readonly": readonly, "required": required, "rect": rect,
+            }
+        if checked is not None:
+            out["checked"] = checked
+        if selected is not None:
+            out["selected"] = selected
+        if expanded is not None:
+            out["expanded"] = expanded
+        if placeholder is not None:
+            out["placeholder"] = placeholder
+        if href is not None:
+            out["href"] = href
+        out["sensitive"] = sensitive
+        if form is not None:
+            form_id, form_name, action, method = form
             out["form"] = {"formId": form_id, "formName": form_name, "action": action, "method": method}
-        out["frame"] = self.frame
-        out["invalid"] = self.invalid
-        if self.pressed is not None:
-            out["pressed"] = self.pressed
-        out["description"] = self.description
-        if self.opaque is not None:
-            out["opaque"] = self.opaque
+        out["frame"] = frame
+        out["invalid"] = invalid
+        if pressed is not None:
+            out["pressed"] = pressed
+        out["description"] = description
+        if opaque is not None:
+            out["opaque"] = opaque
         return out
 
 

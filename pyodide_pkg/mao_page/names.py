@@ -12,10 +12,12 @@ the cache dies with it (like Playwright's ``beginAriaCaches``/``endAriaCaches``)
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from itertools import compress
 from typing import Any
 
 from . import facts as F
-from .roles import NAME_FROM_CONTENT_ROLES, role_of
+from .roles import NAME_FROM_CONTENT_ROLES, roles_of_rows
 
 MAX_NAME = 200
 _MAX_DEPTH = 60
@@ -29,6 +31,10 @@ _RANGE_ROLES = frozenset({"slider", "spinbutton", "progressbar", "scrollbar", "m
 # Elements whose <label> names them (HTML "labelable elements").
 _LABELABLE = frozenset({"input", "select", "textarea", "button", "meter", "progress", "output"})
 _NEVER_TEXT = frozenset({"script", "style", "noscript", "template", "head", "title"})
+# Tags whose host-language label (2E) is more than their <label>s.
+_HOST_LABEL_TAGS = frozenset({"input", "img", "area", "fieldset", "table", "figure", "svg", "iframe", "frame"})
+# Tags named from their content whatever their role (2F, HTML-AAM).
+_CONTENT_NAMED_TAGS = frozenset({"summary", "label", "legend", "caption", "figcaption"})
 _CSS_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
 
 
@@ -45,8 +51,8 @@ class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
     __slots__ = (
-        "rows", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "_roles", "_names", "_labels", "same_as",
-        "owns", "owner_of",
+        "rows", "columns", "parents", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "_names",
+        "_labels", "same_as", "owns", "owner_of", "_label_above",
     )
 
     def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None, aliases: list[int] | None = None) -> None:
@@ -55,51 +61,56 @@ class DocumentIndex:
         is hidden by something outside the rows; the element's labels are those roots."""
         self.rows = rows
         count = len(rows)
-        self.children: list[list[int]] = [[] for _ in range(count)]
-        self.by_id: dict[tuple[int, str], int] = {}
-        self.labels_for: dict[tuple[int, str], list[int]] = {}
+        indexes = range(count)
+        columns = self.columns = F.columns_of(rows)
+        parents = self.parents = columns[F.PARENT]
+        # A leaf's children are the shared empty tuple: most rows are leaves, and a list each
+        # cost more than the pass below.
+        children: list[Sequence[int]] = [()] * count
+        for index, parent in enumerate(parents):
+            if parent >= 0:
+                kids = children[parent]
+                if kids:
+                    kids.append(index)
+                else:
+                    children[parent] = [index]
+        # end[i]: the last row of i's subtree (its descendants all lie in i+1..end[i]).
+        end = list(indexes)
+        for index in range(count - 1, -1, -1):
+            parent = parents[index]
+            if parent >= 0 and end[index] > end[parent]:
+                end[parent] = end[index]
+        self.children, self.end = children, end
         # Rendered-hidden (accname "hidden"): display:none on the element or an ancestor,
         # content-visibility:hidden on an ancestor, or a computed visibility other than
         # visible. Only the first two hide a whole subtree: visibility is inherited through
         # the computed style, and a descendant may set it back to visible (CSS 2 §11.2).
-        self.hidden = [False] * count
-        self.aria_hidden = [False] * count
-        skipped = self.skipped = [False] * count  # display:none here, or content-visibility:hidden above
-        children, by_id, labels_for = self.children, self.by_id, self.labels_for
-        owners: list[int] = []
-        hidden, aria_hidden = self.hidden, self.aria_hidden
-        # Every row of a scan passes here: columns in locals.
-        PARENT, CONTENT_VISIBILITY, ARIA_HIDDEN, DISPLAY, VISIBILITY, ID, SCOPE, LABEL_FOR, TAG, ARIA_OWNS = (
-            F.PARENT, F.CONTENT_VISIBILITY, F.ARIA_HIDDEN, F.DISPLAY, F.VISIBILITY, F.ID, F.SCOPE, F.LABEL_FOR, F.TAG,
-            F.ARIA_OWNS,
-        )
-        for index, row in enumerate(rows):
-            parent = row[PARENT]
-            if parent >= 0:
-                children[parent].append(index)
-                above = skipped[parent] or rows[parent][CONTENT_VISIBILITY] == "hidden"
-                aria_hidden[index] = aria_hidden[parent] or row[ARIA_HIDDEN] == "true"
-            else:
-                above = False
-                aria_hidden[index] = row[ARIA_HIDDEN] == "true"
-            skipped[index] = above = above or row[DISPLAY] == "none"
-            hidden[index] = above or row[VISIBILITY] != "visible"
-            element_id = row[ID]
-            if element_id:
-                by_id.setdefault((row[SCOPE], element_id), index)
-            if row[LABEL_FOR] and row[TAG] == "label":
-                labels_for.setdefault((row[SCOPE], row[LABEL_FOR]), []).append(index)
-            if row[ARIA_OWNS]:
-                owners.append(index)
+        # skipped: display:none here, or content-visibility:hidden above.
+        self.skipped = self.subtree_flags(F.rows_with(columns[F.DISPLAY], "none"), below=F.rows_with(columns[F.CONTENT_VISIBILITY], "hidden"))
+        self.hidden = self.skipped.copy()
+        for index in F.rows_without(columns[F.VISIBILITY], "visible"):
+            self.hidden[index] = True
+        self.aria_hidden = self.subtree_flags(F.rows_with(columns[F.ARIA_HIDDEN], "true"))
+        self.by_id: dict[tuple[int, str], int] = {}
+        self.labels_for: dict[tuple[int, str], list[int]] = {}
+        ids, scopes = columns[F.ID], columns[F.SCOPE]
+        for index in compress(indexes, ids):
+            self.by_id.setdefault((scopes[index], ids[index]), index)
+        labels_for, tags = columns[F.LABEL_FOR], columns[F.TAG]
+        for index in compress(indexes, labels_for):
+            if tags[index] == "label":
+                self.labels_for.setdefault((scopes[index], labels_for[index]), []).append(index)
+        owners = list(compress(indexes, columns[F.ARIA_OWNS]))
         # aria-owns (ARIA 1.2 §6.6.4): owned elements become the owner's last children in
         # the accessibility tree and leave their DOM parent there.
         self.owns: dict[int, list[int]] = {}
         self.owner_of: dict[int, int] = {}
         if owners:
             self._resolve_owns(owners)
-        self._roles: dict[int, str] = {}
+        self.roles = roles_of_rows(rows, columns)
         self._names: dict[int, tuple[str, str]] = {}
         self._labels: dict[int, list[int]] = {}
+        self._label_above: dict[int, int] = {}
         # Rows that are another row's element again (partial rows: the element in its label).
         self.same_as: dict[int, int] = dict.fromkeys(aliases or (), 0)
         if roots:
@@ -109,6 +120,26 @@ class DocumentIndex:
                     for index in range(start, stop):
                         self.hidden[index] = self.skipped[index] = True
             self._labels[0] = [start for start, _ in roots[1:] if rows[start][F.TAG] == "label"]
+
+    def subtree_flags(self, seeds: Sequence[int], *, below: Sequence[int] = ()) -> list[bool]:
+        """Per row: it or an ancestor is in ``seeds``, or a proper ancestor is in ``below``
+        (row indexes, ascending). Only the seeds' subtrees are visited: a page with no
+        display:none, aria-hidden, ... costs nothing per row."""
+        flags = [False] * len(self.rows)
+        if not seeds and not below:
+            return flags
+        parents, end = self.parents, self.end
+        marked, marked_below = set(seeds), set(below)
+        ranges = sorted([(seed, end[seed]) for seed in seeds] + [(seed + 1, end[seed]) for seed in below])
+        # Rows in ascending order, each once: a parent is decided before its children, and a
+        # row outside every range has no seed above it.
+        position = 0
+        for first, last in ranges:
+            for index in range(max(first, position), last + 1):
+                parent = parents[index]
+                flags[index] = index in marked or (parent >= 0 and (flags[parent] or parent in marked_below))
+            position = max(position, last + 1)
+        return flags
 
     def _resolve_owns(self, owners: list[int]) -> None:
         """Who owns what. Ignored, as in ARIA (w3c/aria#1839) and WPT accname/aria-owns: an
@@ -135,10 +166,7 @@ class DocumentIndex:
                 stack.extend((child, self.aria_hidden[index]) for child in self.children[index])
 
     def role(self, index: int) -> str:
-        role = self._roles.get(index)
-        if role is None:
-            role = self._roles[index] = role_of(self.rows[index])
-        return role
+        return self.roles[index]
 
     def ancestors(self, index: int):
         parent = self.rows[index][F.PARENT]
@@ -155,17 +183,38 @@ class DocumentIndex:
         if row[F.TAG] not in _LABELABLE or (row[F.TAG] == "input" and row[F.TYPE] == "hidden"):
             return []
         labels = list(self.labels_for.get((row[F.SCOPE], row[F.ID]), ())) if row[F.ID] else []
-        labels_in_order = True
-        for ancestor in self.ancestors(index):
-            ancestor_row = self.rows[ancestor]
-            if ancestor_row[F.SCOPE] != row[F.SCOPE]:
+        parent = row[F.PARENT]
+        wrapping = self._label_or_above(parent) if parent >= 0 and self.rows[parent][F.SCOPE] == row[F.SCOPE] else -1
+        if wrapping >= 0:
+            label_row = self.rows[wrapping]
+            if wrapping not in labels and (not label_row[F.LABEL_FOR] or label_row[F.LABEL_FOR] == row[F.ID]):
+                labels.append(wrapping)
+                return sorted(labels)  # document order, like el.labels
+        return labels
+
+    def _label_or_above(self, index: int) -> int:
+        """The nearest <label> among a row and its ancestors in the row's tree scope, -1 when
+        none. Remembered for every row on the way up: the fields and buttons of a page share
+        most of their ancestors, and each would otherwise walk up to the root again."""
+        known = self._label_above
+        rows = self.rows
+        path: list[int] = []
+        found = -1
+        while index not in known:
+            row = rows[index]
+            if row[F.TAG] == "label":
+                found = index
                 break
-            if ancestor_row[F.TAG] == "label":
-                if ancestor not in labels and (not ancestor_row[F.LABEL_FOR] or ancestor_row[F.LABEL_FOR] == row[F.ID]):
-                    labels.append(ancestor)
-                    labels_in_order = False
+            path.append(index)
+            parent = row[F.PARENT]
+            if parent < 0 or rows[parent][F.SCOPE] != row[F.SCOPE]:
                 break
-        return labels if labels_in_order else sorted(labels)  # document order, like el.labels
+            index = parent
+        else:
+            found = known[index]
+        for row_index in path:
+            known[row_index] = found
+        return found
 
     def content(self, index: int) -> list[Any]:
         """The composed children of an element, text and elements interleaved in order:
@@ -217,10 +266,15 @@ class DocumentIndex:
             # An element without element children (most table cells, links, buttons): its
             # text parts in order, as the walk below would take them, without the stack.
             row = self.rows[index]
-            if row[F.TAG] in _NEVER_TEXT:
-                return ""
             parts = row[F.TEXT_PARTS]
-            texts = parts[1::2] if parts else []
+            if not parts or row[F.TAG] in _NEVER_TEXT:
+                return ""
+            texts = parts[1::2]
+            joined = "".join(texts)
+            if len(joined) + 2 < limit:
+                # Shorter than the limit: nothing is cut, and the spaces around a block's text
+                # are squashed away.
+                return squash(joined)
             for text in ([" ", *texts, " "] if row[F.DISPLAY] not in _INLINE_DISPLAYS else texts):
                 if size >= limit:
                     break
@@ -263,6 +317,12 @@ class DocumentIndex:
         key = -index - 1 if hidden_ok else index
         cached = self._names.get(key)
         if cached is None:
+            for shortcut, source in ((self._leaf_text_name, "content"), (self._label_text_name, "label")):
+                text = shortcut(index)
+                if text is not None:
+                    name = squash(text).strip("\xa0 ")[:MAX_NAME]
+                    cached = self._names[key] = (name, source if name else "")
+                    return cached
             computer = _NameComputation(self, index)
             name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
             if computer.source != "aria-label":
@@ -273,6 +333,58 @@ class DocumentIndex:
             name = name[:MAX_NAME]
             cached = self._names[key] = (name, computer.source if name else "")
         return cached
+
+    def _leaf_text_name(self, index: int) -> str | None:
+        """The name of the commonest named element, a link or button holding text only, as
+        the steps below would compute it but without their machinery (most of a page's
+        names; issue 3); None when any step other than 2F could apply: the full computation.
+        Rendered and without element children, pseudo content, aria-owns on the page,
+        aria-labelledby, aria-label or native labels; a role named from content (2F); its
+        text non-blank (else 2I and later apply)."""
+        row = self.rows[index]
+        tag = row[F.TAG]
+        role = self.roles[index]
+        if (
+            self.children[index] or self.owner_of or self.hidden[index] or row[F.PSEUDO] or row[F.ARIA_LABELLEDBY]
+            or row[F.ARIA_LABEL] or tag in _NEVER_TEXT or tag in _HOST_LABEL_TAGS
+            or (tag in _LABELABLE and self.labels_of(index))
+            or not (role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS or (not role and tag in ("th", "td")))
+        ):
+            return None
+        parts = row[F.TEXT_PARTS]
+        text = "".join(parts[1::2]).strip() if parts else ""
+        return text or None
+
+    def _label_text_name(self, index: int) -> str | None:
+        """The name of a field named by its <label>s (2E) when each label holds text and the
+        field only, as the steps below would compute it without their machinery; None when
+        anything else could apply. The field: rendered, no aria-owns on the page, no
+        aria-labelledby or aria-label, not a button-like input. Each label: no role,
+        aria-labelledby, aria-label or pseudo content; its text non-blank (else 2I)."""
+        row = self.rows[index]
+        tag = row[F.TAG]
+        if (
+            (tag not in ("select", "textarea") and (tag != "input" or row[F.TYPE] in ("submit", "reset", "button", "image")))
+            or self.owner_of or self.hidden[index] or row[F.ARIA_LABELLEDBY] or row[F.ARIA_LABEL]
+        ):
+            return None
+        labels = self.labels_of(index)
+        if not labels:
+            return None
+        texts = []
+        for label in labels:
+            label_row = self.rows[label]
+            if (
+                self.roles[label] or label_row[F.ARIA_LABELLEDBY] or label_row[F.ARIA_LABEL] or label_row[F.PSEUDO]
+                or any(kid != index for kid in self.children[label])
+            ):
+                return None
+            # The field inside its own label adds a word break (see _name_from_content).
+            text = "".join(" " if item == index else item for item in self.content(label))
+            if not text.strip():
+                return None
+            texts.append(text)
+        return " ".join(texts)
 
     def description(self, index: int) -> str:
         """Accessible description: aria-describedby targets (accdesc 1.0, hidden ones too)."""
@@ -332,7 +444,7 @@ class _NameComputation:
         row = self.rows[index]
         if ctx.depth > _MAX_DEPTH or row[F.TAG] in _NEVER_TEXT:
             return ""
-        role = doc.role(index)
+        role = doc.roles[index]
         # 2A Hidden not referenced: a hidden node contributes nothing, unless the node that
         # started this aria-labelledby or native-label traversal was itself hidden.
         # SPEC DIFFERENCE: aria-hidden is not applied to the element being named; we name the
@@ -377,7 +489,7 @@ class _NameComputation:
                 return native
         # 2F Name from content: for roles that allow it, and for every node reached by
         # recursion (a descendant, a labelledby target, a label's content; 2F and 2H).
-        if ctx.recursing or role in NAME_FROM_CONTENT_ROLES or row[F.TAG] in ("summary", "label", "legend", "caption", "figcaption") or (
+        if ctx.recursing or role in NAME_FROM_CONTENT_ROLES or row[F.TAG] in _CONTENT_NAMED_TAGS or (
             not role and row[F.TAG] in ("th", "td")
         ):
             text = self._name_from_content(index, row, ctx)

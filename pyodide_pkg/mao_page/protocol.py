@@ -22,6 +22,7 @@ Connection lifecycle (one WebSocket per page, ``/ws/sdk``):
 
 from __future__ import annotations
 
+import json
 from enum import StrEnum
 from functools import cache
 from typing import Annotated, Any, Literal, Union
@@ -35,6 +36,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticSerializationError
 
 PROTOCOL_VERSION = 1
 
@@ -122,6 +124,17 @@ class WireModel(BaseModel):
 
     def to_wire(self) -> dict[str, Any]:
         return self.model_dump(mode="json", exclude_none=True)
+
+    def to_json(self) -> str:
+        """``to_wire`` as JSON text: how a message is sent. pydantic-core writes it in one pass;
+        dumping to Python objects and encoding those with ``json.dumps`` walked a whole-page
+        snapshot twice (~25 ms of an 8k-node ``page_inspect`` in Pyodide, against ~8 ms)."""
+        try:
+            return self.model_dump_json(exclude_none=True)
+        except PydanticSerializationError:
+            # Text holding a lone UTF-16 surrogate (a JavaScript string can) has no UTF-8
+            # form; JSON's \u escapes carry it. Any other defect raises again in to_wire.
+            return json.dumps(self.to_wire())
 
 
 # ---------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
+from itertools import chain, compress
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -51,51 +52,82 @@ def _quote(text: str, limit: int = 80) -> str:
 
 
 def element_line(element: ElementLike) -> str:
+    # Runs once per listed element (thousands on a whole page): each attribute is read once
+    # and the common states are plain tests rather than a loop over names.
     states = []
-    if element.opaque:
-        states.append("cross-origin frame, not readable" if element.opaque == "cross_origin_frame" else "closed shadow root, not readable")
-    if element.type and element.type not in ("text", element.role):
-        states.append(f"type={element.type}")
-    if element.checked is not None:
-        states.append("checked" if element.checked is True else "mixed" if element.checked == "mixed" else "unchecked")
-    if element.pressed is not None:
-        states.append("pressed" if element.pressed is True else "mixed" if element.pressed == "mixed" else "not pressed")
-    if element.expanded is not None:
-        states.append("expanded" if element.expanded else "collapsed")
+    opaque = element.opaque
+    if opaque:
+        states.append("cross-origin frame, not readable" if opaque == "cross_origin_frame" else "closed shadow root, not readable")
+    role = element.role
+    type_ = element.type
+    if type_ and type_ != "text" and type_ != role:
+        states.append(f"type={type_}")
+    checked = element.checked
+    if checked is not None:
+        states.append("checked" if checked is True else "mixed" if checked == "mixed" else "unchecked")
+    pressed = element.pressed
+    if pressed is not None:
+        states.append("pressed" if pressed is True else "mixed" if pressed == "mixed" else "not pressed")
+    expanded = element.expanded
+    if expanded is not None:
+        states.append("expanded" if expanded else "collapsed")
     if element.selected:
         states.append("selected")
-    for flag in ("disabled", "readonly", "required", "invalid"):
-        if getattr(element, flag):
-            states.append(flag)
+    if element.disabled:
+        states.append("disabled")
+    if element.readonly:
+        states.append("readonly")
+    if element.required:
+        states.append("required")
+    if element.invalid:
+        states.append("invalid")
     if element.sensitive:
         states.append("sensitive")
-    if not element.in_viewport:
+    in_viewport = element.in_viewport
+    if not in_viewport:
         states.append("offscreen")
     if element.frame != "main":
         states.append(f"frame={_quote(element.frame, 40)}")
-    if isinstance(element.value, str) and element.value:
-        states.append(f"value={_quote(element.value)}")
-    elif isinstance(element.value, list) and element.value:
-        states.append("value=[" + ", ".join(_quote(v) for v in element.value) + "]")
-    if element.options:
-        states.append("options=[" + ", ".join(_quote(o.label or o.value, 40) for o in element.options[:12]) + ("…" if len(element.options) > 12 else "") + "]")
-    line = f"- {element.role} {_quote(element.label)}"
-    if element.text and element.text != element.label:
-        line += f" text={_quote(element.text, 60 if element.in_viewport else 30)}"
+    value = element.value
+    if value:
+        if isinstance(value, str):
+            states.append(f"value={_quote(value)}")
+        elif isinstance(value, list):
+            states.append("value=[" + ", ".join(_quote(v) for v in value) + "]")
+    options = element.options
+    if options:
+        states.append("options=[" + ", ".join(_quote(o.label or o.value, 40) for o in options[:12]) + ("…" if len(options) > 12 else "") + "]")
+    label = element.label
+    line = f"- {role} {_quote(label)}"
+    text = element.text
+    if text and text != label:
+        line += f" text={_quote(text, 60 if in_viewport else 30)}"
     if states:
-        line += " [" + "] [".join(states) + "]"
-    return line + f" [ref={element.element_id}]"
+        return f"{line} [{'] ['.join(states)}] [ref={element.element_id}]"
+    return f"{line} [ref={element.element_id}]"
 
 
 def _node_line(node: OutlineLike, elements: Sequence[ElementLike]) -> str:
-    pad = "  " * node.depth
-    if node.kind == "element":
-        return pad + element_line(elements[node.element])
-    if node.kind == "heading":
-        return pad + f"- heading {_quote(node.name, 100)} [level={node.level}]"
-    if node.kind == "text":
-        return pad + f"- text: {_quote(node.name, 100)}"
-    return pad + f"- {node.role}" + (f" {_quote(node.name, 60)}" if node.name else "") + ":"
+    kind = node.kind
+    if kind == "element":
+        line = element_line(elements[node.element])
+    elif kind == "heading":
+        line = f"- heading {_quote(node.name, 100)} [level={node.level}]"
+    elif kind == "text":
+        line = f"- text: {_quote(node.name, 100)}"
+    else:
+        line = f"- {node.role}" + (f" {_quote(node.name, 60)}" if node.name else "") + ":"
+    depth = node.depth
+    return "  " * depth + line if depth else line
+
+
+def _line_costs(lines: list[str]) -> list[int]:
+    """``estimate_tokens(line) + 1`` (its newline) for each line, with the ASCII case (most
+    lines) computed in place: one call per line was a tenth of rendering a whole page."""
+    return [
+        (len(line) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN + 1 if line.isascii() else estimate_tokens(line) + 1
+        for line in lines
+    ]
 
 
 def _drop_class(node: OutlineLike) -> int:
@@ -132,28 +164,33 @@ def render_text(
     page_lines = [f"url: {url}", f"title: {_quote(title)}"]
     fixed = sum(estimate_tokens(line) + 1 for line in (*header, opening, *page_lines, closing)) + 12
     lines = [_node_line(node, elements) for node in outline]
-    cost = [estimate_tokens(line) + 1 for line in lines]
+    cost = _line_costs(lines)
     keep = [True] * len(outline)
     total = fixed + sum(cost)
+    left_out = 0
     if total > max_tokens:
-        order = sorted(
-            (i for i, node in enumerate(outline) if node.kind != "container"),
-            key=lambda i: (_drop_class(outline[i]), -i),
-        )
-        for i in order:
+        # Drop by class, and within a class from the end of the page up: a bucket per class
+        # in page order, each walked backwards (what sorting on (class, -index) gives).
+        buckets: tuple[list[int], ...] = ([], [], [], [])
+        for i, node in enumerate(outline):
+            if node.kind != "container":
+                buckets[_drop_class(node)].append(i)
+        for i in chain.from_iterable(map(reversed, buckets)):
             if total <= max_tokens:
                 break
             keep[i] = False
             total -= cost[i]
-    # A container stays only when something directly after it, deeper, stays.
-    for i in range(len(outline) - 1, -1, -1):
-        if outline[i].kind == "container":
-            j = i + 1
-            while j < len(outline) and outline[j].depth > outline[i].depth and not keep[j]:
-                j += 1
-            keep[i] = j < len(outline) and outline[j].depth > outline[i].depth
-    body_lines = [line for line, kept in zip(lines, keep, strict=True) if kept]
-    left_out = sum(1 for node, kept in zip(outline, keep, strict=True) if not kept and node.kind != "container")
+            left_out += 1
+    # A container stays only when something directly after it, deeper, stays (inner
+    # containers first, so an outer one sees whether they stayed).
+    end = len(outline)
+    for i in reversed([i for i, node in enumerate(outline) if node.kind == "container"]):
+        depth = outline[i].depth
+        j = i + 1
+        while j < end and outline[j].depth > depth and not keep[j]:
+            j += 1
+        keep[i] = j < end and outline[j].depth > depth
+    body_lines = compress(lines, keep)
     body = [*header, opening, *page_lines, *body_lines, closing]
     if left_out:
         body.append(f"[truncated: {left_out} nodes]")

@@ -5,6 +5,8 @@ Everything here reads one fact row; nothing walks the document.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import compress, repeat
 from typing import Any
 
 from . import facts as F
@@ -152,6 +154,21 @@ def role_of(row: list[Any]) -> str:
         if role:
             return role
     return implicit_role(row)
+
+
+def roles_of_rows(rows: Sequence[Sequence[Any]], columns: Sequence[Sequence[Any]]) -> list[str]:
+    """``role_of`` of every row: the tag table over the tag column in C, then ``role_of`` for
+    the rows the tag alone does not decide (a role attribute, the attribute-decided tags,
+    contenteditable); a whole-page scan asks for most rows' roles."""
+    tags = columns[F.TAG]
+    count = len(tags)
+    roles = list(map(_TAG_ROLES.get, tags, repeat("", count)))
+    undecided = set(compress(range(count), map(_ATTRIBUTE_ROLE_TAGS.__contains__, tags)))
+    undecided.update(compress(range(count), columns[F.ROLE]))
+    undecided.update(compress(range(count), columns[F.CONTENTEDITABLE]))
+    for index in undecided:
+        roles[index] = role_of(rows[index])
+    return roles
 
 
 def kind_of(role: str, row: list[Any]) -> str:

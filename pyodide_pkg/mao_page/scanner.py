@@ -10,6 +10,7 @@ text form its structure (headings, text lines, containers).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Any, NamedTuple
 
 from . import facts as F
@@ -19,6 +20,8 @@ from .sensitive import is_sensitive
 
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})
+# Tags is_interactive may accept by tag alone (with a type or href test).
+_MAYBE_INTERACTIVE_TAGS = _NATIVE_INTERACTIVE | {"input", "a", "area"}
 _SKIPPED_TAGS = frozenset({"html", "head", "body", "script", "style", "template", "noscript", "option", "optgroup", "label"})
 # range and color take a value through the native setter like text does (SPEC A1 fill).
 _NON_FILLABLE_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset", "image", "file"})
@@ -35,6 +38,7 @@ CONTAINER_ROLES = frozenset(
 _NAMED_ONLY_CONTAINERS = frozenset({"group", "region"})
 _INLINE_DISPLAYS = frozenset({"inline", "contents"})
 _NO_OUTLINE_TAGS = frozenset({"head", "script", "style", "template", "noscript"})
+_NO_TEXT_TAGS = frozenset({"script", "style", "template", "noscript"})
 TEXT_LIMIT = 120
 TEXT_LINE_LIMIT = 100
 OFFSCREEN_TEXT_LIMIT = 40
@@ -89,9 +93,10 @@ class ScannedElement(NamedTuple):
     control: int | None = None  # the real (hidden) input behind a label, for its state
 
 
-@dataclass(frozen=True, slots=True)
-class OutlineNode:
-    """One line of the text form: a container, heading, text line or element."""
+class OutlineNode(NamedTuple):
+    """One line of the text form: a container, heading, text line or element. A NamedTuple
+    like ScannedElement: a whole-page outline makes thousands, and a frozen dataclass's
+    ``__init__`` cost ~2 us each in CPython, ``_make`` ~0.3."""
 
     kind: str  # "container", "heading", "text", "element"
     depth: int
@@ -145,12 +150,9 @@ def is_interactive(index: int, row: list[Any], role: str, doc: DocumentIndex) ->
     return False
 
 
-def _bool_attr(value: str) -> bool | None:
-    if value == "true":
-        return True
-    if value == "false":
-        return False
-    return None
+# true/false ARIA states; any other value (absent, "mixed", ...) reads as None. A dict
+# lookup: three per listed element.
+_BOOL_ATTR = {"true": True, "false": False}
 
 
 def _intersect(a: Box | None, b: Box) -> Box:
@@ -205,46 +207,59 @@ class Geometry:
         clip_in: list[tuple[Box | None, Box | None]] = [no_clip] * count
         flow: list[tuple[Box | None, Box | None]] = [no_clip] * count
         absolute: list[tuple[Box | None, Box | None]] = [no_clip] * count
-        transparent = [False] * count
+        columns, indexes = doc.columns, range(count)
         frame_of = [0] * count
-        scopes_count = len(scope_frame)
-        # Every row of a scan passes here: columns in locals.
-        SCOPE, PARENT, POSITION, OPACITY, FRAME, OVERFLOW, TAG = F.SCOPE, F.PARENT, F.POSITION, F.OPACITY, F.FRAME, F.OVERFLOW, F.TAG
-        for index, row in enumerate(rows):
-            scope = row[SCOPE]
-            frame = frame_of[index] = scope_frame[scope] if scope < scopes_count else 0
-            parent = row[PARENT]
-            position = row[POSITION]
-            if parent < 0:
-                inherited = no_clip
-                transparent[index] = row[OPACITY] <= 0
-            else:
-                transparent[index] = transparent[parent] or row[OPACITY] <= 0
-                if position == "absolute":
-                    inherited = absolute[parent]
-                elif position == "fixed":
-                    inherited = no_clip if frame == 0 else flow[parent]
+        for scope, frame in enumerate(scope_frame):
+            if frame:
+                for index in F.rows_with(columns[F.SCOPE], scope):
+                    frame_of[index] = frame
+        opacity = columns[F.OPACITY]
+        transparent = doc.subtree_flags(
+            list(compress(indexes, map((0.0).__ge__, opacity))) if count and min(opacity) <= 0 else []
+        )
+        # Clips change only below an element with overflow other than visible and inside a
+        # frame: elsewhere every row gets and hands on no clip at all, so only those subtrees
+        # are visited (on most pages a small part of the rows).
+        tags = columns[F.TAG]
+        clipping = [i for i in F.rows_without(columns[F.OVERFLOW], "visible") if tags[i] not in ("html", "body")]
+        ranges = sorted((seed, doc.end[seed]) for seed in clipping + F.rows_with(columns[F.FRAME], "same"))
+        PARENT, POSITION, FRAME, OVERFLOW = F.PARENT, F.POSITION, F.FRAME, F.OVERFLOW
+        position_done = 0
+        for first, last in ranges:
+            for index in range(max(first, position_done), last + 1):
+                row = rows[index]
+                frame = frame_of[index]
+                parent = row[PARENT]
+                position = row[POSITION]
+                if parent < 0:
+                    inherited = no_clip
                 else:
-                    inherited = flow[parent]
-                if frame and rows[parent][FRAME] == "same":
-                    fx, fy = offsets[frame]
-                    box = (fx, fy, fx + frames[frame][F.FRAME_WIDTH], fy + frames[frame][F.FRAME_HEIGHT])
-                    inherited = (inherited[0], _intersect(inherited[1], box))
-            clip_in[index] = inherited
-            own = inherited
-            overflow = row[OVERFLOW]
-            if overflow != "visible" and row[TAG] not in ("html", "body"):
-                box = self.box(index, frame)
-                parts = overflow.split()
-                if any(p in _CLIPPING for p in parts):
-                    own = (_intersect(inherited[0], box), inherited[1])
-                elif any(p in _SCROLLING for p in parts):
-                    own = (inherited[0], _intersect(inherited[1], box))
-            flow[index] = own
-            if position != "static":
-                absolute[index] = own
-            elif parent >= 0:
-                absolute[index] = absolute[parent]
+                    if position == "absolute":
+                        inherited = absolute[parent]
+                    elif position == "fixed":
+                        inherited = no_clip if frame == 0 else flow[parent]
+                    else:
+                        inherited = flow[parent]
+                    if frame and rows[parent][FRAME] == "same":
+                        fx, fy = offsets[frame]
+                        box = (fx, fy, fx + frames[frame][F.FRAME_WIDTH], fy + frames[frame][F.FRAME_HEIGHT])
+                        inherited = (inherited[0], _intersect(inherited[1], box))
+                clip_in[index] = inherited
+                own = inherited
+                overflow = row[OVERFLOW]
+                if overflow != "visible" and row[F.TAG] not in ("html", "body"):
+                    box = self.box(index, frame)
+                    parts = overflow.split()
+                    if any(p in _CLIPPING for p in parts):
+                        own = (_intersect(inherited[0], box), inherited[1])
+                    elif any(p in _SCROLLING for p in parts):
+                        own = (inherited[0], _intersect(inherited[1], box))
+                flow[index] = own
+                if position != "static":
+                    absolute[index] = own
+                elif parent >= 0:
+                    absolute[index] = absolute[parent]
+            position_done = max(position_done, last + 1)
         self._transparent = transparent
         self._clip_in = clip_in
         self.frame_of = frame_of
@@ -261,9 +276,10 @@ class Geometry:
         known = self._visible[index]
         if known is None:
             row = self._rows[index]
+            clip = self._clip_in[index][0]
             known = (
                 not self._hidden[index] and (not self._transparent[index] or self._drawn_by_wrapper(index))
-                and row[F.WIDTH] > 0 and row[F.HEIGHT] > 0 and _overlaps(self.box(index), self._clip_in[index][0])
+                and row[F.WIDTH] > 0 and row[F.HEIGHT] > 0 and (clip is None or _overlaps(self.box(index), clip))
             )
             self._visible[index] = known
         return known
@@ -288,10 +304,34 @@ class Geometry:
         """Visible and inside the top viewport and every scrolling ancestor's box."""
         known = self._in_view[index]
         if known is None:
-            box = self.box(index)
-            known = self.visible(index) and _overlaps(box, self._top) and _overlaps(box, self._clip_in[index][1])
+            if self.visible(index):
+                box = self.box(index)
+                known = _overlaps(box, self._top) and _overlaps(box, self._clip_in[index][1])
+            else:
+                known = False
             self._in_view[index] = known
         return known
+
+
+def _inside_control(rows: list[list[Any]], index: int, known: dict[int, bool]) -> bool:
+    """Whether an ancestor of the row is a native control (an <a> only with href).
+    ``known`` remembers the answer for every ancestor on the way (for them: it or one above)."""
+    path: list[int] = []
+    node = rows[index][F.PARENT]
+    found = False
+    while node >= 0:
+        if node in known:
+            found = known[node]
+            break
+        path.append(node)
+        row = rows[node]
+        if row[F.TAG] in _NATIVE_CONTROLS and (row[F.TAG] != "a" or bool(row[F.HREF])):
+            found = True
+            break
+        node = row[F.PARENT]
+    for ancestor in path:
+        known[ancestor] = found
+    return found
 
 
 def scan(
@@ -326,32 +366,30 @@ def scan_page(
     frames = frames or [[-1, "", 0, 0, viewport.width, viewport.height]]
     geometry = Geometry(doc, scopes, frames, viewport)
     count = len(rows)
-    ignored = [False] * count
-    inert = [False] * count
-    private = [False] * count
-    inside_control = [False] * count
+    indexes = range(count)
+    # Whole columns are read at C speed (map, compress); Python then visits only the rows
+    # they point at, not every row of the page (issue 3).
+    columns = doc.columns
+    ignored = doc.subtree_flags(F.rows_with(columns[F.PRIVACY], "ignore"))
+    private = doc.subtree_flags(F.rows_with(columns[F.PRIVACY], "private"))
+    inert = doc.subtree_flags(F.rows_with(columns[F.INERT], True))
+    # The rows is_interactive can accept, and the placeholders: an interactive tag, or a
+    # role, tabindex, contenteditable, pointer cursor, cross-origin frame or closed shadow
+    # root. For every other row is_interactive returns False by its first tests.
+    # (Interactive tags match many rows: one map over the column, all in C, beats an index()
+    # call per match.)
+    possible = set(compress(indexes, map(_MAYBE_INTERACTIVE_TAGS.__contains__, columns[F.TAG])))
+    for column in (F.ROLE, F.TABINDEX, F.CONTENTEDITABLE):
+        possible.update(compress(indexes, columns[column]))
+    for column, value in ((F.CURSOR, "pointer"), (F.FRAME, "cross"), (F.SHADOW, "closed")):
+        possible.update(F.rows_with(columns[column], value))
     candidates: list[int] = []
-    # The hot loop of a whole-page scan (every row): columns in locals.
-    PARENT, PRIVACY, INERT, TAG, HREF, FRAME, SHADOW, ROLE, CONTENTEDITABLE = (
-        F.PARENT, F.PRIVACY, F.INERT, F.TAG, F.HREF, F.FRAME, F.SHADOW, F.ROLE, F.CONTENTEDITABLE
-    )
-    for index, row in enumerate(rows):
-        parent = row[PARENT]
-        privacy = row[PRIVACY]
-        if parent >= 0:
-            ignored[index] = ignored[parent] or privacy == "ignore"
-            inert[index] = inert[parent] or row[INERT]
-            private[index] = private[parent] or privacy == "private"
-            parent_row = rows[parent]
-            inside_control[index] = inside_control[parent] or (
-                parent_row[TAG] in _NATIVE_CONTROLS and (parent_row[TAG] != "a" or bool(parent_row[HREF]))
-            )
-        else:
-            ignored[index] = privacy == "ignore"
-            inert[index] = bool(row[INERT])
-            private[index] = privacy == "private"
+    in_control: dict[int, bool] = {}
+    TAG, FRAME, SHADOW, ROLE, CONTENTEDITABLE = F.TAG, F.FRAME, F.SHADOW, F.ROLE, F.CONTENTEDITABLE
+    for index in sorted(possible):
         if ignored[index] or inert[index]:
             continue
+        row = rows[index]
         if row[FRAME] == "cross" or row[SHADOW] == "closed":
             candidates.append(index)
             continue
@@ -360,27 +398,37 @@ def scan_page(
         role = explicit_role(row) if row[ROLE] else ""
         if is_interactive(index, row, role, doc):
             # A focusable or pointer-only element inside a native control is part of it.
-            if inside_control[index] and row[TAG] not in _NATIVE_CONTROLS and not explicit_role(row) and not row[CONTENTEDITABLE]:
+            if (
+                row[TAG] not in _NATIVE_CONTROLS and not explicit_role(row) and not row[CONTENTEDITABLE]
+                and _inside_control(rows, index, in_control)
+            ):
                 continue
             candidates.append(index)
 
     # SPEC S1: a clickable wrapper around exactly one real control collapses into it.
     native = {i for i in candidates if rows[i][F.TAG] in ("input", "select", "textarea", "button", "a")}
-    # wrapped_count[i]: native candidates strictly inside row i, summed up the tree in one
-    # backward pass (rows are in preorder: every parent comes before its children).
+    # The wrappers that may collapse: no native tag, no role of their own, no placeholder.
+    wrappers = {
+        i for i in candidates
+        if i not in native and not explicit_role(rows[i]) and not rows[i][F.FRAME] and rows[i][F.SHADOW] != "closed"
+    }
     wrapped_count = [0] * count
-    for index in range(count - 1, 0, -1):
-        inside = wrapped_count[index] + (index in native)
-        if inside:
-            parent = rows[index][F.PARENT]
-            if parent >= 0:
-                wrapped_count[parent] += inside
+    if wrappers:
+        # wrapped_count[i]: native candidates strictly inside row i, summed up the tree in one
+        # backward pass (rows are in preorder: every parent comes before its children).
+        parents = doc.parents
+        for index in range(count - 1, 0, -1):
+            inside = wrapped_count[index] + (index in native)
+            if inside:
+                parent = parents[index]
+                if parent >= 0:
+                    wrapped_count[parent] += inside
     frame_labels = _frame_labels(doc, frames, scopes)
     elements: list[ScannedElement] = []
     listed: dict[int, int] = {}
     for index in candidates:
         row = rows[index]
-        if index not in native and not explicit_role(row) and wrapped_count[index] == 1 and not row[F.FRAME] and row[F.SHADOW] != "closed":
+        if index in wrappers and wrapped_count[index] == 1:
             continue
         target = index
         control: int | None = None
@@ -395,7 +443,7 @@ def scan_page(
         in_viewport = geometry.in_view(target)
         if not in_viewport and not include_offscreen:
             continue
-        element = _describe(index, doc, geometry, target, control, frame_labels, private[index], release_sensitive)
+        element = _describe(index, doc, geometry, target, control, frame_labels, private[index], release_sensitive, in_viewport)
         listed[target] = len(elements)
         elements.append(element)
     result = Scan(elements=elements, frames=frame_labels)
@@ -415,11 +463,10 @@ def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list
 
 def _describe(
     index: int, doc: DocumentIndex, geometry: Geometry, target: int, control: int | None, frame_labels: list[str],
-    private: bool,
-    release_sensitive: bool = False,
+    private: bool, release_sensitive: bool, in_viewport: bool,
 ) -> ScannedElement:
     row = doc.rows[index]
-    role = doc.role(index) or "generic"
+    role = doc.roles[index] or "generic"
     tag = row[F.TAG]
     opaque = "cross_origin_frame" if row[F.FRAME] == "cross" else "closed_shadow_root" if row[F.SHADOW] == "closed" else ""
     label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
@@ -455,46 +502,48 @@ def _describe(
         text = doc.text_content(index, limit=TEXT_LIMIT)
     if opaque:
         text = "cross-origin frame: its content cannot be read" if opaque == "cross_origin_frame" else "closed shadow root: its content cannot be read"
-    expanded = _bool_attr(row[F.ARIA_EXPANDED])
+    expanded = _BOOL_ATTR.get(row[F.ARIA_EXPANDED])
     if expanded is None and tag == "summary" and row[F.PARENT] >= 0 and doc.rows[row[F.PARENT]][F.TAG] == "details":
         expanded = bool(doc.rows[row[F.PARENT]][F.OPEN])
-    selected = _bool_attr(row[F.ARIA_SELECTED])
-    pressed: bool | str | None = "mixed" if row[F.ARIA_PRESSED] == "mixed" else _bool_attr(row[F.ARIA_PRESSED])
+    selected = _BOOL_ATTR.get(row[F.ARIA_SELECTED])
+    pressed: bool | str | None = "mixed" if row[F.ARIA_PRESSED] == "mixed" else _BOOL_ATTR.get(row[F.ARIA_PRESSED])
     input_type = row[F.TYPE] if tag in ("input", "button") else ""
     x0, y0, x1, y1 = geometry.box(target)
-    return ScannedElement(
-        index=target,
-        tag=tag,
-        kind="opaque" if opaque else kind_of(role, row),
-        role=role,
-        type=input_type or ("text" if tag == "input" else ""),
-        label=label,
-        label_source=source,
-        text=text if text != label else "",
-        value=value,
-        options=options,
-        visible=True,
-        in_viewport=geometry.in_view(target),
-        disabled=bool(row[F.DISABLED]) or row[F.ARIA_DISABLED] == "true",
-        readonly=bool(row[F.READONLY]) or row[F.ARIA_READONLY] == "true",
-        required=bool(row[F.REQUIRED]) or row[F.ARIA_REQUIRED] == "true",
-        rect=(round(x0, 1), round(y0, 1), round(x1 - x0, 1), round(y1 - y0, 1)),
-        checked=checked,
-        selected=selected,
-        expanded=expanded,
-        placeholder=row[F.PLACEHOLDER],
-        href=row[F.HREF],
-        sensitive=sensitive,
-        private=private,
-        form=_form_owner(row, doc),
-        key=key_of(row, role),
-        frame=frame_labels[geometry.frame_of[index]] if geometry.frame_of[index] < len(frame_labels) else "main",
-        invalid=row[F.ARIA_INVALID] not in ("", "false") or bool(row[F.USER_INVALID]),
-        pressed=pressed,
-        description=doc.description(index) if row[F.ARIA_DESCRIBEDBY] else "",
-        opaque=opaque,
-        control=control,
-    )
+    # Positional, in field order: a keyword call of the NamedTuple cost ~3 us per element
+    # (thousands on a whole page), _make a tenth of that (issue 3).
+    return ScannedElement._make((
+        target,  # index
+        tag,  # tag
+        "opaque" if opaque else kind_of(role, row),  # kind
+        role,  # role
+        input_type or ("text" if tag == "input" else ""),  # type
+        label,  # label
+        source,  # label_source
+        text if text != label else "",  # text
+        value,  # value
+        options,  # options
+        True,  # visible
+        in_viewport,  # in_viewport
+        bool(row[F.DISABLED]) or row[F.ARIA_DISABLED] == "true",  # disabled
+        bool(row[F.READONLY]) or row[F.ARIA_READONLY] == "true",  # readonly
+        bool(row[F.REQUIRED]) or row[F.ARIA_REQUIRED] == "true",  # required
+        (round(x0, 1), round(y0, 1), round(x1 - x0, 1), round(y1 - y0, 1)),  # rect
+        checked,  # checked
+        selected,  # selected
+        expanded,  # expanded
+        row[F.PLACEHOLDER],  # placeholder
+        row[F.HREF],  # href
+        sensitive,  # sensitive
+        private,  # private
+        _form_owner(row, doc),  # form
+        key_of(row, role),  # key
+        frame_labels[geometry.frame_of[index]] if geometry.frame_of[index] < len(frame_labels) else "main",  # frame
+        row[F.ARIA_INVALID] not in ("", "false") or bool(row[F.USER_INVALID]),  # invalid
+        pressed,  # pressed
+        doc.description(index) if row[F.ARIA_DESCRIBEDBY] else "",  # description
+        opaque,  # opaque
+        control,  # control
+    ))
 
 
 def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) -> tuple[str, str]:
@@ -537,11 +586,7 @@ def _outline(
     PARENT, TAG, WIDTH, DISPLAY, ARIA_LABEL, ARIA_LABELLEDBY, TEXT_PARTS = (
         F.PARENT, F.TAG, F.WIDTH, F.DISPLAY, F.ARIA_LABEL, F.ARIA_LABELLEDBY, F.TEXT_PARTS
     )
-    end = list(range(count))
-    for index in range(count - 1, 0, -1):
-        parent = rows[index][PARENT]
-        if parent >= 0 and end[index] > end[parent]:
-            end[parent] = end[index]
+    end = doc.end
     holds_listed = [False] * count
     for start in listed:  # up from each listed row, until an ancestor already marked
         index = start
@@ -554,43 +599,44 @@ def _outline(
     consumed_until = -1  # rows up to here had their text taken by a line above them
     index = 0
     hidden, aria_hidden, children = doc.hidden, doc.aria_hidden, doc.children
-    role_of, visible, in_view = doc.role, geometry.visible, geometry.in_view
+    roles, visible, in_view = doc.roles, geometry.visible, geometry.in_view
+    make_node = OutlineNode._make  # fields in order: kind, depth, role, name, element, in_viewport, level
     while index < count:
         while stack and index > stack[-1][0]:
             stack.pop()
         row = rows[index]
-        if ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or row[TAG] in _NO_OUTLINE_TAGS:
+        if (
+            ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or row[TAG] in _NO_OUTLINE_TAGS
+            or not holds_listed[index] and (index <= consumed_until or row[WIDTH] <= 0 and row[DISPLAY] != "contents")
+        ):
+            # Not shown, or its text is already on a line above (or it has no box) and
+            # nothing listed is inside.
             index = end[index] + 1
             continue
-        depth = len(stack)
         position = listed.get(index)
         if position is not None:
-            nodes.append(OutlineNode("element", depth, element=position, in_viewport=in_view(index)))
+            nodes.append(make_node(("element", len(stack), "", "", position, in_view(index), 0)))
             if end[index] > index:
                 stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
-            index += 1
+            # Its subtree is in its name: on to the next row holding something listed in it.
+            index = _next_holding(holds_listed, index, end[index])
             continue
-        if not holds_listed[index] and (index <= consumed_until or row[WIDTH] <= 0 and row[DISPLAY] != "contents"):
-            # Its text is already on a line above (or it has no box); nothing listed inside.
-            index = end[index] + 1
-            continue
-        role = role_of(index)
+        role = roles[index]
         if role == "heading" and index > consumed_until:
             if visible(index):
                 view = in_view(index)
                 if include_offscreen or view:
                     name = doc.accessible_name(index)[0]
                     if name:
-                        nodes.append(OutlineNode("heading", depth, "heading", _clip_text(name, view),
-                                                 in_viewport=view, level=heading_level(row)))
+                        nodes.append(make_node(("heading", len(stack), "heading", _clip_text(name, view), -1, view, heading_level(row))))
                         stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
-            index += 1
+            index = _next_holding(holds_listed, index, end[index])
             continue
         if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] or row[TAG] == "fieldset"):
             name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] else ""
-            nodes.append(OutlineNode("container", depth, role, _clip_text(name, True), in_viewport=in_view(index)))
+            nodes.append(make_node(("container", len(stack), role, _clip_text(name, True), -1, in_view(index), 0)))
             stack.append((end[index], len(nodes) - 1))
             index += 1
             continue
@@ -602,8 +648,12 @@ def _outline(
             if include_offscreen or view:
                 text, last = _block_text(doc, index, listed, end, holds_listed)
                 if text:
-                    nodes.append(OutlineNode("text", depth, name=_clip_text(text, view), in_viewport=view))
+                    nodes.append(make_node(("text", len(stack), "", _clip_text(text, view), -1, view, 0)))
                     consumed_until = max(consumed_until, last)
+                    # The rows it read (up to `last`, all inside it): on to the next one
+                    # holding something listed (the rows before it would be passed over).
+                    index = _next_holding(holds_listed, index, last)
+                    continue
         index += 1
     # Drop containers that ended up empty (their children are the nodes deeper right after).
     kept: list[OutlineNode] = []
@@ -614,6 +664,18 @@ def _outline(
                 continue
         kept.append(node)
     return kept
+
+
+def _next_holding(holds_listed: list[bool], index: int, last: int) -> int:
+    """Where the outline goes on after a row whose rows up to ``last`` are consumed (its
+    name or its line has their text): the first of them holding a listed element (found in
+    C), else ``last + 1``; it would pass over the others one by one."""
+    if index == last or not holds_listed[index]:
+        return last + 1  # no rows below it, or nothing listed among them
+    try:
+        return holds_listed.index(True, index + 1, last + 1)
+    except ValueError:  # nothing listed below the row itself
+        return last + 1
 
 
 def _clip_text(text: str, in_viewport: bool) -> str:
@@ -628,15 +690,15 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
     rows = doc.rows
     out: list[str] = []
     last = index
-    DISPLAY = F.DISPLAY
+    DISPLAY, TAG = F.DISPLAY, F.TAG
     hidden, aria_hidden, text_content = doc.hidden, doc.aria_hidden, doc.text_content
-    row_like = rows[index][DISPLAY] == "table-row" or doc.role(index) == "row"
+    row_like = rows[index][DISPLAY] == "table-row" or doc.roles[index] == "row"
     for item in doc.content(index):
         if isinstance(item, str):
             out.append(item)
             continue
         child = rows[item]
-        if hidden[item] or aria_hidden[item] or child[F.TAG] in ("script", "style", "template", "noscript"):
+        if hidden[item] or aria_hidden[item] or child[TAG] in _NO_TEXT_TAGS:
             last = end[item]
             continue
         if row_like and child[DISPLAY] == "table-cell" and item not in listed:
@@ -647,7 +709,7 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
             out.append(cell)
             last = end[item]
             continue
-        if child[DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.role(item) == "heading":
+        if child[DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.roles[item] == "heading":
             break
         out.append(text_content(item, limit=TEXT_LINE_LIMIT) if not holds_listed[item] else "")
         last = end[item]

@@ -13,7 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .errors import ToolFailure
 from .protocol import ErrorCode
@@ -26,8 +26,11 @@ class Handle(Protocol):
     def release(self) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class ElementEntry:
+class ElementEntry(NamedTuple):
+    """What a ref stands for. A NamedTuple, like ``scanner.ScannedElement``: one is made per
+    listed element, and a frozen dataclass's ``__init__`` (an ``object.__setattr__`` per
+    field) made it the costliest step of recording a whole-page snapshot in Pyodide."""
+
     element_id: str
     handle: Any
     key: tuple[str, ...]
@@ -72,11 +75,22 @@ class Snapshot:
 _ids = random.Random(secrets.randbits(128))
 
 
-def _new_id(prefix: str, taken: set[str] | dict[str, Any]) -> str:
-    while True:
-        candidate = f"{prefix}{_ids.getrandbits(24):06x}"
-        if candidate not in taken:
-            return candidate
+def _new_ids(prefix: str, count: int, taken: set[str] | dict[str, Any]) -> list[str]:
+    """``count`` distinct ids, none in ``taken``. One draw and one format for all of them: a
+    draw and a format per id were a tenth of recording a whole-page snapshot in Pyodide."""
+    digits = f"{_ids.getrandbits(24 * count):0{6 * count}x}"
+    ids = [prefix + digits[i:i + 6] for i in range(0, 6 * count, 6)]
+    unique = set(ids)
+    if len(unique) == count and unique.isdisjoint(taken):
+        return ids
+    # Among thousands of 24-bit ids a repeat is likely enough: draw again for the later copies.
+    seen = set(taken)
+    for position, candidate in enumerate(ids):
+        while candidate in seen:
+            candidate = f"{prefix}{_ids.getrandbits(24):06x}"
+        seen.add(candidate)
+        ids[position] = candidate
+    return ids
 
 
 class SnapshotStore:
@@ -89,7 +103,7 @@ class SnapshotStore:
     def create(self, *, page_version: str, navigation_epoch: int, url: str, title: str, mutations: int) -> Snapshot:
         self._expire()
         snapshot = Snapshot(
-            snapshot_id=_new_id("s", self._snapshots),
+            snapshot_id=_new_ids("s", 1, self._snapshots)[0],
             page_version=page_version,
             navigation_epoch=navigation_epoch,
             url=url,
@@ -104,16 +118,15 @@ class SnapshotStore:
         return snapshot
 
     @staticmethod
-    def add(
-        snapshot: Snapshot, *, handle: Any, key: tuple[str, ...], role: str, label: str, tag: str, type: str,
-        placeholder: str, sensitive: bool = False, opaque: str = "", control: Any = None,
-        name: str | None = None,
-    ) -> str:
-        element_id = _new_id("e", snapshot.entries)
-        snapshot.entries[element_id] = ElementEntry(
-            element_id, handle, key, role, label, tag, type, placeholder, sensitive, opaque, control, name
-        )
-        return element_id
+    def add_all(snapshot: Snapshot, refs: list[tuple[Any, ...]]) -> list[str]:
+        """New refs in ``snapshot``, one per tuple of ``ElementEntry``'s fields after the id
+        (in its order; trailing ones may be left to their defaults); returns the ids in order.
+        All at once, as a whole-page snapshot adds thousands."""
+        entries = snapshot.entries
+        ids = _new_ids("e", len(refs), entries)
+        for element_id, fields in zip(ids, refs, strict=True):
+            entries[element_id] = ElementEntry(element_id, *fields)
+        return ids
 
     def latest(self) -> Snapshot | None:
         self._expire()

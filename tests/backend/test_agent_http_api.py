@@ -184,6 +184,24 @@ async def test_unknown_tool_is_404(server: RunningServer, make_page: MakePage) -
     assert answer.status_code == 404 and answer.json()["error"]["code"] == "unknown_tool"
 
 
+async def test_unknown_paths_under_api_are_a_structured_404_never_a_redirect(
+    server: RunningServer,
+) -> None:  # SPEC B4; a trailing slash once got a 307 to a route of another method
+    async with httpx.AsyncClient(base_url=server.url, follow_redirects=False) as client:
+        answers = [
+            await client.post("/api/tools/", json={}),
+            await client.get("/api/sessions/"),
+            await client.post("/api/sessions//tools/page_inspect", json={}),
+            await client.post("/api/sessions/ses-x/tools/", json={}),
+            await client.post("/api/nothing", json={}),
+        ]
+        wrong_method = await client.post("/api/tools", json={})
+    for answer in answers:
+        assert answer.status_code == 404, (answer.request.url, answer.status_code)
+        assert answer.json()["error"]["code"] == "invalid_request"
+    assert wrong_method.status_code == 405
+
+
 async def test_unknown_session_is_404(server: RunningServer) -> None:
     async with httpx.AsyncClient() as client:
         answer = await client.post(tool_url(server, "ses-gone", "page_observe"), json={})

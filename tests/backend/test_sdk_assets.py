@@ -178,6 +178,8 @@ def test_demo_pages_are_served_only_in_demo_mode(base_config: ServerConfig) -> N
         assert client.get("/demo/").text == "<h1>demo</h1>"
         index = client.get("/", follow_redirects=False)
         assert index.status_code in (302, 307) and index.headers["location"] == "/demo/"
+        bare = client.get("/demo", follow_redirects=False)
+        assert bare.status_code == 307 and bare.headers["location"] == "/demo/"
 
 
 @pytest.mark.parametrize("raw", ["..", "a/../b", "./a", "a//b", "a\\b", "a\0b", ".env", ""])

@@ -35,7 +35,7 @@ class Harness:
     def __init__(self) -> None:
         self.execute = FakeExecutor()
         self.sent: list[dict[str, Any]] = []
-        self.dispatcher = Dispatcher(self.execute, self.sent.append, lambda: "v1")
+        self.dispatcher = Dispatcher(self.execute, lambda text: self.sent.append(json.loads(text)), lambda: "v1")
         self.dispatcher.bind_session(SESSION)
 
     def receive(self, frame: dict[str, Any]) -> None:

@@ -45,6 +45,13 @@ def test_rows_from_columns_matches_json_rows() -> None:
     assert (got_scopes, got_frames) == (scopes, frames)
 
 
+def test_decoded_rows_keep_the_columns_they_came_from() -> None:
+    # Passes over every row read the columns (facts.columns_of); they must be the rows'.
+    page = _page()
+    rows, _, _ = F.rows_from_columns(*_encode(page.rows, [], []))
+    assert [list(column) for column in F.columns_of(rows)] == [list(column) for column in zip(*page.rows, strict=True)]
+
+
 def test_rows_from_columns_single_row_and_empty() -> None:
     one = _page().rows[:1]
     rows, _, _ = F.rows_from_columns(*_encode(one, [], []))

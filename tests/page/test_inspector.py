@@ -90,6 +90,8 @@ def test_the_wire_form_is_what_the_protocol_models_write() -> None:  # SPEC S2, 
     assert PageSnapshot.model_validate(wire).to_wire() == wire
     assert result.to_model().to_wire() == wire
     assert [element.wire() for element in result.elements] == [_legacy_element(e) for e in result.elements]
+    # The same keys in the same order too (dict equality ignores order; the JSON text does not).
+    assert [list(element.wire()) for element in result.elements] == [list(_legacy_element(e)) for e in result.elements]
     # Every optional field appears somewhere, so the comparison above covers it.
     present = set().union(*(element.keys() for element in wire["elements"]))
     assert {"value", "checked", "selected", "expanded", "placeholder", "href", "form", "pressed", "opaque"} <= present

@@ -94,7 +94,7 @@ CLIENT_MESSAGES = [
 
 
 def _wire(message: Any) -> str:
-    return json.dumps(message.to_wire())
+    return message.to_json()
 
 
 def _request(**fields: Any) -> dict[str, Any]:
@@ -112,6 +112,16 @@ def test_server_message_round_trips_through_the_wire(message: Any) -> None:  # S
 @pytest.mark.parametrize("message", CLIENT_MESSAGES, ids=lambda m: m.type)
 def test_client_message_round_trips_through_the_wire(message: Any) -> None:  # SPEC W1
     assert parse_client_message(_wire(message)) == message
+
+
+@pytest.mark.parametrize("message", [
+    *SERVER_MESSAGES, *CLIENT_MESSAGES,
+    PageToolResult(request_id="r5", success=True, result={"label": "提交 é", "rect": {"x": 10.0, "y": 0.5}, "none": None}),
+    # A lone surrogate (JavaScript strings can hold one) has no UTF-8 form: JSON escapes it.
+    PageToolResult(request_id="r6", success=True, result={"text": "half \ud83d pair"}),
+], ids=lambda m: m.type)
+def test_the_json_sent_is_the_wire_form(message: Any) -> None:  # SPEC W1
+    assert json.loads(message.to_json()) == message.to_wire()
 
 
 def test_wire_field_names_are_camel_case() -> None:  # SPEC W1

@@ -7,7 +7,9 @@ values (an inherited ``visibility: hidden`` or ``cursor: pointer`` appears on de
 from __future__ import annotations
 
 import pytest
+from mao_page import facts as F
 from mao_page.names import DocumentIndex
+from mao_page.roles import role_of, roles_of_rows
 from mao_page.scanner import scan_page
 
 from .page_rows import VIEWPORT, PageRows
@@ -110,6 +112,22 @@ def test_descendant_of_display_none_is_not_listed() -> None:  # SPEC S4
     page.add("button", inner, own_text="Hidden item")
     assert page.listed() == set()
     assert page.listed(include_offscreen=True) == set()
+
+
+def test_hidden_subtrees_are_followed_through_rows_added_out_of_order() -> None:  # SPEC S4
+    # Hidden, inert and ignored subtrees are marked from their root rows over the rows after
+    # them; rows of other subtrees in between must keep their own state.
+    page = PageRows()
+    menu = page.add("div", display="none")
+    aside = page.add("div")
+    inert = page.add("div", inert=True)
+    ignored = page.add("div", privacy="ignore")
+    page.add("button", menu, own_text="Hidden item")
+    shown = page.add("button", aside, own_text="Shown")
+    page.add("button", inert, own_text="Behind modal")
+    page.add("button", ignored, own_text="Not collected")
+    later = page.add("button", aside, own_text="Shown too")
+    assert page.listed() == {shown, later}
 
 
 def test_visibility_hidden_element_is_not_listed() -> None:  # SPEC S4
@@ -641,3 +659,26 @@ def test_which_inputs_take_a_filled_value(kind: str, fillable: bool) -> None:  #
     from .page_rows import fact_row
 
     assert is_fillable(fact_row("input", type=kind)) is fillable
+
+
+def test_roles_of_all_rows_agree_with_role_of_each_row() -> None:  # SPEC S1, S2
+    # DocumentIndex takes every row's role from the tag column at once; the rows the tag does
+    # not decide (role attribute, attribute-decided tags, contenteditable) go through role_of.
+    page = PageRows()
+    page.add("a", href="/x")
+    page.add("a")
+    page.add("input", type="checkbox")
+    page.add("input", list=1)
+    page.add("select", multiple=True)
+    page.add("img", alt="")
+    page.add("img", alt="Logo")
+    page.add("section")
+    page.add("section", aria_label="News")
+    page.add("form")
+    page.add("div", role="presentation", tabindex="0")
+    page.add("div", role="bogus tab")
+    page.add("div", contenteditable=True)
+    page.add("p", contenteditable=True)
+    page.add("custom-element")
+    rows = page.rows
+    assert roles_of_rows(rows, F.columns_of(rows)) == [role_of(row) for row in rows]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from mao_page import snapshots
 from mao_page.errors import ToolFailure
 from mao_page.protocol import ErrorCode, PageToolRequest
 from mao_page.snapshots import ElementEntry, Snapshot, SnapshotStore, suggest_replacement
@@ -33,8 +34,7 @@ def _snapshot(store: SnapshotStore, epoch: int = 0, url: str = URL) -> Snapshot:
 
 def _add(snapshot: Snapshot, handle: FakeHandle, *, role: str = "button", label: str = "Buy",
          tag: str = "button", type: str = "", placeholder: str = "") -> str:
-    return SnapshotStore.add(snapshot, handle=handle, key=(tag, role, label), role=role, label=label,
-                             tag=tag, type=type, placeholder=placeholder)
+    return SnapshotStore.add_all(snapshot, [(handle, (tag, role, label), role, label, tag, type, placeholder)])[0]
 
 
 def _entry(element_id: str, *, role: str = "button", label: str = "Buy", tag: str = "button") -> ElementEntry:
@@ -45,6 +45,30 @@ def test_element_ids_are_unique_within_a_snapshot() -> None:  # SPEC R1
     snapshot = _snapshot(SnapshotStore())
     ids = [_add(snapshot, FakeHandle(str(i))) for i in range(500)]
     assert len(set(ids)) == 500
+
+
+class _RepeatingDraws:
+    """A generator whose draws for many ids at once repeat (24-bit blocks from 0-2); single
+    draws count up."""
+
+    def __init__(self) -> None:
+        self.single = 0
+
+    def getrandbits(self, bits: int) -> int:
+        if bits == 24:
+            self.single += 1
+            return self.single
+        return int("".join(f"{i % 3:06x}" for i in range(bits // 24)), 16)
+
+
+def test_element_ids_added_at_once_are_unique_even_when_draws_repeat(monkeypatch: pytest.MonkeyPatch) -> None:  # SPEC R1
+    monkeypatch.setattr(snapshots, "_ids", _RepeatingDraws())
+    snapshot = _snapshot(SnapshotStore())
+    taken = _add(snapshot, FakeHandle("first"))
+    handles = [FakeHandle(str(i)) for i in range(40)]
+    ids = SnapshotStore.add_all(snapshot, [(h, ("button", "button", "Buy"), "button", "Buy", "button", "", "") for h in handles])
+    assert len(set(ids)) == 40 and taken not in ids
+    assert [snapshot.entries[element_id].handle for element_id in ids] == handles
 
 
 def test_ids_are_valid_protocol_refs() -> None:  # SPEC R1, W1
@@ -197,8 +221,7 @@ def test_placeholders_are_refused_with_their_own_code(opaque: str, code: ErrorCo
 
     store = SnapshotStore()
     snapshot = store.create(page_version="0.0", navigation_epoch=0, url=URL, title="Cart", mutations=0)
-    element_id = SnapshotStore.add(snapshot, handle=FakeHandle("frame"), key=("iframe",), role="iframe", label="Pay",
-                                   tag="iframe", type="", placeholder="", opaque=opaque)
+    [element_id] = SnapshotStore.add_all(snapshot, [(FakeHandle("frame"), ("iframe",), "iframe", "Pay", "iframe", "", "", False, opaque)])
     with pytest.raises(ToolFailure) as failure:
         Inspector(_StillPage(), store).resolve(snapshot.snapshot_id, element_id)  # type: ignore[arg-type]
     assert failure.value.code == code
