@@ -266,12 +266,21 @@ async def test_without_api_key_a_web_page_cannot_call_the_api(
     server: RunningServer, make_page: MakePage
 ) -> None:
     # A page in the user's browser is a loopback client too; its Origin gives it away.
+    await assert_click_refused(
+        server, make_page, {"Origin": "https://evil.example", "Content-Type": "text/plain"}
+    )
+
+
+async def assert_click_refused(
+    server: RunningServer, make_page: MakePage, headers: dict[str, str] | list[tuple[str, str]]
+) -> None:
+    """A page_click to a live page with these headers is refused (403) and reaches nothing."""
     page = await connected(server, make_page)
     async with httpx.AsyncClient() as client:
         answer = await client.post(
             tool_url(server, page.session_id, "page_click"),
             content=json.dumps({"snapshotId": "s1", "elementId": "e1"}),
-            headers={"Origin": "https://evil.example", "Content-Type": "text/plain"},
+            headers=headers,
         )
     assert answer.status_code == 403 and page.requests == []
 
@@ -304,11 +313,6 @@ async def test_a_second_origin_header_cannot_stand_in_for_a_foreign_first_one(
 ) -> None:
     # Headers are read in one pass; a repeated header still counts by its first value, as
     # Starlette's Headers.get would answer.
-    page = await connected(server, make_page)
-    async with httpx.AsyncClient() as client:
-        answer = await client.post(
-            tool_url(server, page.session_id, "page_click"),
-            content=json.dumps({"snapshotId": "s1", "elementId": "e1"}),
-            headers=[("Origin", "https://evil.example"), ("Origin", server.url)],
-        )
-    assert answer.status_code == 403 and page.requests == []
+    await assert_click_refused(
+        server, make_page, [("Origin", "https://evil.example"), ("Origin", server.url)]
+    )
