@@ -47,6 +47,19 @@ def squash(text: str) -> str:
     return text.strip(" ")
 
 
+def ascending_once(spans: list[tuple[int, int]]) -> list[range]:
+    """The rows of the (first, last) spans, inclusive, as ranges in ascending order with each
+    row in one of them only: subtrees (a row to its ``end``) that may nest or repeat, visited
+    parents first."""
+    out: list[range] = []
+    position = 0
+    for first, last in sorted(spans):
+        if last >= max(first, position):
+            out.append(range(max(first, position), last + 1))
+        position = max(position, last + 1)
+    return out
+
+
 class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
@@ -130,15 +143,11 @@ class DocumentIndex:
             return flags
         parents, end = self.parents, self.end
         marked, marked_below = set(seeds), set(below)
-        ranges = sorted([(seed, end[seed]) for seed in seeds] + [(seed + 1, end[seed]) for seed in below])
-        # Rows in ascending order, each once: a parent is decided before its children, and a
-        # row outside every range has no seed above it.
-        position = 0
-        for first, last in ranges:
-            for index in range(max(first, position), last + 1):
+        # A parent is decided before its children, and a row outside every span has no seed above it.
+        for span in ascending_once([(seed, end[seed]) for seed in seeds] + [(seed + 1, end[seed]) for seed in below]):
+            for index in span:
                 parent = parents[index]
                 flags[index] = index in marked or (parent >= 0 and (flags[parent] or parent in marked_below))
-            position = max(position, last + 1)
         return flags
 
     def _resolve_owns(self, owners: list[int]) -> None:

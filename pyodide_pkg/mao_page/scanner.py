@@ -14,7 +14,7 @@ from itertools import compress
 from typing import Any, NamedTuple
 
 from . import facts as F
-from .names import DocumentIndex, nearby_text, squash
+from .names import DocumentIndex, ascending_once, nearby_text, squash
 from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
 from .sensitive import is_sensitive
 
@@ -222,11 +222,10 @@ class Geometry:
         # are visited (on most pages a small part of the rows).
         tags = columns[F.TAG]
         clipping = [i for i in F.rows_without(columns[F.OVERFLOW], "visible") if tags[i] not in ("html", "body")]
-        ranges = sorted((seed, doc.end[seed]) for seed in clipping + F.rows_with(columns[F.FRAME], "same"))
+        spans = ascending_once([(seed, doc.end[seed]) for seed in clipping + F.rows_with(columns[F.FRAME], "same")])
         PARENT, POSITION, FRAME, OVERFLOW = F.PARENT, F.POSITION, F.FRAME, F.OVERFLOW
-        position_done = 0
-        for first, last in ranges:
-            for index in range(max(first, position_done), last + 1):
+        for span in spans:
+            for index in span:
                 row = rows[index]
                 frame = frame_of[index]
                 parent = row[PARENT]
@@ -259,7 +258,6 @@ class Geometry:
                     absolute[index] = own
                 elif parent >= 0:
                     absolute[index] = absolute[parent]
-            position_done = max(position_done, last + 1)
         self._transparent = transparent
         self._clip_in = clip_in
         self.frame_of = frame_of
