@@ -26,4 +26,9 @@ function composedContains(ancestor, node) {
   return false;
 }
 
-Object.assign(MaoDom, { describe, isConnected: (el) => el.isConnected === true });
+// The elements at `indices` (an Int32Array of row numbers) of a walk's `nodes`, in an array of
+// their own: what a snapshot holds on to, so that it keeps its listed elements alive and not
+// every element the walk visited (mao_page.bridge.DocumentFacts.handles).
+const nodesAt = (nodes, indices) => Array.from(indices, (i) => nodes[i]);
+
+Object.assign(MaoDom, { describe, isConnected: (el) => el.isConnected === true, nodesAt });

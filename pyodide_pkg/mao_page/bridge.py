@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from array import array
 from typing import Any
 
 import js  # type: ignore[import-not-found]
@@ -76,17 +77,32 @@ class DocumentFacts:
     """Facts of one walk: ``rows[i]`` describes the element behind ``handle(i)``; ``scopes``
     and ``frames`` are the tree-scope and frame tables (``mao_page.facts``)."""
 
-    __slots__ = ("rows", "scopes", "frames", "_nodes")
+    __slots__ = ("rows", "scopes", "frames", "_nodes", "_primitives")
 
-    def __init__(self, rows: list[list[Any]], nodes: JsProxy, scopes: list[list[Any]] | None = None,
+    def __init__(self, rows: list[list[Any]], nodes: JsProxy, primitives: Any, scopes: list[list[Any]] | None = None,
                  frames: list[list[Any]] | None = None) -> None:
         self.rows = rows
         self.scopes = scopes or [["document", 0, -1]]
         self.frames = frames or []
         self._nodes = nodes
+        self._primitives = primitives
 
     def handle(self, index: int) -> ElementHandle:
+        """A handle on ``rows[index]``'s element; it holds the whole walk (every element it
+        visited) alive while it lives: for handles used within one call."""
         return ElementHandle.in_walk(self._nodes, index)
+
+    def handles(self, indices: list[int]) -> list[ElementHandle]:
+        """Handles on the elements of ``rows[i]`` for each ``i`` in ``indices``, for keeping
+        (a snapshot's refs): they share a JS array of just those elements, picked in one
+        crossing, so that what they hold alive is the listed elements, not the whole walk
+        (8,378 elements for 1,751 refs on the benchmark's 10k page)."""
+        positions = array("i", indices)
+        chosen = js.Int32Array.new(len(positions))
+        chosen.assign(memoryview(positions))
+        picked = self._primitives.nodesAt(self._nodes, chosen)
+        in_walk = ElementHandle.in_walk
+        return [in_walk(picked, position) for position in range(len(positions))]
 
     def index_of(self, handle: ElementHandle) -> int:
         """The row of an element in this walk, -1 when it is not in it."""
@@ -157,7 +173,7 @@ class Page:
             rows, scopes, frames = decode_walk(result.columns)
         except JsException as error:
             raise BridgeError(str(error)) from error
-        return DocumentFacts(rows, result.nodes, scopes, frames)
+        return DocumentFacts(rows, result.nodes, self._primitives, scopes, frames)
 
     def collect_name_sources(self, handle: ElementHandle, limit: int = 2000) -> tuple[DocumentFacts, list[int], list[bool], list[int]]:
         """Rows for recomputing one element's name: its subtree, labels and aria-labelledby
@@ -168,7 +184,7 @@ class Page:
         except JsException as error:
             raise BridgeError(str(error)) from error
         rows, roots, hidden, aliases = json.loads(str(result.json))
-        return DocumentFacts(rows, result.nodes), roots, hidden, aliases
+        return DocumentFacts(rows, result.nodes, self._primitives), roots, hidden, aliases
 
     def row_of(self, handle: ElementHandle) -> list[Any]:
         return self._primitives.rowOf(handle.proxy).to_py()

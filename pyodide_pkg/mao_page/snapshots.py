@@ -13,6 +13,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
 
 from .errors import ToolFailure
@@ -48,6 +49,9 @@ class ElementEntry(NamedTuple):
     # The accessible name to re-check before acting (None when the label was nearby text,
     # which cannot be recomputed from the element alone).
     name: str | None = None
+
+
+_entry_id = attrgetter("element_id")
 
 
 @dataclass(slots=True)
@@ -120,13 +124,22 @@ class SnapshotStore:
     @staticmethod
     def add_all(snapshot: Snapshot, refs: list[tuple[Any, ...]]) -> list[str]:
         """New refs in ``snapshot``, one per tuple of ``ElementEntry``'s fields after the id
-        (in its order; trailing ones may be left to their defaults); returns the ids in order.
-        All at once, as a whole-page snapshot adds thousands."""
-        entries = snapshot.entries
-        ids = _new_ids("e", len(refs), entries)
-        for element_id, fields in zip(ids, refs, strict=True):
-            entries[element_id] = ElementEntry(element_id, *fields)
+        (in its order; trailing ones may be left to their defaults); returns the ids in order."""
+        ids = SnapshotStore.new_ids(snapshot, len(refs))
+        SnapshotStore.add_entries(snapshot, [ElementEntry(element_id, *fields) for element_id, fields in zip(ids, refs, strict=True)])
         return ids
+
+    @staticmethod
+    def new_ids(snapshot: Snapshot, count: int) -> list[str]:
+        """``count`` element ids that ``snapshot`` does not use yet, for ``add_entries``. All at
+        once, as a whole-page snapshot adds thousands."""
+        return _new_ids("e", count, snapshot.entries)
+
+    @staticmethod
+    def add_entries(snapshot: Snapshot, entries: list[ElementEntry]) -> None:
+        """Refs made with ids from ``new_ids``: the caller builds the entries (the inspector
+        makes them in the same pass as the elements of its answer)."""
+        snapshot.entries.update(zip(map(_entry_id, entries), entries, strict=True))
 
     def latest(self) -> Snapshot | None:
         self._expire()

@@ -22,6 +22,9 @@ class _Facts:
     def handle(self, index: int) -> int:
         return index
 
+    def handles(self, indices: list[int]) -> list[int]:
+        return list(indices)
+
     def release(self) -> None:
         pass
 
