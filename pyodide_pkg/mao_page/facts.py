@@ -8,7 +8,7 @@ Computed-style columns hold computed values (inherited ones appear on descendant
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import chain
 from operator import itemgetter
 from typing import Any
@@ -99,13 +99,39 @@ STRING_COLUMNS = (
 STRING_SEPARATOR = "\0"
 
 
-class FactRows(list):
-    """The rows of a walk that keep the columns they were decoded from (``columns[TAG]``:
-    every row's tag): a pass reading one fact of every row takes its column at C speed
-    (``map``, ``compress``, ``in``) instead of visiting each row in Python. Read-only, like
-    the rows."""
+class FactRows(dict):
+    """The rows of a walk, kept as the columns they were decoded from (``columns[TAG]``: every
+    row's tag), with ``rows[i]`` (a tuple) built on first access. A pass reading one fact of
+    every row takes its column at C speed (``map``, ``compress``, ``index``); a whole-page scan
+    wants whole rows for a few of them only (its listed elements, their name sources), and
+    transposing all the columns into rows up front was half of the decode (issue 3).
 
-    __slots__ = ("columns",)
+    A dict rather than a list: once built, ``rows[i]`` is a lookup in C (``__missing__`` runs
+    only for a row not built yet), where an overridden ``__getitem__`` would cost a Python call
+    on every access. It reads as a sequence: ``len`` is the row count and iterating yields
+    every row in order. Read-only, like the rows."""
+
+    __slots__ = ("columns", "count")
+
+    def __init__(self, columns: Sequence[Sequence[Any]], count: int) -> None:
+        super().__init__()
+        self.columns = columns
+        self.count = count
+
+    def __missing__(self, index: int) -> tuple[Any, ...]:
+        if not -self.count <= index < self.count:
+            raise IndexError(f"row {index} of {self.count}")
+        row = self[index] = tuple([column[index] for column in self.columns])
+        return row
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:  # type: ignore[override]
+        return zip(*self.columns, strict=True) if self.count else iter(())
+
+    def __bool__(self) -> bool:
+        return self.count > 0
 
 
 def rows_with(cells: Sequence[Any], value: Any) -> list[int]:
@@ -130,7 +156,7 @@ def rows_without(cells: Sequence[Any], value: Any) -> list[int]:
 def columns_of(rows: list[Any]) -> Sequence[Sequence[Any]]:
     """The columns of ``rows``: kept from the decode, else transposed (rows built by hand,
     the JSON transport)."""
-    columns = getattr(rows, "columns", None)
+    columns = rows.columns if isinstance(rows, FactRows) else None
     if columns is None:
         columns = list(zip(*rows, strict=True)) if rows else [()] * COLUMNS
     return columns
@@ -167,8 +193,11 @@ def rows_from_columns(
         columns[column] = float_values[k * count:(k + 1) * count]
     indexes = memoryview(string_index).cast("i")
     for k, column in enumerate(STRING_COLUMNS):
-        if table and string_index[4 * k * count:4 * (k + 1) * count] == int_zeros:
-            columns[column] = (table[0],) * count
+        cell_bytes = string_index[4 * k * count:4 * (k + 1) * count]
+        # One value throughout, not only the empty string (computed styles: every row's
+        # visibility "visible", position "static"): one memcmp against the first cell repeated.
+        if count and cell_bytes == cell_bytes[:4] * count:
+            columns[column] = (table[indexes[k * count]],) * count
             continue
         cells = indexes[k * count:(k + 1) * count]
         # itemgetter looks all of them up in C; with one argument it returns the item itself.
@@ -179,6 +208,4 @@ def rows_from_columns(
             values[pairs[i]] = pairs[i + 1]
         columns[column] = values
     columns[TEXT_PARTS] = text_parts
-    rows = FactRows(zip(*columns, strict=True))
-    rows.columns = columns
-    return rows, scopes, frames
+    return FactRows(columns, count), scopes, frames

@@ -157,34 +157,51 @@ def role_of(row: list[Any]) -> str:
 
 
 def roles_of_rows(rows: Sequence[Sequence[Any]], columns: Sequence[Sequence[Any]]) -> list[str]:
-    """``role_of`` of every row: the tag table over the tag column in C, then ``role_of`` for
-    the rows the tag alone does not decide (a role attribute, the attribute-decided tags,
-    contenteditable); a whole-page scan asks for most rows' roles."""
+    """``role_of`` of every row: the tag table over the tag column in C, then the rows the tag
+    alone does not decide (``implicit_role`` spelled over the columns: most of them on a
+    form or link-heavy page), then ``role_of`` of the whole row for the few with a role
+    attribute or contenteditable. A whole-page scan asks for most rows' roles."""
     tags = columns[F.TAG]
     count = len(tags)
+    indexes = range(count)
     roles = list(map(_TAG_ROLES.get, tags, repeat("", count)))
-    undecided = set(compress(range(count), map(_ATTRIBUTE_ROLE_TAGS.__contains__, tags)))
-    undecided.update(compress(range(count), columns[F.ROLE]))
-    undecided.update(compress(range(count), columns[F.CONTENTEDITABLE]))
-    for index in undecided:
+    undecided = set(compress(indexes, map(_ATTRIBUTE_ROLE_TAGS.__contains__, tags)))
+    whole_row = set(compress(indexes, columns[F.ROLE]))
+    whole_row.update(compress(indexes, columns[F.CONTENTEDITABLE]))
+    hrefs, types, lists, multiple = columns[F.HREF], columns[F.TYPE], columns[F.LIST], columns[F.MULTIPLE]
+    for index in undecided - whole_row:
+        tag = tags[index]
+        if tag == "a" or tag == "area":
+            roles[index] = "link" if hrefs[index] else ""
+        elif tag == "input":
+            kind = types[index]
+            roles[index] = "combobox" if lists[index] == 1 and kind in _LIST_INPUT_TYPES else _INPUT_ROLES.get(kind, "textbox")
+        elif tag == "select":
+            roles[index] = "listbox" if multiple[index] or lists[index] == 2 else "combobox"
+        elif tag == "img":
+            named = columns[F.TITLE][index] or columns[F.ARIA_LABEL][index] or columns[F.ARIA_LABELLEDBY][index]
+            roles[index] = "presentation" if columns[F.ALT][index] == "" and not named else "img"
+        elif tag == "section":
+            roles[index] = "region" if columns[F.ARIA_LABEL][index] or columns[F.ARIA_LABELLEDBY][index] else ""
+        # a <form> is "form" named or not: the tag table's role stands.
+    for index in whole_row:
         roles[index] = role_of(rows[index])
     return roles
 
 
-def kind_of(role: str, row: list[Any]) -> str:
+def kind_of(role: str, tag: str) -> str:
     if role == "link":
         return "link"
     if role in BUTTON_ROLES:
         return "button"
-    if role in FORM_CONTROL_ROLES or row[F.TAG] in ("input", "select", "textarea"):
+    if role in FORM_CONTROL_ROLES or tag in ("input", "select", "textarea"):
         return "form-control"
     return "other"
 
 
-def heading_level(row: list[Any]) -> int:
-    tag = row[F.TAG]
+def heading_level(tag: str, aria_level: str) -> int:
     try:
-        level = int(row[F.ARIA_LEVEL])
+        level = int(aria_level)
     except ValueError:
         level = 0
     if level > 0:

@@ -56,7 +56,7 @@ def test_rows_from_columns_single_row_and_empty() -> None:
     one = _page().rows[:1]
     rows, _, _ = F.rows_from_columns(*_encode(one, [], []))
     assert [list(row) for row in rows] == one
-    assert F.rows_from_columns(*_encode([], [], []))[0] == []
+    assert list(F.rows_from_columns(*_encode([], [], []))[0]) == []
 
 
 def test_separator_inside_a_string_asks_for_the_json_rows() -> None:
