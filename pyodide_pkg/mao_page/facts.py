@@ -168,10 +168,11 @@ def rows_from_columns(
     """Rows (tuples, read-only) from the column transport; None when a string held the
     separator (the caller falls back to JSON rows). ``strings`` holds the distinct string
     values, ``string_index`` (int32) the string columns as indexes into them. ``extra`` is
-    [scopes, frames, alt pairs, options pairs, pseudo pairs, text parts]; the pairs are flat
-    [row, value, ...] lists of the rows whose value differs from the default (alt None,
-    options 0, pseudo 0)."""
-    scopes, frames, alt_pairs, option_pairs, pseudo_pairs, text_parts = extra
+    [scopes, frames, alt pairs, options pairs, pseudo pairs, text parts, sparse]; the pairs
+    are flat [row, value, ...] lists of the rows whose value differs from the default (alt
+    None, options 0, pseudo 0). ``sparse`` has an entry per string column: None, or the flat
+    [row, string id, ...] pairs of its non-empty cells when those are few."""
+    scopes, frames, alt_pairs, option_pairs, pseudo_pairs, text_parts, sparse = extra
     table = strings.split(STRING_SEPARATOR) if string_count else []
     if len(table) != string_count:
         return None
@@ -188,11 +189,21 @@ def rows_from_columns(
         else:
             values = int_values[k * count:(k + 1) * count]
             columns[column] = list(map(bool, values)) if is_bool else values.tolist()
-    float_values = memoryview(floats).cast("d").tolist()
+    # Rects and opacity stay in their buffer: a memoryview slice reads like a list of floats
+    # (by index, min, map) and costs no copy; most rows' rects are never read.
+    float_values = memoryview(floats).cast("d")
     for k, column in enumerate(FLOAT_COLUMNS):
         columns[column] = float_values[k * count:(k + 1) * count]
     indexes = memoryview(string_index).cast("i")
     for k, column in enumerate(STRING_COLUMNS):
+        pairs = sparse[k]
+        if pairs is not None:
+            # A few non-empty cells: those are filled, not every row looked up.
+            values = [""] * count
+            for i in range(0, len(pairs), 2):
+                values[pairs[i]] = table[pairs[i + 1]]
+            columns[column] = values
+            continue
         cell_bytes = string_index[4 * k * count:4 * (k + 1) * count]
         # One value throughout, not only the empty string (computed styles: every row's
         # visibility "visible", position "static"): one memcmp against the first cell repeated.

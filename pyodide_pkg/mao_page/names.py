@@ -333,6 +333,13 @@ class DocumentIndex:
         key = -index - 1 if hidden_ok else index
         cached = self._names.get(key)
         if cached is None:
+            named = self._attribute_name(index)
+            if named is not None:
+                text, source = named
+                name = squash(text)
+                name = (name if source == "aria-label" else name.strip("\xa0 "))[:MAX_NAME]
+                cached = self._names[key] = (name, source if name else "")
+                return cached
             for shortcut, source in ((self._leaf_text_name, "content"), (self._label_text_name, "label")):
                 text = shortcut(index)
                 if text is not None:
@@ -370,6 +377,28 @@ class DocumentIndex:
         parts = self.text_parts[index]
         text = "".join(parts[1::2]).strip() if parts else ""
         return text or None
+
+    def _attribute_name(self, index: int) -> tuple[str, str] | None:
+        """(name, source) of an element only its attributes can name (forms, sections,
+        landmarks: the containers of the text form), as the steps below would compute it:
+        aria-label (2D), else title (2I), else nothing. None when any other step could
+        apply: hidden, aria-labelledby (2B), a host-language label (2E), name from content (2F)."""
+        columns = self.columns
+        tag = self.tags[index]
+        role = self.roles[index]
+        if (
+            self.hidden[index] or columns[F.ARIA_LABELLEDBY][index] or tag in _NEVER_TEXT or tag in _HOST_LABEL_TAGS
+            or tag in _LABELABLE or role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS
+            or (not role and tag in ("th", "td"))
+        ):
+            return None
+        if role in ("none", "presentation"):
+            return "", ""  # their attributes are ignored (2D, 2I)
+        label = columns[F.ARIA_LABEL][index]
+        if label.strip() and tag != "slot":
+            return label, "aria-label"
+        title = columns[F.TITLE][index]
+        return (title, "title") if title.strip() else ("", "")
 
     def _label_text_name(self, index: int) -> str | None:
         """The name of a field named by its <label>s (2E) when each label holds text and the
