@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import compress
 from operator import itemgetter
 from typing import Any, NamedTuple
@@ -44,6 +45,9 @@ _NO_TEXT_TAGS = frozenset({"script", "style", "template", "noscript"})
 TEXT_LIMIT = 120
 TEXT_LINE_LIMIT = 100
 OFFSCREEN_TEXT_LIMIT = 40
+
+# Makes a ScannedElement or OutlineNode from a tuple of all its fields (see _describe).
+_new_tuple = tuple.__new__
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in the top viewport
 
@@ -98,7 +102,7 @@ class ScannedElement(NamedTuple):
 class OutlineNode(NamedTuple):
     """One line of the text form: a container, heading, text line or element. A NamedTuple
     like ScannedElement: a whole-page outline makes thousands, and a frozen dataclass's
-    ``__init__`` cost ~2 us each in CPython, ``_make`` ~0.3."""
+    ``__init__`` cost ~2 us each in CPython, ``tuple.__new__`` ~0.3."""
 
     kind: str  # "container", "heading", "text", "element"
     depth: int
@@ -424,6 +428,7 @@ def scan_page(
     collapsed = {i for i in wrappers if bisect_right(native, end[i]) - bisect_right(native, i) == 1}
     frame_labels = _frame_labels(doc, frames, scopes)
     described = _gather(columns, candidates, _DESCRIBED)
+    rounding: dict[float, float] = {}
     elements: list[ScannedElement] = []
     listed: dict[int, int] = {}
     types = columns[F.TYPE]
@@ -444,7 +449,8 @@ def scan_page(
         if not in_viewport and not include_offscreen:
             continue
         element = _describe(
-            index, described[index], doc, geometry, target, control, frame_labels, private[index], release_sensitive, in_viewport
+            index, described[index], doc, geometry, target, control, frame_labels, private[index], release_sensitive,
+            in_viewport, rounding,
         )
         listed[target] = len(elements)
         elements.append(element)
@@ -486,9 +492,10 @@ def _gather(columns: Any, indexes: list[int], wanted: tuple[int, ...]) -> dict[i
 
 def _describe(
     index: int, facts: tuple[Any, ...], doc: DocumentIndex, geometry: Geometry, target: int, control: int | None,
-    frame_labels: list[str], private: bool, release_sensitive: bool, in_viewport: bool,
+    frame_labels: list[str], private: bool, release_sensitive: bool, in_viewport: bool, rounding: dict[float, float],
 ) -> ScannedElement:
-    """The element at ``index`` (listed as ``target``); ``facts``: its ``_DESCRIBED`` facts."""
+    """The element at ``index`` (listed as ``target``); ``facts``: its ``_DESCRIBED`` facts;
+    ``rounding``: rect coordinates rounded so far in this scan."""
     (
         input_type, frame_kind, shadow, editable, is_password, autocomplete, options_fact, multiple, current_value,
         aria_value, checked_state, aria_checked, aria_expanded, aria_selected, aria_pressed, disabled, aria_disabled,
@@ -542,9 +549,20 @@ def _describe(
     if form >= 0:
         columns = doc.columns
         owner = (columns[F.ID][form], columns[F.NAME][form], columns[F.FORM_ACTION][form], columns[F.FORM_METHOD][form])
+    rect = []
+    for coordinate in (x0, y0, x1 - x0, y1 - y0):
+        # round(v, 1) is correctly rounded through a decimal conversion: ~0.9 us in Pyodide,
+        # four per element. Rects repeat the same few values (columns, widths, heights), so
+        # each distinct value is rounded once per scan. A zero result is not reused: -0.0 and
+        # 0.0 are one key, and round keeps the sign.
+        rounded = rounding.get(coordinate)
+        if not rounded:
+            rounded = rounding[coordinate] = round(coordinate, 1)
+        rect.append(rounded)
     # Positional, in field order: a keyword call of the NamedTuple cost ~3 us per element
-    # (thousands on a whole page), _make a tenth of that (issue 3).
-    return ScannedElement._make((
+    # (thousands on a whole page); tuple.__new__ a tenth of that (_make is the same plus a
+    # Python frame and a length check, ~0.4 us more in Pyodide; issue 3).
+    return _new_tuple(ScannedElement, (
         target,  # index
         tag,  # tag
         "opaque" if opaque else kind_of(role, tag),  # kind
@@ -560,7 +578,7 @@ def _describe(
         bool(disabled) or aria_disabled == "true",  # disabled
         bool(readonly) or aria_readonly == "true",  # readonly
         bool(required) or aria_required == "true",  # required
-        (round(x0, 1), round(y0, 1), round(x1 - x0, 1), round(y1 - y0, 1)),  # rect
+        tuple(rect),  # rect
         checked,  # checked
         _BOOL_ATTR.get(aria_selected),  # selected
         expanded,  # expanded
@@ -623,7 +641,8 @@ def _outline(
     index = 0
     hidden, aria_hidden, children = doc.hidden, doc.aria_hidden, doc.children
     roles, visible, in_view = doc.roles, geometry.visible, geometry.in_view
-    make_node = OutlineNode._make  # fields in order: kind, depth, role, name, element, in_viewport, level
+    # Fields in order: kind, depth, role, name, element, in_viewport, level (see _describe).
+    make_node = partial(_new_tuple, OutlineNode)
     while index < count:
         while stack and index > stack[-1][0]:
             stack.pop()
