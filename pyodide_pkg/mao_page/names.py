@@ -333,19 +333,22 @@ class DocumentIndex:
         key = -index - 1 if hidden_ok else index
         cached = self._names.get(key)
         if cached is None:
-            named = self._attribute_name(index)
-            if named is not None:
-                text, source = named
+            # The shortcuts, commonest first (they never both apply): the steps below as they
+            # would run for most of a page's names, without their machinery (issue 3).
+            source = "content"
+            text = self._leaf_text_name(index)
+            if text is None:
+                source = "label"
+                text = self._label_text_name(index)
+                if text is None:
+                    named = self._attribute_name(index)
+                    if named is not None:
+                        text, source = named
+            if text is not None:
                 name = squash(text)
                 name = (name if source == "aria-label" else name.strip("\xa0 "))[:MAX_NAME]
                 cached = self._names[key] = (name, source if name else "")
                 return cached
-            for shortcut, source in ((self._leaf_text_name, "content"), (self._label_text_name, "label")):
-                text = shortcut(index)
-                if text is not None:
-                    name = squash(text).strip("\xa0 ")[:MAX_NAME]
-                    cached = self._names[key] = (name, source if name else "")
-                    return cached
             computer = _NameComputation(self, index)
             name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
             if computer.source != "aria-label":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import compress, repeat
+from operator import not_
 from typing import Any
 
 from . import facts as F
@@ -156,34 +157,44 @@ def role_of(row: list[Any]) -> str:
     return implicit_role(row)
 
 
+# The tag table with the usual role of the tags implicit_role decides by their attributes:
+# a whole-page pass then looks only at the rows of those tags that may differ.
+_USUAL_ROLES = {**_TAG_ROLES, "a": "link", "area": "link", "input": "textbox", "select": "combobox", "section": ""}
+
+
 def roles_of_rows(rows: Sequence[Sequence[Any]], columns: Sequence[Sequence[Any]]) -> list[str]:
-    """``role_of`` of every row: the tag table over the tag column in C, then the rows the tag
-    alone does not decide (``implicit_role`` spelled over the columns: most of them on a
-    form or link-heavy page), then ``role_of`` of the whole row for the few with a role
-    attribute or contenteditable. A whole-page scan asks for most rows' roles."""
+    """``role_of`` of every row: the usual role of each tag over the tag column in C, then
+    ``implicit_role`` spelled over the columns for the rows whose attributes may change it
+    (links without href, inputs, selects, images, sections), then ``role_of`` of the whole
+    row for the few with a role attribute or contenteditable. A whole-page scan asks for
+    most rows' roles."""
     tags = columns[F.TAG]
     count = len(tags)
     indexes = range(count)
-    roles = list(map(_TAG_ROLES.get, tags, repeat("", count)))
-    undecided = set(compress(indexes, map(_ATTRIBUTE_ROLE_TAGS.__contains__, tags)))
+    roles = list(map(_USUAL_ROLES.get, tags, repeat("", count)))
     whole_row = set(compress(indexes, columns[F.ROLE]))
     whole_row.update(compress(indexes, columns[F.CONTENTEDITABLE]))
-    hrefs, types, lists, multiple = columns[F.HREF], columns[F.TYPE], columns[F.LIST], columns[F.MULTIPLE]
-    for index in undecided - whole_row:
-        tag = tags[index]
-        if tag == "a" or tag == "area":
-            roles[index] = "link" if hrefs[index] else ""
-        elif tag == "input":
-            kind = types[index]
-            roles[index] = "combobox" if lists[index] == 1 and kind in _LIST_INPUT_TYPES else _INPUT_ROLES.get(kind, "textbox")
-        elif tag == "select":
-            roles[index] = "listbox" if multiple[index] or lists[index] == 2 else "combobox"
-        elif tag == "img":
-            named = columns[F.TITLE][index] or columns[F.ARIA_LABEL][index] or columns[F.ARIA_LABELLEDBY][index]
-            roles[index] = "presentation" if columns[F.ALT][index] == "" and not named else "img"
-        elif tag == "section":
-            roles[index] = "region" if columns[F.ARIA_LABEL][index] or columns[F.ARIA_LABELLEDBY][index] else ""
-        # a <form> is "form" named or not: the tag table's role stands.
+    hrefs = columns[F.HREF]
+    for tag in ("a", "area"):
+        links = F.rows_with(tags, tag)
+        for index in compress(links, map(not_, map(hrefs.__getitem__, links))):
+            roles[index] = ""
+    types, lists = columns[F.TYPE], columns[F.LIST]
+    for index in F.rows_with(tags, "input"):
+        kind = types[index]
+        roles[index] = "combobox" if lists[index] == 1 and kind in _LIST_INPUT_TYPES else _INPUT_ROLES.get(kind, "textbox")
+    multiple = columns[F.MULTIPLE]
+    for index in F.rows_with(tags, "select"):
+        if multiple[index] or lists[index] == 2:
+            roles[index] = "listbox"
+    titles, aria_labels, labelledby, alts = columns[F.TITLE], columns[F.ARIA_LABEL], columns[F.ARIA_LABELLEDBY], columns[F.ALT]
+    for index in F.rows_with(tags, "img"):
+        if alts[index] == "" and not (titles[index] or aria_labels[index] or labelledby[index]):
+            roles[index] = "presentation"
+    for index in F.rows_with(tags, "section"):
+        if aria_labels[index] or labelledby[index]:
+            roles[index] = "region"
+    # a <form> is "form" named or not: the tag table's role stands.
     for index in whole_row:
         roles[index] = role_of(rows[index])
     return roles

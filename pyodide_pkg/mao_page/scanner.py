@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from . import facts as F
 from .names import DocumentIndex, ascending_once, nearby_text, squash
 from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
-from .sensitive import is_sensitive_field
+from .sensitive import FIELD_TAGS, is_sensitive_field
 
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})
@@ -306,12 +306,14 @@ class Geometry:
             ancestor = self._parents[ancestor]
         return False
 
-    def in_view(self, index: int) -> bool:
-        """Visible and inside the top viewport and every scrolling ancestor's box."""
+    def in_view(self, index: int, box: Box | None = None) -> bool:
+        """Visible and inside the top viewport and every scrolling ancestor's box (``box``:
+        the row's, when the caller has it already)."""
         known = self._in_view[index]
         if known is None:
             if self.visible(index):
-                box = self.box(index)
+                if box is None:
+                    box = self.box(index)
                 known = _overlaps(box, self._top) and _overlaps(box, self._clip_in[index][1])
             else:
                 known = False
@@ -437,20 +439,21 @@ def scan_page(
             continue
         target = index
         control: int | None = None
-        if not geometry.visible(index) and tags[index] == "input" and types[index] in ("checkbox", "radio"):
+        if not geometry.visible(index):
+            if tags[index] != "input" or types[index] not in ("checkbox", "radio"):
+                continue
             # A custom checkbox: the real input is hidden and its label is what users click.
             shown = [label for label in doc.labels_of(index) if geometry.visible(label)]
             if not shown:
                 continue
             target, control = shown[0], index
-        if not geometry.visible(target):
-            continue
-        in_viewport = geometry.in_view(target)
+        box = geometry.box(target)
+        in_viewport = geometry.in_view(target, box)
         if not in_viewport and not include_offscreen:
             continue
         element = _describe(
-            index, described[index], doc, geometry, target, control, frame_labels, private[index], release_sensitive,
-            in_viewport, rounding,
+            index, described[index], doc, geometry, target, box, control, frame_labels, private[index],
+            release_sensitive, in_viewport, rounding,
         )
         listed[target] = len(elements)
         elements.append(element)
@@ -491,11 +494,12 @@ def _gather(columns: Any, indexes: list[int], wanted: tuple[int, ...]) -> dict[i
 
 
 def _describe(
-    index: int, facts: tuple[Any, ...], doc: DocumentIndex, geometry: Geometry, target: int, control: int | None,
-    frame_labels: list[str], private: bool, release_sensitive: bool, in_viewport: bool, rounding: dict[float, float],
+    index: int, facts: tuple[Any, ...], doc: DocumentIndex, geometry: Geometry, target: int, box: Box,
+    control: int | None, frame_labels: list[str], private: bool, release_sensitive: bool, in_viewport: bool,
+    rounding: dict[float, float],
 ) -> ScannedElement:
-    """The element at ``index`` (listed as ``target``); ``facts``: its ``_DESCRIBED`` facts;
-    ``rounding``: rect coordinates rounded so far in this scan."""
+    """The element at ``index`` (listed as ``target``, whose box is ``box``); ``facts``: its
+    ``_DESCRIBED`` facts; ``rounding``: rect coordinates rounded so far in this scan."""
     (
         input_type, frame_kind, shadow, editable, is_password, autocomplete, options_fact, multiple, current_value,
         aria_value, checked_state, aria_checked, aria_expanded, aria_selected, aria_pressed, disabled, aria_disabled,
@@ -506,7 +510,10 @@ def _describe(
     tag = doc.tags[index]
     opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
     label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
-    sensitive = is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder)
+    sensitive = bool(is_password) or (
+        (tag in FIELD_TAGS or editable)
+        and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder)
+    )  # the call only for fields: is_sensitive_field is False for the rest (most listed elements)
     value: str | bool | list[str] | None
     options: tuple[tuple[str, str, bool, bool], ...] = ()
     if tag == "select":
@@ -543,7 +550,7 @@ def _describe(
     if expanded is None and tag == "summary" and parent >= 0 and doc.tags[parent] == "details":
         expanded = bool(doc.columns[F.OPEN][parent])
     pressed: bool | str | None = "mixed" if aria_pressed == "mixed" else _BOOL_ATTR.get(aria_pressed)
-    x0, y0, x1, y1 = geometry.box(target)
+    x0, y0, x1, y1 = box
     frame = geometry.frame_of[index]
     owner: tuple[str, str, str, str] | None = None
     if form >= 0:
