@@ -12,8 +12,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import compress
-from operator import itemgetter
+from itertools import compress, repeat
+from operator import eq, itemgetter, or_
 from typing import Any, NamedTuple
 
 from . import facts as F
@@ -429,9 +429,12 @@ def scan_page(
     end = doc.end
     collapsed = {i for i in wrappers if bisect_right(native, end[i]) - bisect_right(native, i) == 1}
     frame_labels = _frame_labels(doc, frames, scopes)
-    described = _gather(columns, candidates, _DESCRIBED)
-    rounding: dict[float, float] = {}
-    elements: list[ScannedElement] = []
+    # Per listed element: its row, the row acted on, the real input behind a label, the box.
+    chosen: list[int] = []
+    targets: list[int] = []
+    controls: list[int | None] = []
+    boxes: list[Box] = []
+    in_views: list[bool] = []
     listed: dict[int, int] = {}
     types = columns[F.TYPE]
     for index in candidates:
@@ -451,12 +454,13 @@ def scan_page(
         in_viewport = geometry.in_view(target, box)
         if not in_viewport and not include_offscreen:
             continue
-        element = _describe(
-            index, described[index], doc, geometry, target, box, control, frame_labels, private[index],
-            release_sensitive, in_viewport, rounding,
-        )
-        listed[target] = len(elements)
-        elements.append(element)
+        listed[target] = len(chosen)
+        chosen.append(index)
+        targets.append(target)
+        controls.append(control)
+        boxes.append(box)
+        in_views.append(in_viewport)
+    elements = _describe(doc, geometry, chosen, targets, controls, boxes, in_views, frame_labels, private, release_sensitive)
     result = Scan(elements=elements, frames=frame_labels)
     if outline:
         result.outline = _outline(doc, geometry, listed, ignored, inert, include_offscreen)
@@ -472,136 +476,174 @@ def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list
     return labels
 
 
-# The facts _describe reads besides tag and role, in the order it unpacks them.
-_DESCRIBED = (
-    F.TYPE, F.FRAME, F.SHADOW, F.CONTENTEDITABLE, F.IS_PASSWORD, F.AUTOCOMPLETE, F.OPTIONS, F.MULTIPLE, F.VALUE,
-    F.ARIA_VALUE, F.CHECKED, F.ARIA_CHECKED, F.ARIA_EXPANDED, F.ARIA_SELECTED, F.ARIA_PRESSED, F.DISABLED,
-    F.ARIA_DISABLED, F.READONLY, F.ARIA_READONLY, F.REQUIRED, F.ARIA_REQUIRED, F.ARIA_INVALID, F.USER_INVALID,
-    F.ARIA_DESCRIBEDBY, F.FORM, F.HREF, F.ID, F.NAME, F.ARIA_LABEL, F.ARIA_LABELLEDBY, F.PLACEHOLDER, F.TITLE,
-)
+# true/false/mixed of aria-pressed; any other value reads as None.
+_PRESSED = {"true": True, "false": False, "mixed": "mixed"}
+# aria-invalid values that do not make a field invalid.
+_VALID = {"": False, "false": False}
+# The role of an element without one.
+_GENERIC = {"": "generic"}
 
 
-def _gather(columns: Any, indexes: list[int], wanted: tuple[int, ...]) -> dict[int, tuple[Any, ...]]:
-    """Per row of ``indexes``: its facts of the ``wanted`` columns, in that order. Gathered
-    a column at a time in C (itemgetter, zip): a listed element then unpacks its facts in
-    one step, where reading each from its column cost a few lookups apiece (issue 3)."""
-    if not indexes:
-        return {}
-    if len(indexes) == 1:  # itemgetter of one index returns the cell, not a tuple
-        return {indexes[0]: tuple(columns[column][indexes[0]] for column in wanted)}
-    pick = itemgetter(*indexes)
-    return dict(zip(indexes, zip(*[pick(columns[column]) for column in wanted], strict=True), strict=True))
+def _picker(indexes: list[int]) -> Any:
+    """``pick(column)``: the cells of ``indexes`` (at least one), a tuple, read in C
+    (``itemgetter`` of one index returns the cell itself, not a tuple)."""
+    if len(indexes) == 1:
+        only = indexes[0]
+        return lambda column: (column[only],)
+    return itemgetter(*indexes)
 
 
 def _describe(
-    index: int, facts: tuple[Any, ...], doc: DocumentIndex, geometry: Geometry, target: int, box: Box,
-    control: int | None, frame_labels: list[str], private: bool, release_sensitive: bool, in_viewport: bool,
-    rounding: dict[float, float],
-) -> ScannedElement:
-    """The element at ``index`` (listed as ``target``, whose box is ``box``); ``facts``: its
-    ``_DESCRIBED`` facts; ``rounding``: rect coordinates rounded so far in this scan."""
+    doc: DocumentIndex, geometry: Geometry, chosen: list[int], targets: list[int], controls: list[int | None],
+    boxes: list[Box], in_views: list[bool], frame_labels: list[str], private: list[bool], release_sensitive: bool,
+) -> list[ScannedElement]:
+    """The listed elements: ``chosen[k]`` is the row of element k, ``targets[k]`` the row
+    acted on (a custom checkbox: its label, ``controls[k]`` the real input), ``boxes[k]`` the
+    target's box, ``in_views[k]`` whether the target is in the viewport.
+
+    Field by field, in bulk: the facts of all elements are read a column at a time (C:
+    itemgetter, map, zip), the fields that are a plain function of them are made the same
+    way, and only the rest (names, values, states, text) is decided element by element. A
+    call, an unpacking and a tuple per element cost more than the work of most fields (issue 3)."""
+    if not chosen:
+        return []
+    c = doc.columns
+    pick = _picker(chosen)
+    tags = pick(doc.tags)
+    roles = pick(doc.roles)
+    roles = tuple(map(_GENERIC.get, roles, roles))
+    input_types, element_ids, names, placeholders = pick(c[F.TYPE]), pick(c[F.ID]), pick(c[F.NAME]), pick(c[F.PLACEHOLDER])
+    # The fields decided one by one, per element in field order: kind, type, label,
+    # label_source, text, value, options, rect, checked, expanded, sensitive, form,
+    # description, opaque.
+    decided = []
+    rounding: dict[float, float] = {}  # rect coordinates rounded so far
+    parents, all_tags, opened = doc.parents, doc.tags, c[F.OPEN]
+    for (
+        index, control, (x0, y0, x1, y1), tag, role, input_type, element_id, name, placeholder, frame_kind, shadow,
+        editable, is_password, autocomplete, options_fact, multiple, current_value, aria_value, checked_state,
+        aria_checked, aria_expanded, form, describedby, is_private,
+    ) in zip(
+        chosen, controls, boxes, tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
+        pick(c[F.SHADOW]), pick(c[F.CONTENTEDITABLE]), pick(c[F.IS_PASSWORD]), pick(c[F.AUTOCOMPLETE]),
+        pick(c[F.OPTIONS]), pick(c[F.MULTIPLE]), pick(c[F.VALUE]), pick(c[F.ARIA_VALUE]), pick(c[F.CHECKED]),
+        pick(c[F.ARIA_CHECKED]), pick(c[F.ARIA_EXPANDED]), pick(c[F.FORM]), pick(c[F.ARIA_DESCRIBEDBY]), pick(private),
+        strict=True,
+    ):
+        opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
+        label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
+        sensitive = bool(is_password) or (
+            (tag in FIELD_TAGS or editable)
+            and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder)
+        )  # the call only for fields: is_sensitive_field is False for the rest (most listed elements)
+        value: str | bool | list[str] | None
+        options: tuple[tuple[str, str, bool, bool], ...] = ()
+        if tag == "select":
+            options = tuple((str(o[0]), str(o[1]), bool(o[2]), bool(o[3])) for o in options_fact or ())
+            selected_values = [o[0] for o in options if o[2]]
+            value = selected_values if multiple else (selected_values[0] if selected_values else "")
+        elif tag in ("input", "textarea") and input_type not in ("checkbox", "radio", "submit", "button", "reset", "image"):
+            value = current_value
+        elif editable:
+            value = doc.text_content(index, limit=TEXT_LIMIT)
+        elif aria_value and role in ("slider", "spinbutton", "progressbar", "scrollbar", "meter"):
+            value = aria_value
+        else:
+            value = None
+        if (is_private or (sensitive and not release_sensitive)) and value not in (None, ""):
+            # SPEC P5: a sensitive value is withheld unless the authorization center released it;
+            # a page owner's data-mao-private field never is.
+            value = None
+        checked: bool | str | None = None
+        if checked_state >= 0:
+            checked = "mixed" if checked_state == 2 else bool(checked_state)
+        elif aria_checked in ("true", "false", "mixed"):
+            checked = "mixed" if aria_checked == "mixed" else aria_checked == "true"
+        elif role in ("checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"):
+            checked = False  # ARIA: an absent aria-checked on these roles means false
+        text = ""
+        if tag not in ("input", "select", "textarea") and not (sensitive or is_private) and not opaque and source not in ("content", "text"):
+            # A name from content is the text already; other names get the text beside them.
+            text = doc.text_content(index, limit=TEXT_LIMIT)
+        if opaque:
+            text = "cross-origin frame: its content cannot be read" if opaque == "cross_origin_frame" else "closed shadow root: its content cannot be read"
+        expanded = _BOOL_ATTR.get(aria_expanded)
+        parent = parents[index]
+        if expanded is None and tag == "summary" and parent >= 0 and all_tags[parent] == "details":
+            expanded = bool(opened[parent])
+        rect = []
+        for coordinate in (x0, y0, x1 - x0, y1 - y0):
+            # round(v, 1) is correctly rounded through a decimal conversion: ~0.9 us in
+            # Pyodide, four per element. Rects repeat the same few values (columns, widths,
+            # heights), so each distinct value is rounded once per scan. A zero result is not
+            # reused: -0.0 and 0.0 are one key, and round keeps the sign.
+            rounded = rounding.get(coordinate)
+            if not rounded:
+                rounded = rounding[coordinate] = round(coordinate, 1)
+            rect.append(rounded)
+        owner: tuple[str, str, str, str] | None = None
+        if form >= 0:
+            owner = (c[F.ID][form], c[F.NAME][form], c[F.FORM_ACTION][form], c[F.FORM_METHOD][form])
+        decided.append((
+            "opaque" if opaque else kind_of(role, tag),  # kind
+            (input_type if tag in ("input", "button") else "") or ("text" if tag == "input" else ""),  # type
+            label,  # label
+            source,  # label_source
+            text if text != label else "",  # text
+            value,  # value
+            options,  # options
+            tuple(rect),  # rect
+            checked,  # checked
+            expanded,  # expanded
+            sensitive,  # sensitive
+            owner,  # form
+            doc.description(index) if describedby else "",  # description
+            opaque,  # opaque
+        ))
     (
-        input_type, frame_kind, shadow, editable, is_password, autocomplete, options_fact, multiple, current_value,
-        aria_value, checked_state, aria_checked, aria_expanded, aria_selected, aria_pressed, disabled, aria_disabled,
-        readonly, aria_readonly, required, aria_required, aria_invalid, user_invalid, describedby, form, href,
-        element_id, name, aria_label, labelledby, placeholder, title,
-    ) = facts
-    role = doc.roles[index] or "generic"
-    tag = doc.tags[index]
-    opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
-    label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
-    sensitive = bool(is_password) or (
-        (tag in FIELD_TAGS or editable)
-        and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder)
-    )  # the call only for fields: is_sensitive_field is False for the rest (most listed elements)
-    value: str | bool | list[str] | None
-    options: tuple[tuple[str, str, bool, bool], ...] = ()
-    if tag == "select":
-        options = tuple((str(o[0]), str(o[1]), bool(o[2]), bool(o[3])) for o in options_fact or ())
-        chosen = [o[0] for o in options if o[2]]
-        value = chosen if multiple else (chosen[0] if chosen else "")
-    elif tag in ("input", "textarea") and input_type not in ("checkbox", "radio", "submit", "button", "reset", "image"):
-        value = current_value
-    elif editable:
-        value = doc.text_content(index, limit=TEXT_LIMIT)
-    elif aria_value and role in ("slider", "spinbutton", "progressbar", "scrollbar", "meter"):
-        value = aria_value
-    else:
-        value = None
-    if (private or (sensitive and not release_sensitive)) and value not in (None, ""):
-        # SPEC P5: a sensitive value is withheld unless the authorization center released it;
-        # a page owner's data-mao-private field never is.
-        value = None
-    checked: bool | str | None = None
-    if checked_state >= 0:
-        checked = "mixed" if checked_state == 2 else bool(checked_state)
-    elif aria_checked in ("true", "false", "mixed"):
-        checked = "mixed" if aria_checked == "mixed" else aria_checked == "true"
-    elif role in ("checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"):
-        checked = False  # ARIA: an absent aria-checked on these roles means false
-    text = ""
-    if tag not in ("input", "select", "textarea") and not (sensitive or private) and not opaque and source not in ("content", "text"):
-        # A name from content is the text already; other names get the text beside them.
-        text = doc.text_content(index, limit=TEXT_LIMIT)
-    if opaque:
-        text = "cross-origin frame: its content cannot be read" if opaque == "cross_origin_frame" else "closed shadow root: its content cannot be read"
-    expanded = _BOOL_ATTR.get(aria_expanded)
-    parent = doc.parents[index]
-    if expanded is None and tag == "summary" and parent >= 0 and doc.tags[parent] == "details":
-        expanded = bool(doc.columns[F.OPEN][parent])
-    pressed: bool | str | None = "mixed" if aria_pressed == "mixed" else _BOOL_ATTR.get(aria_pressed)
-    x0, y0, x1, y1 = box
-    frame = geometry.frame_of[index]
-    owner: tuple[str, str, str, str] | None = None
-    if form >= 0:
-        columns = doc.columns
-        owner = (columns[F.ID][form], columns[F.NAME][form], columns[F.FORM_ACTION][form], columns[F.FORM_METHOD][form])
-    rect = []
-    for coordinate in (x0, y0, x1 - x0, y1 - y0):
-        # round(v, 1) is correctly rounded through a decimal conversion: ~0.9 us in Pyodide,
-        # four per element. Rects repeat the same few values (columns, widths, heights), so
-        # each distinct value is rounded once per scan. A zero result is not reused: -0.0 and
-        # 0.0 are one key, and round keeps the sign.
-        rounded = rounding.get(coordinate)
-        if not rounded:
-            rounded = rounding[coordinate] = round(coordinate, 1)
-        rect.append(rounded)
-    # Positional, in field order: a keyword call of the NamedTuple cost ~3 us per element
-    # (thousands on a whole page); tuple.__new__ a tenth of that (_make is the same plus a
-    # Python frame and a length check, ~0.4 us more in Pyodide; issue 3).
-    return _new_tuple(ScannedElement, (
-        target,  # index
-        tag,  # tag
-        "opaque" if opaque else kind_of(role, tag),  # kind
-        role,  # role
-        (input_type if tag in ("input", "button") else "") or ("text" if tag == "input" else ""),  # type
-        label,  # label
-        source,  # label_source
-        text if text != label else "",  # text
-        value,  # value
-        options,  # options
-        True,  # visible
-        in_viewport,  # in_viewport
-        bool(disabled) or aria_disabled == "true",  # disabled
-        bool(readonly) or aria_readonly == "true",  # readonly
-        bool(required) or aria_required == "true",  # required
-        tuple(rect),  # rect
-        checked,  # checked
-        _BOOL_ATTR.get(aria_selected),  # selected
-        expanded,  # expanded
-        placeholder,  # placeholder
-        href,  # href
-        sensitive,  # sensitive
-        private,  # private
-        owner,  # form
-        (tag, role, input_type, element_id, name, aria_label, labelledby, placeholder, title),  # key: key_of(row, role)
-        frame_labels[frame] if frame < len(frame_labels) else "main",  # frame
-        aria_invalid not in ("", "false") or bool(user_invalid),  # invalid
-        pressed,  # pressed
-        doc.description(index) if describedby else "",  # description
-        opaque,  # opaque
-        control,  # control
-    ))
+        kinds, types, labels, sources, texts, values, option_lists, rects, checked_states, expanded_states, sensitive_flags,
+        owners, descriptions, opaques,
+    ) = zip(*decided, strict=True)
+    count = len(chosen)
+    frame_label = dict(enumerate(frame_labels))
+    aria_invalid, user_invalid = pick(c[F.ARIA_INVALID]), pick(c[F.USER_INVALID])
+    # Positional, in field order (tuple.__new__ of each: see _new_tuple).
+    return list(map(_new_tuple, repeat(ScannedElement, count), zip(
+        targets,  # index
+        tags,  # tag
+        kinds,  # kind
+        roles,  # role
+        types,  # type
+        labels,  # label
+        sources,  # label_source
+        texts,  # text
+        values,  # value
+        option_lists,  # options
+        repeat(True, count),  # visible
+        in_views,  # in_viewport
+        map(or_, map(bool, pick(c[F.DISABLED])), map(eq, pick(c[F.ARIA_DISABLED]), repeat("true"))),  # disabled
+        map(or_, map(bool, pick(c[F.READONLY])), map(eq, pick(c[F.ARIA_READONLY]), repeat("true"))),  # readonly
+        map(or_, map(bool, pick(c[F.REQUIRED])), map(eq, pick(c[F.ARIA_REQUIRED]), repeat("true"))),  # required
+        rects,  # rect
+        checked_states,  # checked
+        map(_BOOL_ATTR.get, pick(c[F.ARIA_SELECTED])),  # selected
+        expanded_states,  # expanded
+        placeholders,  # placeholder
+        pick(c[F.HREF]),  # href
+        sensitive_flags,  # sensitive
+        pick(private),  # private
+        owners,  # form
+        # key_of(row, role) of each element
+        zip(tags, roles, input_types, element_ids, names, pick(c[F.ARIA_LABEL]), pick(c[F.ARIA_LABELLEDBY]), placeholders,
+            pick(c[F.TITLE]), strict=True),  # key
+        map(frame_label.get, pick(geometry.frame_of), repeat("main")),  # frame
+        map(or_, map(_VALID.get, aria_invalid, repeat(True)), map(bool, user_invalid)),  # invalid
+        map(_PRESSED.get, pick(c[F.ARIA_PRESSED])),  # pressed
+        descriptions,  # description
+        opaques,  # opaque
+        controls,  # control
+        strict=True,
+    )))
 
 
 def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) -> tuple[str, str]:
