@@ -276,7 +276,7 @@ class DocumentIndex:
 
     def text_content(self, index: int, *, skip_hidden: bool = True, limit: int = 400) -> str:
         """Rendered text of a subtree, text nodes in order, blocks separated by spaces."""
-        out: list[str] = []
+        out: list[str]
         size = 0
         if not self.children[index] and not self.owner_of:
             # An element without element children (most table cells, links, buttons): its
@@ -284,18 +284,21 @@ class DocumentIndex:
             parts = self.text_parts[index]
             if not parts or self.tags[index] in _NEVER_TEXT:
                 return ""
-            texts = parts[1::2]
-            joined = "".join(texts)
+            # One text node (most such elements): no slice and join.
+            joined = parts[1] if len(parts) == 2 else "".join(parts[1::2])
             if len(joined) + 2 < limit:
                 # Shorter than the limit: nothing is cut, and the spaces around a block's text
                 # are squashed away.
                 return squash(joined)
+            texts = parts[1::2]
+            out = []
             for text in ([" ", *texts, " "] if self.displays[index] not in _INLINE_DISPLAYS else texts):
                 if size >= limit:
                     break
                 out.append(text)
                 size += len(text)
             return squash("".join(out))[:limit]
+        out = []
         stack: list[Any] = [index]
         tags, displays, alts = self.tags, self.displays, self.columns[F.ALT]
         while stack and size < limit:
@@ -378,7 +381,9 @@ class DocumentIndex:
         ):
             return None
         parts = self.text_parts[index]
-        text = "".join(parts[1::2]).strip() if parts else ""
+        if not parts:
+            return None
+        text = (parts[1] if len(parts) == 2 else "".join(parts[1::2])).strip()
         return text or None
 
     def _attribute_name(self, index: int) -> tuple[str, str] | None:
