@@ -201,7 +201,12 @@ class DocumentIndex:
         scopes, element_id = columns[F.SCOPE], columns[F.ID][index]
         labels = list(self.labels_for.get((scopes[index], element_id), ())) if element_id else []
         parent = self.parents[index]
-        wrapping = self._label_or_above(parent) if parent >= 0 and scopes[parent] == scopes[index] else -1
+        wrapping = -1
+        if parent >= 0 and scopes[parent] == scopes[index]:
+            # The walk up is remembered: siblings find their parent's answer at once.
+            wrapping = self._label_above.get(parent)
+            if wrapping is None:
+                wrapping = self._label_or_above(parent)
         if wrapping >= 0:
             label_for = columns[F.LABEL_FOR][wrapping]
             if wrapping not in labels and (not label_for or label_for == element_id):
@@ -429,11 +434,11 @@ class DocumentIndex:
         for label in labels:
             if (
                 self.roles[label] or labelledby[label] or aria_label[label] or columns[F.PSEUDO][label]
-                or any(kid != index for kid in self.children[label])
+                or self.children[label].count(index) != len(self.children[label])  # an element other than the field
             ):
                 return None
             # The field inside its own label adds a word break (see _name_from_content).
-            text = "".join(" " if item == index else item for item in self.content(label))
+            text = "".join([" " if item == index else item for item in self.content(label)])
             if not text.strip():
                 return None
             texts.append(text)
