@@ -314,7 +314,13 @@ class Geometry:
             if self.visible(index):
                 if box is None:
                     box = self.box(index)
-                known = _overlaps(box, self._top) and _overlaps(box, self._clip_in[index][1])
+                # _overlaps(box, top) and _overlaps(box, scroll clip), spelled out: thousands
+                # of rows are asked on a whole page, most with no scroll clip.
+                top = self._top
+                known = box[0] < top[2] and box[2] > top[0] and box[1] < top[3] and box[3] > top[1]
+                if known:
+                    clip = self._clip_in[index][1]
+                    known = clip is None or _overlaps(box, clip)
             else:
                 known = False
             self._in_view[index] = known
