@@ -742,7 +742,7 @@ def _outline(
             continue
         if (
             index > consumed_until and displays[index] not in _INLINE_DISPLAYS and (text_parts[index] or children[index])
-            and visible(index)
+            and not _opens_with_listed(index, doc, listed) and visible(index)
         ):
             view = in_view(index)
             if include_offscreen or view:
@@ -764,6 +764,21 @@ def _outline(
                 continue
         kept.append(node)
     return kept
+
+
+def _opens_with_listed(index: int, doc: DocumentIndex, listed: dict[int, int]) -> bool:
+    """Whether a block's content starts with a listed element (a list item holding a link, a
+    cell holding a button): _block_text would stop there at once with no text, so the block
+    gets no line and is not asked for (hundreds of rows on a whole page)."""
+    kids = doc.children[index]
+    if not kids or doc.owner_of:
+        return False
+    parts = doc.text_parts[index]
+    first = kids[0]
+    return (
+        (not parts or parts[0] > 0) and first in listed and not doc.hidden[first] and not doc.aria_hidden[first]
+        and doc.tags[first] not in _NO_TEXT_TAGS
+    )
 
 
 def _next_holding(holds_listed: list[bool], index: int, last: int) -> int:
