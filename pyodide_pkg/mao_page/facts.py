@@ -1,8 +1,9 @@
 """Column layout of the fact rows produced by ``collectDocument`` / ``rowOf``.
 
 Mirrors ``factsOf`` in ``loader_js/primitives/collect.js``; change both together. Rows are
-plain lists (not objects) because one flat structure per page is the cheap way across the
-Pyodide boundary (NOTES-pyodide.md: 5 ms per 1k elements versus 23 ms through proxies).
+flat sequences (not objects) because one flat structure per page is the cheap way across the
+Pyodide boundary (NOTES-pyodide.md: 5 ms per 1k elements versus 23 ms through proxies); a
+whole walk crosses as columns (``rows_from_columns``), which the scanner reads as they are.
 Computed-style columns hold computed values (inherited ones appear on descendants too).
 """
 
