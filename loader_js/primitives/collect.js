@@ -565,9 +565,11 @@ function rowOf(el) {
 
 // Column transport of a walk (collectDocumentColumns): numbers cross as typed arrays (a
 // memcpy into Python), strings as one UTF-8 buffer of the distinct values (NUL-separated) with
-// an index per cell, and the few structured columns (alt, options, pseudo, text parts) as a small JSON.
-// Python rebuilds the rows with one zip (mao_page/facts.py: rows_from_columns), which costs a
-// fraction of parsing the same rows from JSON. The column groups are mirrored in facts.py.
+// an index per cell (and the non-empty cells of the sparse ones), and the few structured
+// columns (alt, options, pseudo, text parts) as a small JSON.
+// Python keeps the columns and builds a row only when one is asked for (mao_page/facts.py:
+// rows_from_columns), a fraction of parsing the same rows from JSON. The column groups are
+// mirrored in facts.py.
 const INT_COLUMNS = [1, 24, 35, 44, 46, 53, 62, 12, 21, 22, 23, 41, 56, 57]; // the last 7 are booleans
 const FLOAT_COLUMNS = [16, 17, 18, 19, 20];
 const STRING_COLUMNS = [
@@ -578,6 +580,9 @@ const ALT_COLUMN = 34;
 const OPTIONS_COLUMN = 36;
 const PSEUDO_COLUMN = 58;
 const TEXT_PARTS_COLUMN = 61;
+// A string column crosses as pairs too when under this share of its cells is non-empty
+// (pairs.length counts two per cell: 0.5 is a quarter of the rows).
+const SPARSE_LIMIT = 0.5;
 
 function columnsOf(result) {
   const facts = result.facts;
@@ -594,8 +599,13 @@ function columnsOf(result) {
   const table = new Map([["", 0]]);
   const strings = [""];
   const stringIndex = new Int32Array(n * STRING_COLUMNS.length);
+  // Most attribute columns are empty but in a few rows (title, name, href, placeholder):
+  // for such a column the [row, id, ...] pairs of its other cells cross too (null for the
+  // rest), and Python fills those few cells instead of looking up every row's (issue 3).
+  const sparse = [];
   k = 0;
   for (const c of STRING_COLUMNS) {
+    const pairs = [];
     for (let i = 0; i < n; i++) {
       const value = facts[i][c];
       if (value === "") {
@@ -609,7 +619,9 @@ function columnsOf(result) {
         strings.push(value);
       }
       stringIndex[k++] = id;
+      if (pairs.length < SPARSE_LIMIT * n) pairs.push(i, id);
     }
+    sparse.push(pairs.length < SPARSE_LIMIT * n ? pairs : null);
   }
   const alt = [];
   const options = [];
@@ -629,7 +641,7 @@ function columnsOf(result) {
     strings: utf8.encode(strings.join("\0")),
     stringCount: strings.length,
     stringIndex,
-    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo, texts])),
+    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo, texts, sparse])),
     // The same walk as JSON rows, for the rare page whose strings hold a NUL. UTF-8 bytes:
     // copying a Uint8Array into Python is a memcpy, while a JS string of megabytes into a
     // Python str cost ~20 ms at 8k elements (measured, issue 3).

@@ -1,14 +1,15 @@
 """Column layout of the fact rows produced by ``collectDocument`` / ``rowOf``.
 
 Mirrors ``factsOf`` in ``loader_js/primitives/collect.js``; change both together. Rows are
-plain lists (not objects) because one flat structure per page is the cheap way across the
-Pyodide boundary (NOTES-pyodide.md: 5 ms per 1k elements versus 23 ms through proxies).
+flat sequences (not objects) because one flat structure per page is the cheap way across the
+Pyodide boundary (NOTES-pyodide.md: 5 ms per 1k elements versus 23 ms through proxies); a
+whole walk crosses as columns (``rows_from_columns``), which the scanner reads as they are.
 Computed-style columns hold computed values (inherited ones appear on descendants too).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import chain
 from operator import itemgetter
 from typing import Any
@@ -99,13 +100,39 @@ STRING_COLUMNS = (
 STRING_SEPARATOR = "\0"
 
 
-class FactRows(list):
-    """The rows of a walk that keep the columns they were decoded from (``columns[TAG]``:
-    every row's tag): a pass reading one fact of every row takes its column at C speed
-    (``map``, ``compress``, ``in``) instead of visiting each row in Python. Read-only, like
-    the rows."""
+class FactRows(dict):
+    """The rows of a walk, kept as the columns they were decoded from (``columns[TAG]``: every
+    row's tag), with ``rows[i]`` (a tuple) built on first access. A pass reading one fact of
+    every row takes its column at C speed (``map``, ``compress``, ``index``); a whole-page scan
+    wants whole rows for a few of them only (its listed elements, their name sources), and
+    transposing all the columns into rows up front was half of the decode (issue 3).
 
-    __slots__ = ("columns",)
+    A dict rather than a list: once built, ``rows[i]`` is a lookup in C (``__missing__`` runs
+    only for a row not built yet), where an overridden ``__getitem__`` would cost a Python call
+    on every access. It reads as a sequence: ``len`` is the row count and iterating yields
+    every row in order. Read-only, like the rows."""
+
+    __slots__ = ("columns", "count")
+
+    def __init__(self, columns: Sequence[Sequence[Any]], count: int) -> None:
+        super().__init__()
+        self.columns = columns
+        self.count = count
+
+    def __missing__(self, index: int) -> tuple[Any, ...]:
+        if not -self.count <= index < self.count:
+            raise IndexError(f"row {index} of {self.count}")
+        row = self[index] = tuple([column[index] for column in self.columns])
+        return row
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:  # type: ignore[override]
+        return zip(*self.columns, strict=True) if self.count else iter(())
+
+    def __bool__(self) -> bool:
+        return self.count > 0
 
 
 def rows_with(cells: Sequence[Any], value: Any) -> list[int]:
@@ -130,7 +157,7 @@ def rows_without(cells: Sequence[Any], value: Any) -> list[int]:
 def columns_of(rows: list[Any]) -> Sequence[Sequence[Any]]:
     """The columns of ``rows``: kept from the decode, else transposed (rows built by hand,
     the JSON transport)."""
-    columns = getattr(rows, "columns", None)
+    columns = rows.columns if isinstance(rows, FactRows) else None
     if columns is None:
         columns = list(zip(*rows, strict=True)) if rows else [()] * COLUMNS
     return columns
@@ -142,10 +169,11 @@ def rows_from_columns(
     """Rows (tuples, read-only) from the column transport; None when a string held the
     separator (the caller falls back to JSON rows). ``strings`` holds the distinct string
     values, ``string_index`` (int32) the string columns as indexes into them. ``extra`` is
-    [scopes, frames, alt pairs, options pairs, pseudo pairs, text parts]; the pairs are flat
-    [row, value, ...] lists of the rows whose value differs from the default (alt None,
-    options 0, pseudo 0)."""
-    scopes, frames, alt_pairs, option_pairs, pseudo_pairs, text_parts = extra
+    [scopes, frames, alt pairs, options pairs, pseudo pairs, text parts, sparse]; the pairs
+    are flat [row, value, ...] lists of the rows whose value differs from the default (alt
+    None, options 0, pseudo 0). ``sparse`` has an entry per string column: None, or the flat
+    [row, string id, ...] pairs of its non-empty cells when those are few."""
+    scopes, frames, alt_pairs, option_pairs, pseudo_pairs, text_parts, sparse = extra
     table = strings.split(STRING_SEPARATOR) if string_count else []
     if len(table) != string_count:
         return None
@@ -162,13 +190,26 @@ def rows_from_columns(
         else:
             values = int_values[k * count:(k + 1) * count]
             columns[column] = list(map(bool, values)) if is_bool else values.tolist()
-    float_values = memoryview(floats).cast("d").tolist()
+    # Rects and opacity stay in their buffer: a memoryview slice reads like a list of floats
+    # (by index, min, map) and costs no copy; most rows' rects are never read.
+    float_values = memoryview(floats).cast("d")
     for k, column in enumerate(FLOAT_COLUMNS):
         columns[column] = float_values[k * count:(k + 1) * count]
     indexes = memoryview(string_index).cast("i")
     for k, column in enumerate(STRING_COLUMNS):
-        if table and string_index[4 * k * count:4 * (k + 1) * count] == int_zeros:
-            columns[column] = (table[0],) * count
+        pairs = sparse[k]
+        if pairs is not None:
+            # A few non-empty cells: those are filled, not every row looked up.
+            values = [""] * count
+            for i in range(0, len(pairs), 2):
+                values[pairs[i]] = table[pairs[i + 1]]
+            columns[column] = values
+            continue
+        cell_bytes = string_index[4 * k * count:4 * (k + 1) * count]
+        # One value throughout, not only the empty string (computed styles: every row's
+        # visibility "visible", position "static"): one memcmp against the first cell repeated.
+        if count and cell_bytes == cell_bytes[:4] * count:
+            columns[column] = (table[indexes[k * count]],) * count
             continue
         cells = indexes[k * count:(k + 1) * count]
         # itemgetter looks all of them up in C; with one argument it returns the item itself.
@@ -179,6 +220,4 @@ def rows_from_columns(
             values[pairs[i]] = pairs[i + 1]
         columns[column] = values
     columns[TEXT_PARTS] = text_parts
-    rows = FactRows(zip(*columns, strict=True))
-    rows.columns = columns
-    return rows, scopes, frames
+    return FactRows(columns, count), scopes, frames

@@ -28,6 +28,8 @@ _INLINE_DISPLAYS = frozenset({"inline", "contents", ""})
 # Text-like roles whose embedded value is their text (accname 2C).
 _TEXTBOX_ROLES = frozenset({"textbox", "searchbox"})
 _RANGE_ROLES = frozenset({"slider", "spinbutton", "progressbar", "scrollbar", "meter"})
+# Roles _embedded_value gives a value (or "") for; it is None for every other role.
+_EMBEDDED_ROLES = _TEXTBOX_ROLES | _RANGE_ROLES | {"combobox", "listbox", "menu", "menubar"}
 # Elements whose <label> names them (HTML "labelable elements").
 _LABELABLE = frozenset({"input", "select", "textarea", "button", "meter", "progress", "output"})
 _NEVER_TEXT = frozenset({"script", "style", "noscript", "template", "head", "title"})
@@ -64,7 +66,7 @@ class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
     __slots__ = (
-        "rows", "columns", "parents", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "_names",
+        "rows", "columns", "parents", "tags", "displays", "text_parts", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "_names",
         "_labels", "same_as", "owns", "owner_of", "_label_above",
     )
 
@@ -77,6 +79,9 @@ class DocumentIndex:
         indexes = range(count)
         columns = self.columns = F.columns_of(rows)
         parents = self.parents = columns[F.PARENT]
+        # The columns read for most rows named or outlined; the other facts of the few rows
+        # that need more (names computed in full, listed elements) come from ``rows[i]``.
+        self.tags, self.displays, self.text_parts = columns[F.TAG], columns[F.DISPLAY], columns[F.TEXT_PARTS]
         # A leaf's children are the shared empty tuple: most rows are leaves, and a list each
         # cost more than the pass below.
         children: list[Sequence[int]] = [()] * count
@@ -178,25 +183,33 @@ class DocumentIndex:
         return self.roles[index]
 
     def ancestors(self, index: int):
-        parent = self.rows[index][F.PARENT]
+        parents = self.parents
+        parent = parents[index]
         while parent >= 0:
             yield parent
-            parent = self.rows[parent][F.PARENT]
+            parent = parents[parent]
 
     def labels_of(self, index: int) -> list[int]:
         """<label> elements of a labelable element: label[for=id] in its tree scope, then the
         nearest wrapping label (unless it is for another element). Each label once."""
         if index in self._labels:
             return self._labels[index]
-        row = self.rows[index]
-        if row[F.TAG] not in _LABELABLE or (row[F.TAG] == "input" and row[F.TYPE] == "hidden"):
+        tag = self.tags[index]
+        columns = self.columns
+        if tag not in _LABELABLE or (tag == "input" and columns[F.TYPE][index] == "hidden"):
             return []
-        labels = list(self.labels_for.get((row[F.SCOPE], row[F.ID]), ())) if row[F.ID] else []
-        parent = row[F.PARENT]
-        wrapping = self._label_or_above(parent) if parent >= 0 and self.rows[parent][F.SCOPE] == row[F.SCOPE] else -1
+        scopes, element_id = columns[F.SCOPE], columns[F.ID][index]
+        labels = list(self.labels_for.get((scopes[index], element_id), ())) if element_id else []
+        parent = self.parents[index]
+        wrapping = -1
+        if parent >= 0 and scopes[parent] == scopes[index]:
+            # The walk up is remembered: siblings find their parent's answer at once.
+            wrapping = self._label_above.get(parent)
+            if wrapping is None:
+                wrapping = self._label_or_above(parent)
         if wrapping >= 0:
-            label_row = self.rows[wrapping]
-            if wrapping not in labels and (not label_row[F.LABEL_FOR] or label_row[F.LABEL_FOR] == row[F.ID]):
+            label_for = columns[F.LABEL_FOR][wrapping]
+            if wrapping not in labels and (not label_for or label_for == element_id):
                 labels.append(wrapping)
                 return sorted(labels)  # document order, like el.labels
         return labels
@@ -206,17 +219,16 @@ class DocumentIndex:
         none. Remembered for every row on the way up: the fields and buttons of a page share
         most of their ancestors, and each would otherwise walk up to the root again."""
         known = self._label_above
-        rows = self.rows
+        tags, parents, scopes = self.tags, self.parents, self.columns[F.SCOPE]
         path: list[int] = []
         found = -1
         while index not in known:
-            row = rows[index]
-            if row[F.TAG] == "label":
+            if tags[index] == "label":
                 found = index
                 break
             path.append(index)
-            parent = row[F.PARENT]
-            if parent < 0 or rows[parent][F.SCOPE] != row[F.SCOPE]:
+            parent = parents[index]
+            if parent < 0 or scopes[parent] != scopes[index]:
                 break
             index = parent
         else:
@@ -229,7 +241,7 @@ class DocumentIndex:
         """The composed children of an element, text and elements interleaved in order:
         ``str`` for a text node and ``int`` (a row index) for an element. A list, not a
         generator (called for most rows of a scan); callers must not change it."""
-        parts = self.rows[index][F.TEXT_PARTS]
+        parts = self.text_parts[index]
         kids = self.children[index]
         if self.owner_of:
             return list(self._owned_content(index, parts, kids))
@@ -269,36 +281,39 @@ class DocumentIndex:
 
     def text_content(self, index: int, *, skip_hidden: bool = True, limit: int = 400) -> str:
         """Rendered text of a subtree, text nodes in order, blocks separated by spaces."""
-        out: list[str] = []
+        out: list[str]
         size = 0
         if not self.children[index] and not self.owner_of:
             # An element without element children (most table cells, links, buttons): its
             # text parts in order, as the walk below would take them, without the stack.
-            row = self.rows[index]
-            parts = row[F.TEXT_PARTS]
-            if not parts or row[F.TAG] in _NEVER_TEXT:
+            parts = self.text_parts[index]
+            if not parts or self.tags[index] in _NEVER_TEXT:
                 return ""
-            texts = parts[1::2]
-            joined = "".join(texts)
+            # One text node (most such elements): no slice and join.
+            joined = parts[1] if len(parts) == 2 else "".join(parts[1::2])
             if len(joined) + 2 < limit:
                 # Shorter than the limit: nothing is cut, and the spaces around a block's text
                 # are squashed away.
                 return squash(joined)
-            for text in ([" ", *texts, " "] if row[F.DISPLAY] not in _INLINE_DISPLAYS else texts):
+            texts = parts[1::2]
+            out = []
+            for text in ([" ", *texts, " "] if self.displays[index] not in _INLINE_DISPLAYS else texts):
                 if size >= limit:
                     break
                 out.append(text)
                 size += len(text)
             return squash("".join(out))[:limit]
+        out = []
         stack: list[Any] = [index]
+        tags, displays, alts = self.tags, self.displays, self.columns[F.ALT]
         while stack and size < limit:
             item = stack.pop()
             if isinstance(item, str):
                 out.append(item)
                 size += len(item)
                 continue
-            row = self.rows[item]
-            if row[F.TAG] in _NEVER_TEXT:
+            tag = tags[item]
+            if tag in _NEVER_TEXT:
                 continue
             if skip_hidden and item != index and (self.hidden[item] or self.aria_hidden[item]):
                 continue
@@ -307,9 +322,9 @@ class DocumentIndex:
                 if embedded is not None:
                     out.append(" " + embedded + " ")
                     continue
-                if row[F.TAG] == "img" and row[F.ALT]:
-                    out.append(row[F.ALT])
-            block = row[F.DISPLAY] not in _INLINE_DISPLAYS
+                if tag == "img" and alts[item]:
+                    out.append(alts[item])
+            block = displays[item] not in _INLINE_DISPLAYS
             if block:
                 stack.append(" ")
             stack.extend(reversed(self.content(item)))
@@ -326,12 +341,22 @@ class DocumentIndex:
         key = -index - 1 if hidden_ok else index
         cached = self._names.get(key)
         if cached is None:
-            for shortcut, source in ((self._leaf_text_name, "content"), (self._label_text_name, "label")):
-                text = shortcut(index)
-                if text is not None:
-                    name = squash(text).strip("\xa0 ")[:MAX_NAME]
-                    cached = self._names[key] = (name, source if name else "")
-                    return cached
+            # The shortcuts, commonest first (they never both apply): the steps below as they
+            # would run for most of a page's names, without their machinery (issue 3).
+            source = "content"
+            text = self._leaf_text_name(index)
+            if text is None:
+                source = "label"
+                text = self._label_text_name(index)
+                if text is None:
+                    named = self._attribute_name(index)
+                    if named is not None:
+                        text, source = named
+            if text is not None:
+                name = squash(text)
+                name = (name if source == "aria-label" else name.strip("\xa0 "))[:MAX_NAME]
+                cached = self._names[key] = (name, source if name else "")
+                return cached
             computer = _NameComputation(self, index)
             name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
             if computer.source != "aria-label":
@@ -350,19 +375,43 @@ class DocumentIndex:
         Rendered and without element children, pseudo content, aria-owns on the page,
         aria-labelledby, aria-label or native labels; a role named from content (2F); its
         text non-blank (else 2I and later apply)."""
-        row = self.rows[index]
-        tag = row[F.TAG]
+        columns = self.columns
+        tag = self.tags[index]
         role = self.roles[index]
         if (
-            self.children[index] or self.owner_of or self.hidden[index] or row[F.PSEUDO] or row[F.ARIA_LABELLEDBY]
-            or row[F.ARIA_LABEL] or tag in _NEVER_TEXT or tag in _HOST_LABEL_TAGS
-            or (tag in _LABELABLE and self.labels_of(index))
+            self.children[index] or self.owner_of or self.hidden[index] or columns[F.PSEUDO][index]
+            or columns[F.ARIA_LABELLEDBY][index] or columns[F.ARIA_LABEL][index] or tag in _NEVER_TEXT
+            or tag in _HOST_LABEL_TAGS or (tag in _LABELABLE and self.labels_of(index))
             or not (role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS or (not role and tag in ("th", "td")))
         ):
             return None
-        parts = row[F.TEXT_PARTS]
-        text = "".join(parts[1::2]).strip() if parts else ""
+        parts = self.text_parts[index]
+        if not parts:
+            return None
+        text = (parts[1] if len(parts) == 2 else "".join(parts[1::2])).strip()
         return text or None
+
+    def _attribute_name(self, index: int) -> tuple[str, str] | None:
+        """(name, source) of an element only its attributes can name (forms, sections,
+        landmarks: the containers of the text form), as the steps below would compute it:
+        aria-label (2D), else title (2I), else nothing. None when any other step could
+        apply: hidden, aria-labelledby (2B), a host-language label (2E), name from content (2F)."""
+        columns = self.columns
+        tag = self.tags[index]
+        role = self.roles[index]
+        if (
+            self.hidden[index] or columns[F.ARIA_LABELLEDBY][index] or tag in _NEVER_TEXT or tag in _HOST_LABEL_TAGS
+            or tag in _LABELABLE or role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS
+            or (not role and tag in ("th", "td"))
+        ):
+            return None
+        if role in ("none", "presentation"):
+            return "", ""  # their attributes are ignored (2D, 2I)
+        label = columns[F.ARIA_LABEL][index]
+        if label.strip() and tag != "slot":
+            return label, "aria-label"
+        title = columns[F.TITLE][index]
+        return (title, "title") if title.strip() else ("", "")
 
     def _label_text_name(self, index: int) -> str | None:
         """The name of a field named by its <label>s (2E) when each label holds text and the
@@ -370,11 +419,12 @@ class DocumentIndex:
         anything else could apply. The field: rendered, no aria-owns on the page, no
         aria-labelledby or aria-label, not a button-like input. Each label: no role,
         aria-labelledby, aria-label or pseudo content; its text non-blank (else 2I)."""
-        row = self.rows[index]
-        tag = row[F.TAG]
+        columns = self.columns
+        tag = self.tags[index]
+        labelledby, aria_label = columns[F.ARIA_LABELLEDBY], columns[F.ARIA_LABEL]
         if (
-            (tag not in ("select", "textarea") and (tag != "input" or row[F.TYPE] in ("submit", "reset", "button", "image")))
-            or self.owner_of or self.hidden[index] or row[F.ARIA_LABELLEDBY] or row[F.ARIA_LABEL]
+            (tag not in ("select", "textarea") and (tag != "input" or columns[F.TYPE][index] in ("submit", "reset", "button", "image")))
+            or self.owner_of or self.hidden[index] or labelledby[index] or aria_label[index]
         ):
             return None
         labels = self.labels_of(index)
@@ -382,14 +432,13 @@ class DocumentIndex:
             return None
         texts = []
         for label in labels:
-            label_row = self.rows[label]
             if (
-                self.roles[label] or label_row[F.ARIA_LABELLEDBY] or label_row[F.ARIA_LABEL] or label_row[F.PSEUDO]
-                or any(kid != index for kid in self.children[label])
+                self.roles[label] or labelledby[label] or aria_label[label] or columns[F.PSEUDO][label]
+                or self.children[label].count(index) != len(self.children[label])  # an element other than the field
             ):
                 return None
             # The field inside its own label adds a word break (see _name_from_content).
-            text = "".join(" " if item == index else item for item in self.content(label))
+            text = "".join([" " if item == index else item for item in self.content(label)])
             if not text.strip():
                 return None
             texts.append(text)
@@ -604,8 +653,10 @@ class _NameComputation:
 
 def _embedded_value(doc: DocumentIndex, index: int) -> str | None:
     """accname 2C: the value an embedded control contributes, or None if not a control."""
+    role = doc.roles[index]
+    if role not in _EMBEDDED_ROLES:
+        return None  # most rows: nothing else to read
     row = doc.rows[index]
-    role = doc.role(index)
     tag = row[F.TAG]
     if role in _TEXTBOX_ROLES:
         if tag in ("input", "textarea"):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import compress, repeat
+from operator import not_
 from typing import Any
 
 from . import facts as F
@@ -156,35 +157,62 @@ def role_of(row: list[Any]) -> str:
     return implicit_role(row)
 
 
+# The tag table with the usual role of the tags implicit_role decides by their attributes:
+# a whole-page pass then looks only at the rows of those tags that may differ.
+_USUAL_ROLES = {**_TAG_ROLES, "a": "link", "area": "link", "input": "textbox", "select": "combobox", "section": ""}
+
+
 def roles_of_rows(rows: Sequence[Sequence[Any]], columns: Sequence[Sequence[Any]]) -> list[str]:
-    """``role_of`` of every row: the tag table over the tag column in C, then ``role_of`` for
-    the rows the tag alone does not decide (a role attribute, the attribute-decided tags,
-    contenteditable); a whole-page scan asks for most rows' roles."""
+    """``role_of`` of every row: the usual role of each tag over the tag column in C, then
+    ``implicit_role`` spelled over the columns for the rows whose attributes may change it
+    (links without href, inputs, selects, images, sections), then ``role_of`` of the whole
+    row for the few with a role attribute or contenteditable. A whole-page scan asks for
+    most rows' roles."""
     tags = columns[F.TAG]
     count = len(tags)
-    roles = list(map(_TAG_ROLES.get, tags, repeat("", count)))
-    undecided = set(compress(range(count), map(_ATTRIBUTE_ROLE_TAGS.__contains__, tags)))
-    undecided.update(compress(range(count), columns[F.ROLE]))
-    undecided.update(compress(range(count), columns[F.CONTENTEDITABLE]))
-    for index in undecided:
+    indexes = range(count)
+    roles = list(map(_USUAL_ROLES.get, tags, repeat("", count)))
+    whole_row = set(compress(indexes, columns[F.ROLE]))
+    whole_row.update(compress(indexes, columns[F.CONTENTEDITABLE]))
+    hrefs = columns[F.HREF]
+    for tag in ("a", "area"):
+        links = F.rows_with(tags, tag)
+        for index in compress(links, map(not_, map(hrefs.__getitem__, links))):
+            roles[index] = ""
+    types, lists = columns[F.TYPE], columns[F.LIST]
+    for index in F.rows_with(tags, "input"):
+        kind = types[index]
+        roles[index] = "combobox" if lists[index] == 1 and kind in _LIST_INPUT_TYPES else _INPUT_ROLES.get(kind, "textbox")
+    multiple = columns[F.MULTIPLE]
+    for index in F.rows_with(tags, "select"):
+        if multiple[index] or lists[index] == 2:
+            roles[index] = "listbox"
+    titles, aria_labels, labelledby, alts = columns[F.TITLE], columns[F.ARIA_LABEL], columns[F.ARIA_LABELLEDBY], columns[F.ALT]
+    for index in F.rows_with(tags, "img"):
+        if alts[index] == "" and not (titles[index] or aria_labels[index] or labelledby[index]):
+            roles[index] = "presentation"
+    for index in F.rows_with(tags, "section"):
+        if aria_labels[index] or labelledby[index]:
+            roles[index] = "region"
+    # a <form> is "form" named or not: the tag table's role stands.
+    for index in whole_row:
         roles[index] = role_of(rows[index])
     return roles
 
 
-def kind_of(role: str, row: list[Any]) -> str:
+def kind_of(role: str, tag: str) -> str:
     if role == "link":
         return "link"
     if role in BUTTON_ROLES:
         return "button"
-    if role in FORM_CONTROL_ROLES or row[F.TAG] in ("input", "select", "textarea"):
+    if role in FORM_CONTROL_ROLES or tag in ("input", "select", "textarea"):
         return "form-control"
     return "other"
 
 
-def heading_level(row: list[Any]) -> int:
-    tag = row[F.TAG]
+def heading_level(tag: str, aria_level: str) -> int:
     try:
-        level = int(row[F.ARIA_LEVEL])
+        level = int(aria_level)
     except ValueError:
         level = 0
     if level > 0:

@@ -9,14 +9,17 @@ text form its structure (headings, text lines, containers).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from itertools import compress
+from functools import partial
+from itertools import compress, repeat
+from operator import eq, itemgetter, or_
 from typing import Any, NamedTuple
 
 from . import facts as F
 from .names import DocumentIndex, ascending_once, nearby_text, squash
 from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
-from .sensitive import is_sensitive
+from .sensitive import FIELD_TAGS, is_sensitive_field
 
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})
@@ -42,6 +45,9 @@ _NO_TEXT_TAGS = frozenset({"script", "style", "template", "noscript"})
 TEXT_LIMIT = 120
 TEXT_LINE_LIMIT = 100
 OFFSCREEN_TEXT_LIMIT = 40
+
+# Makes a ScannedElement or OutlineNode from a tuple of all its fields (see _describe).
+_new_tuple = tuple.__new__
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in the top viewport
 
@@ -96,7 +102,7 @@ class ScannedElement(NamedTuple):
 class OutlineNode(NamedTuple):
     """One line of the text form: a container, heading, text line or element. A NamedTuple
     like ScannedElement: a whole-page outline makes thousands, and a frozen dataclass's
-    ``__init__`` cost ~2 us each in CPython, ``_make`` ~0.3."""
+    ``__init__`` cost ~2 us each in CPython, ``tuple.__new__`` ~0.3."""
 
     kind: str  # "container", "heading", "text", "element"
     depth: int
@@ -114,39 +120,42 @@ class Scan:
     frames: list[str] = field(default_factory=list)
 
 
-def _tabindex(row: list[Any]) -> int | None:
+def _tabindex(value: str) -> int | None:
     try:
-        return int(row[F.TABINDEX]) if row[F.TABINDEX] != "" else None
+        return int(value) if value != "" else None
     except ValueError:
         return None
 
 
-def is_interactive(index: int, row: list[Any], role: str, doc: DocumentIndex) -> bool:
-    """SPEC S1, recall first."""
-    tag = row[F.TAG]
+def is_interactive(index: int, role: str, doc: DocumentIndex) -> bool:
+    """SPEC S1, recall first. ``role``: the row's explicit role (``explicit_role``)."""
+    columns = doc.columns
+    tag = doc.tags[index]
     if tag in _SKIPPED_TAGS:
         return False
     if tag in _NATIVE_INTERACTIVE:
         return True
     if tag == "input":
-        return row[F.TYPE] != "hidden"
-    if tag in ("a", "area") and row[F.HREF]:
+        return columns[F.TYPE][index] != "hidden"
+    if tag in ("a", "area") and columns[F.HREF][index]:
         return True
-    if row[F.CONTENTEDITABLE] and not explicit_role(row):
+    editable = columns[F.CONTENTEDITABLE]
+    if editable[index] and not role:
         # isContentEditable holds for every descendant of the editing host, and each one
         # gets the implicit textbox role; only the host is the field.
-        parent = row[F.PARENT]
-        if parent < 0 or not doc.rows[parent][F.CONTENTEDITABLE]:
+        parent = doc.parents[index]
+        if parent < 0 or not editable[parent]:
             return True
     elif role in WIDGET_ROLES:
         return True
-    tabindex = _tabindex(row)
+    tabindex = _tabindex(columns[F.TABINDEX][index])
     if tabindex is not None and tabindex >= 0:
         return True
-    if row[F.CURSOR] == "pointer":
+    cursors = columns[F.CURSOR]
+    if cursors[index] == "pointer":
         # cursor inherits: only the element that introduces it counts, not its descendants.
-        parent = row[F.PARENT]
-        return parent < 0 or doc.rows[parent][F.CURSOR] != "pointer"
+        parent = doc.parents[index]
+        return parent < 0 or cursors[parent] != "pointer"
     return False
 
 
@@ -180,12 +189,17 @@ class Geometry:
     rects and visibility are computed only for the rows that are asked about.
     """
 
-    __slots__ = ("_rows", "_hidden", "_transparent", "_clip_in", "frame_of", "frame_offsets", "_top", "_visible", "_in_view")
+    __slots__ = (
+        "_x", "_y", "_width", "_height", "_tags", "_parents", "_hidden", "_transparent", "_clip_in", "frame_of",
+        "frame_offsets", "_top", "_visible", "_in_view",
+    )
 
     def __init__(self, doc: DocumentIndex, scopes: list[list[Any]], frames: list[list[Any]], viewport: Viewport) -> None:
-        rows = self._rows = doc.rows
+        columns = doc.columns
+        self._x, self._y, self._width, self._height = columns[F.X], columns[F.Y], columns[F.WIDTH], columns[F.HEIGHT]
+        tags, parents = self._tags, self._parents = doc.tags, doc.parents
         self._hidden = doc.hidden
-        count = len(rows)
+        count = len(tags)
         scope_frame = [scope[F.SCOPE_FRAME] for scope in scopes] or [0]
         offsets: list[tuple[float, float]] = []
         for frame in frames:
@@ -193,7 +207,7 @@ class Geometry:
             if owner < 0:
                 offsets.append((0.0, 0.0))
                 continue
-            px, py = offsets[scope_frame[rows[owner][F.SCOPE]]]
+            px, py = offsets[scope_frame[columns[F.SCOPE][owner]]]
             offsets.append((px + frame[F.FRAME_X], py + frame[F.FRAME_Y]))
         if not offsets:
             offsets.append((0.0, 0.0))
@@ -207,7 +221,7 @@ class Geometry:
         clip_in: list[tuple[Box | None, Box | None]] = [no_clip] * count
         flow: list[tuple[Box | None, Box | None]] = [no_clip] * count
         absolute: list[tuple[Box | None, Box | None]] = [no_clip] * count
-        columns, indexes = doc.columns, range(count)
+        indexes = range(count)
         frame_of = [0] * count
         for scope, frame in enumerate(scope_frame):
             if frame:
@@ -220,16 +234,14 @@ class Geometry:
         # Clips change only below an element with overflow other than visible and inside a
         # frame: elsewhere every row gets and hands on no clip at all, so only those subtrees
         # are visited (on most pages a small part of the rows).
-        tags = columns[F.TAG]
         clipping = [i for i in F.rows_without(columns[F.OVERFLOW], "visible") if tags[i] not in ("html", "body")]
         spans = ascending_once([(seed, doc.end[seed]) for seed in clipping + F.rows_with(columns[F.FRAME], "same")])
-        PARENT, POSITION, FRAME, OVERFLOW = F.PARENT, F.POSITION, F.FRAME, F.OVERFLOW
+        positions, frame_kinds, overflows = columns[F.POSITION], columns[F.FRAME], columns[F.OVERFLOW]
         for span in spans:
             for index in span:
-                row = rows[index]
                 frame = frame_of[index]
-                parent = row[PARENT]
-                position = row[POSITION]
+                parent = parents[index]
+                position = positions[index]
                 if parent < 0:
                     inherited = no_clip
                 else:
@@ -239,14 +251,14 @@ class Geometry:
                         inherited = no_clip if frame == 0 else flow[parent]
                     else:
                         inherited = flow[parent]
-                    if frame and rows[parent][FRAME] == "same":
+                    if frame and frame_kinds[parent] == "same":
                         fx, fy = offsets[frame]
                         box = (fx, fy, fx + frames[frame][F.FRAME_WIDTH], fy + frames[frame][F.FRAME_HEIGHT])
                         inherited = (inherited[0], _intersect(inherited[1], box))
                 clip_in[index] = inherited
                 own = inherited
-                overflow = row[OVERFLOW]
-                if overflow != "visible" and row[F.TAG] not in ("html", "body"):
+                overflow = overflows[index]
+                if overflow != "visible" and tags[index] not in ("html", "body"):
                     box = self.box(index, frame)
                     parts = overflow.split()
                     if any(p in _CLIPPING for p in parts):
@@ -263,21 +275,19 @@ class Geometry:
         self.frame_of = frame_of
 
     def box(self, index: int, frame: int | None = None) -> Box:
-        row = self._rows[index]
         ox, oy = self.frame_offsets[self.frame_of[index] if frame is None else frame]
-        x0 = row[F.X] + ox
-        y0 = row[F.Y] + oy
-        return (x0, y0, x0 + row[F.WIDTH], y0 + row[F.HEIGHT])
+        x0 = self._x[index] + ox
+        y0 = self._y[index] + oy
+        return (x0, y0, x0 + self._width[index], y0 + self._height[index])
 
     def visible(self, index: int) -> bool:
         """Rendered, not transparent, has a size, and not clipped away by an ancestor."""
         known = self._visible[index]
         if known is None:
-            row = self._rows[index]
             clip = self._clip_in[index][0]
             known = (
                 not self._hidden[index] and (not self._transparent[index] or self._drawn_by_wrapper(index))
-                and row[F.WIDTH] > 0 and row[F.HEIGHT] > 0 and (clip is None or _overlaps(self.box(index), clip))
+                and self._width[index] > 0 and self._height[index] > 0 and (clip is None or _overlaps(self.box(index), clip))
             )
             self._visible[index] = known
         return known
@@ -285,48 +295,55 @@ class Geometry:
     def _drawn_by_wrapper(self, index: int) -> bool:
         """Component libraries (antd, Element Plus, ...) keep the real input transparent and
         draw it with a close wrapper: the field is what users see there."""
-        rows = self._rows
-        if rows[index][F.TAG] not in ("input", "select", "textarea"):
+        if self._tags[index] not in ("input", "select", "textarea"):
             return False
-        ancestor = rows[index][F.PARENT]
+        ancestor = self._parents[index]
         for _ in range(3):
             if ancestor < 0 or self._hidden[ancestor]:
                 return False
-            row = rows[ancestor]
-            if not self._transparent[ancestor] and row[F.WIDTH] > 0 and row[F.HEIGHT] > 0:
+            if not self._transparent[ancestor] and self._width[ancestor] > 0 and self._height[ancestor] > 0:
                 return True
-            ancestor = row[F.PARENT]
+            ancestor = self._parents[ancestor]
         return False
 
-    def in_view(self, index: int) -> bool:
-        """Visible and inside the top viewport and every scrolling ancestor's box."""
+    def in_view(self, index: int, box: Box | None = None) -> bool:
+        """Visible and inside the top viewport and every scrolling ancestor's box (``box``:
+        the row's, when the caller has it already)."""
         known = self._in_view[index]
         if known is None:
             if self.visible(index):
-                box = self.box(index)
-                known = _overlaps(box, self._top) and _overlaps(box, self._clip_in[index][1])
+                if box is None:
+                    box = self.box(index)
+                # _overlaps(box, top) and _overlaps(box, scroll clip), spelled out: thousands
+                # of rows are asked on a whole page, most with no scroll clip.
+                top = self._top
+                known = box[0] < top[2] and box[2] > top[0] and box[1] < top[3] and box[3] > top[1]
+                if known:
+                    clip = self._clip_in[index][1]
+                    known = clip is None or _overlaps(box, clip)
             else:
                 known = False
             self._in_view[index] = known
         return known
 
 
-def _inside_control(rows: list[list[Any]], index: int, known: dict[int, bool]) -> bool:
+def _inside_control(doc: DocumentIndex, index: int, known: dict[int, bool]) -> bool:
     """Whether an ancestor of the row is a native control (an <a> only with href).
     ``known`` remembers the answer for every ancestor on the way (for them: it or one above)."""
+    tags, parents, hrefs = doc.tags, doc.parents, doc.columns[F.HREF]
     path: list[int] = []
-    node = rows[index][F.PARENT]
+    node = parents[index]
     found = False
     while node >= 0:
         if node in known:
             found = known[node]
             break
         path.append(node)
-        row = rows[node]
-        if row[F.TAG] in _NATIVE_CONTROLS and (row[F.TAG] != "a" or bool(row[F.HREF])):
+        tag = tags[node]
+        if tag in _NATIVE_CONTROLS and (tag != "a" or bool(hrefs[node])):
             found = True
             break
-        node = row[F.PARENT]
+        node = parents[node]
     for ancestor in path:
         known[ancestor] = found
     return found
@@ -383,67 +400,73 @@ def scan_page(
         possible.update(F.rows_with(columns[column], value))
     candidates: list[int] = []
     in_control: dict[int, bool] = {}
-    TAG, FRAME, SHADOW, ROLE, CONTENTEDITABLE = F.TAG, F.FRAME, F.SHADOW, F.ROLE, F.CONTENTEDITABLE
+    tags, frame_kinds, shadows, role_attributes, editable = (
+        columns[F.TAG], columns[F.FRAME], columns[F.SHADOW], columns[F.ROLE], columns[F.CONTENTEDITABLE]
+    )
+    explicit: dict[int, str] = {}  # explicit roles of the candidates that have a role attribute
     for index in sorted(possible):
         if ignored[index] or inert[index]:
             continue
-        row = rows[index]
-        if row[FRAME] == "cross" or row[SHADOW] == "closed":
+        if frame_kinds[index] == "cross" or shadows[index] == "closed":
             candidates.append(index)
             continue
         # Only an explicit role can make a non-native element a widget; implicit roles of
         # the native controls are handled by tag in is_interactive.
-        role = explicit_role(row) if row[ROLE] else ""
-        if is_interactive(index, row, role, doc):
+        role = explicit[index] = explicit_role(rows[index]) if role_attributes[index] else ""
+        if is_interactive(index, role, doc):
             # A focusable or pointer-only element inside a native control is part of it.
             if (
-                row[TAG] not in _NATIVE_CONTROLS and not explicit_role(row) and not row[CONTENTEDITABLE]
-                and _inside_control(rows, index, in_control)
+                tags[index] not in _NATIVE_CONTROLS and not role and not editable[index]
+                and _inside_control(doc, index, in_control)
             ):
                 continue
             candidates.append(index)
 
     # SPEC S1: a clickable wrapper around exactly one real control collapses into it.
-    native = {i for i in candidates if rows[i][F.TAG] in ("input", "select", "textarea", "button", "a")}
+    native = [i for i in candidates if tags[i] in ("input", "select", "textarea", "button", "a")]
     # The wrappers that may collapse: no native tag, no role of their own, no placeholder.
+    native_set = set(native)
     wrappers = {
         i for i in candidates
-        if i not in native and not explicit_role(rows[i]) and not rows[i][F.FRAME] and rows[i][F.SHADOW] != "closed"
+        if i not in native_set and not explicit.get(i) and not frame_kinds[i] and shadows[i] != "closed"
     }
-    wrapped_count = [0] * count
-    if wrappers:
-        # wrapped_count[i]: native candidates strictly inside row i, summed up the tree in one
-        # backward pass (rows are in preorder: every parent comes before its children).
-        parents = doc.parents
-        for index in range(count - 1, 0, -1):
-            inside = wrapped_count[index] + (index in native)
-            if inside:
-                parent = parents[index]
-                if parent >= 0:
-                    wrapped_count[parent] += inside
+    # A wrapper's subtree is the rows after it up to its end (preorder): the native
+    # candidates inside it are counted by two bisections of the (ascending) native rows.
+    end = doc.end
+    collapsed = {i for i in wrappers if bisect_right(native, end[i]) - bisect_right(native, i) == 1}
     frame_labels = _frame_labels(doc, frames, scopes)
-    elements: list[ScannedElement] = []
+    # Per listed element: its row, the row acted on, the real input behind a label, the box.
+    chosen: list[int] = []
+    targets: list[int] = []
+    controls: list[int | None] = []
+    boxes: list[Box] = []
+    in_views: list[bool] = []
     listed: dict[int, int] = {}
+    types = columns[F.TYPE]
     for index in candidates:
-        row = rows[index]
-        if index in wrappers and wrapped_count[index] == 1:
+        if index in collapsed:
             continue
         target = index
         control: int | None = None
-        if not geometry.visible(index) and row[F.TAG] == "input" and row[F.TYPE] in ("checkbox", "radio"):
+        if not geometry.visible(index):
+            if tags[index] != "input" or types[index] not in ("checkbox", "radio"):
+                continue
             # A custom checkbox: the real input is hidden and its label is what users click.
             shown = [label for label in doc.labels_of(index) if geometry.visible(label)]
             if not shown:
                 continue
             target, control = shown[0], index
-        if not geometry.visible(target):
-            continue
-        in_viewport = geometry.in_view(target)
+        box = geometry.box(target)
+        in_viewport = geometry.in_view(target, box)
         if not in_viewport and not include_offscreen:
             continue
-        element = _describe(index, doc, geometry, target, control, frame_labels, private[index], release_sensitive, in_viewport)
-        listed[target] = len(elements)
-        elements.append(element)
+        listed[target] = len(chosen)
+        chosen.append(index)
+        targets.append(target)
+        controls.append(control)
+        boxes.append(box)
+        in_views.append(in_viewport)
+    elements = _describe(doc, geometry, chosen, targets, controls, boxes, in_views, frame_labels, private, release_sensitive)
     result = Scan(elements=elements, frames=frame_labels)
     if outline:
         result.outline = _outline(doc, geometry, listed, ignored, inert, include_offscreen)
@@ -459,89 +482,174 @@ def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list
     return labels
 
 
+# true/false/mixed of aria-pressed; any other value reads as None.
+_PRESSED = {"true": True, "false": False, "mixed": "mixed"}
+# aria-invalid values that do not make a field invalid.
+_VALID = {"": False, "false": False}
+# The role of an element without one.
+_GENERIC = {"": "generic"}
+
+
+def _picker(indexes: list[int]) -> Any:
+    """``pick(column)``: the cells of ``indexes`` (at least one), a tuple, read in C
+    (``itemgetter`` of one index returns the cell itself, not a tuple)."""
+    if len(indexes) == 1:
+        only = indexes[0]
+        return lambda column: (column[only],)
+    return itemgetter(*indexes)
+
+
 def _describe(
-    index: int, doc: DocumentIndex, geometry: Geometry, target: int, control: int | None, frame_labels: list[str],
-    private: bool, release_sensitive: bool, in_viewport: bool,
-) -> ScannedElement:
-    row = doc.rows[index]
-    role = doc.roles[index] or "generic"
-    tag = row[F.TAG]
-    opaque = "cross_origin_frame" if row[F.FRAME] == "cross" else "closed_shadow_root" if row[F.SHADOW] == "closed" else ""
-    label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
-    sensitive = is_sensitive(row, label)
-    value: str | bool | list[str] | None
-    options: tuple[tuple[str, str, bool, bool], ...] = ()
-    if tag == "select":
-        options = tuple((str(o[0]), str(o[1]), bool(o[2]), bool(o[3])) for o in row[F.OPTIONS] or ())
-        chosen = [o[0] for o in options if o[2]]
-        value = chosen if row[F.MULTIPLE] else (chosen[0] if chosen else "")
-    elif tag in ("input", "textarea") and row[F.TYPE] not in ("checkbox", "radio", "submit", "button", "reset", "image"):
-        value = row[F.VALUE]
-    elif row[F.CONTENTEDITABLE]:
-        value = doc.text_content(index, limit=TEXT_LIMIT)
-    elif row[F.ARIA_VALUE] and role in ("slider", "spinbutton", "progressbar", "scrollbar", "meter"):
-        value = row[F.ARIA_VALUE]
-    else:
-        value = None
-    if (private or (sensitive and not release_sensitive)) and value not in (None, ""):
-        # SPEC P5: a sensitive value is withheld unless the authorization center released it;
-        # a page owner's data-mao-private field never is.
-        value = None
-    checked: bool | str | None = None
-    if row[F.CHECKED] >= 0:
-        checked = "mixed" if row[F.CHECKED] == 2 else bool(row[F.CHECKED])
-    elif row[F.ARIA_CHECKED] in ("true", "false", "mixed"):
-        checked = "mixed" if row[F.ARIA_CHECKED] == "mixed" else row[F.ARIA_CHECKED] == "true"
-    elif role in ("checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"):
-        checked = False  # ARIA: an absent aria-checked on these roles means false
-    text = ""
-    if tag not in ("input", "select", "textarea") and not (sensitive or private) and not opaque and source not in ("content", "text"):
-        # A name from content is the text already; other names get the text beside them.
-        text = doc.text_content(index, limit=TEXT_LIMIT)
-    if opaque:
-        text = "cross-origin frame: its content cannot be read" if opaque == "cross_origin_frame" else "closed shadow root: its content cannot be read"
-    expanded = _BOOL_ATTR.get(row[F.ARIA_EXPANDED])
-    if expanded is None and tag == "summary" and row[F.PARENT] >= 0 and doc.rows[row[F.PARENT]][F.TAG] == "details":
-        expanded = bool(doc.rows[row[F.PARENT]][F.OPEN])
-    selected = _BOOL_ATTR.get(row[F.ARIA_SELECTED])
-    pressed: bool | str | None = "mixed" if row[F.ARIA_PRESSED] == "mixed" else _BOOL_ATTR.get(row[F.ARIA_PRESSED])
-    input_type = row[F.TYPE] if tag in ("input", "button") else ""
-    x0, y0, x1, y1 = geometry.box(target)
-    # Positional, in field order: a keyword call of the NamedTuple cost ~3 us per element
-    # (thousands on a whole page), _make a tenth of that (issue 3).
-    return ScannedElement._make((
-        target,  # index
-        tag,  # tag
-        "opaque" if opaque else kind_of(role, row),  # kind
-        role,  # role
-        input_type or ("text" if tag == "input" else ""),  # type
-        label,  # label
-        source,  # label_source
-        text if text != label else "",  # text
-        value,  # value
-        options,  # options
-        True,  # visible
-        in_viewport,  # in_viewport
-        bool(row[F.DISABLED]) or row[F.ARIA_DISABLED] == "true",  # disabled
-        bool(row[F.READONLY]) or row[F.ARIA_READONLY] == "true",  # readonly
-        bool(row[F.REQUIRED]) or row[F.ARIA_REQUIRED] == "true",  # required
-        (round(x0, 1), round(y0, 1), round(x1 - x0, 1), round(y1 - y0, 1)),  # rect
-        checked,  # checked
-        selected,  # selected
-        expanded,  # expanded
-        row[F.PLACEHOLDER],  # placeholder
-        row[F.HREF],  # href
-        sensitive,  # sensitive
-        private,  # private
-        _form_owner(row, doc),  # form
-        key_of(row, role),  # key
-        frame_labels[geometry.frame_of[index]] if geometry.frame_of[index] < len(frame_labels) else "main",  # frame
-        row[F.ARIA_INVALID] not in ("", "false") or bool(row[F.USER_INVALID]),  # invalid
-        pressed,  # pressed
-        doc.description(index) if row[F.ARIA_DESCRIBEDBY] else "",  # description
-        opaque,  # opaque
-        control,  # control
-    ))
+    doc: DocumentIndex, geometry: Geometry, chosen: list[int], targets: list[int], controls: list[int | None],
+    boxes: list[Box], in_views: list[bool], frame_labels: list[str], private: list[bool], release_sensitive: bool,
+) -> list[ScannedElement]:
+    """The listed elements: ``chosen[k]`` is the row of element k, ``targets[k]`` the row
+    acted on (a custom checkbox: its label, ``controls[k]`` the real input), ``boxes[k]`` the
+    target's box, ``in_views[k]`` whether the target is in the viewport.
+
+    Field by field, in bulk: the facts of all elements are read a column at a time (C:
+    itemgetter, map, zip), the fields that are a plain function of them are made the same
+    way, and only the rest (names, values, states, text) is decided element by element. A
+    call, an unpacking and a tuple per element cost more than the work of most fields (issue 3)."""
+    if not chosen:
+        return []
+    c = doc.columns
+    pick = _picker(chosen)
+    tags = pick(doc.tags)
+    roles = pick(doc.roles)
+    roles = tuple(map(_GENERIC.get, roles, roles))
+    input_types, element_ids, names, placeholders = pick(c[F.TYPE]), pick(c[F.ID]), pick(c[F.NAME]), pick(c[F.PLACEHOLDER])
+    # The fields decided one by one, per element in field order: kind, type, label,
+    # label_source, text, value, options, rect, checked, expanded, sensitive, form,
+    # description, opaque.
+    decided = []
+    rounding: dict[float, float] = {}  # rect coordinates rounded so far
+    parents, all_tags, opened = doc.parents, doc.tags, c[F.OPEN]
+    for (
+        index, control, (x0, y0, x1, y1), tag, role, input_type, element_id, name, placeholder, frame_kind, shadow,
+        editable, is_password, autocomplete, options_fact, multiple, current_value, aria_value, checked_state,
+        aria_checked, aria_expanded, form, describedby, is_private,
+    ) in zip(
+        chosen, controls, boxes, tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
+        pick(c[F.SHADOW]), pick(c[F.CONTENTEDITABLE]), pick(c[F.IS_PASSWORD]), pick(c[F.AUTOCOMPLETE]),
+        pick(c[F.OPTIONS]), pick(c[F.MULTIPLE]), pick(c[F.VALUE]), pick(c[F.ARIA_VALUE]), pick(c[F.CHECKED]),
+        pick(c[F.ARIA_CHECKED]), pick(c[F.ARIA_EXPANDED]), pick(c[F.FORM]), pick(c[F.ARIA_DESCRIBEDBY]), pick(private),
+        strict=True,
+    ):
+        opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
+        label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
+        sensitive = bool(is_password) or (
+            (tag in FIELD_TAGS or editable)
+            and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder)
+        )  # the call only for fields: is_sensitive_field is False for the rest (most listed elements)
+        value: str | bool | list[str] | None
+        options: tuple[tuple[str, str, bool, bool], ...] = ()
+        if tag == "select":
+            options = tuple((str(o[0]), str(o[1]), bool(o[2]), bool(o[3])) for o in options_fact or ())
+            selected_values = [o[0] for o in options if o[2]]
+            value = selected_values if multiple else (selected_values[0] if selected_values else "")
+        elif tag in ("input", "textarea") and input_type not in ("checkbox", "radio", "submit", "button", "reset", "image"):
+            value = current_value
+        elif editable:
+            value = doc.text_content(index, limit=TEXT_LIMIT)
+        elif aria_value and role in ("slider", "spinbutton", "progressbar", "scrollbar", "meter"):
+            value = aria_value
+        else:
+            value = None
+        if (is_private or (sensitive and not release_sensitive)) and value not in (None, ""):
+            # SPEC P5: a sensitive value is withheld unless the authorization center released it;
+            # a page owner's data-mao-private field never is.
+            value = None
+        checked: bool | str | None = None
+        if checked_state >= 0:
+            checked = "mixed" if checked_state == 2 else bool(checked_state)
+        elif aria_checked in ("true", "false", "mixed"):
+            checked = "mixed" if aria_checked == "mixed" else aria_checked == "true"
+        elif role in ("checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"):
+            checked = False  # ARIA: an absent aria-checked on these roles means false
+        text = ""
+        if tag not in ("input", "select", "textarea") and not (sensitive or is_private) and not opaque and source not in ("content", "text"):
+            # A name from content is the text already; other names get the text beside them.
+            text = doc.text_content(index, limit=TEXT_LIMIT)
+        if opaque:
+            text = "cross-origin frame: its content cannot be read" if opaque == "cross_origin_frame" else "closed shadow root: its content cannot be read"
+        expanded = _BOOL_ATTR.get(aria_expanded)
+        parent = parents[index]
+        if expanded is None and tag == "summary" and parent >= 0 and all_tags[parent] == "details":
+            expanded = bool(opened[parent])
+        rect = []
+        for coordinate in (x0, y0, x1 - x0, y1 - y0):
+            # round(v, 1) is correctly rounded through a decimal conversion: ~0.9 us in
+            # Pyodide, four per element. Rects repeat the same few values (columns, widths,
+            # heights), so each distinct value is rounded once per scan. A zero result is not
+            # reused: -0.0 and 0.0 are one key, and round keeps the sign.
+            rounded = rounding.get(coordinate)
+            if not rounded:
+                rounded = rounding[coordinate] = round(coordinate, 1)
+            rect.append(rounded)
+        owner: tuple[str, str, str, str] | None = None
+        if form >= 0:
+            owner = (c[F.ID][form], c[F.NAME][form], c[F.FORM_ACTION][form], c[F.FORM_METHOD][form])
+        decided.append((
+            "opaque" if opaque else kind_of(role, tag),  # kind
+            (input_type if tag in ("input", "button") else "") or ("text" if tag == "input" else ""),  # type
+            label,  # label
+            source,  # label_source
+            text if text != label else "",  # text
+            value,  # value
+            options,  # options
+            tuple(rect),  # rect
+            checked,  # checked
+            expanded,  # expanded
+            sensitive,  # sensitive
+            owner,  # form
+            doc.description(index) if describedby else "",  # description
+            opaque,  # opaque
+        ))
+    (
+        kinds, types, labels, sources, texts, values, option_lists, rects, checked_states, expanded_states, sensitive_flags,
+        owners, descriptions, opaques,
+    ) = zip(*decided, strict=True)
+    count = len(chosen)
+    frame_label = dict(enumerate(frame_labels))
+    aria_invalid, user_invalid = pick(c[F.ARIA_INVALID]), pick(c[F.USER_INVALID])
+    # Positional, in field order (tuple.__new__ of each: see _new_tuple).
+    return list(map(_new_tuple, repeat(ScannedElement, count), zip(
+        targets,  # index
+        tags,  # tag
+        kinds,  # kind
+        roles,  # role
+        types,  # type
+        labels,  # label
+        sources,  # label_source
+        texts,  # text
+        values,  # value
+        option_lists,  # options
+        repeat(True, count),  # visible
+        in_views,  # in_viewport
+        map(or_, map(bool, pick(c[F.DISABLED])), map(eq, pick(c[F.ARIA_DISABLED]), repeat("true"))),  # disabled
+        map(or_, map(bool, pick(c[F.READONLY])), map(eq, pick(c[F.ARIA_READONLY]), repeat("true"))),  # readonly
+        map(or_, map(bool, pick(c[F.REQUIRED])), map(eq, pick(c[F.ARIA_REQUIRED]), repeat("true"))),  # required
+        rects,  # rect
+        checked_states,  # checked
+        map(_BOOL_ATTR.get, pick(c[F.ARIA_SELECTED])),  # selected
+        expanded_states,  # expanded
+        placeholders,  # placeholder
+        pick(c[F.HREF]),  # href
+        sensitive_flags,  # sensitive
+        pick(private),  # private
+        owners,  # form
+        # key_of(row, role) of each element
+        zip(tags, roles, input_types, element_ids, names, pick(c[F.ARIA_LABEL]), pick(c[F.ARIA_LABELLEDBY]), placeholders,
+            pick(c[F.TITLE]), strict=True),  # key
+        map(frame_label.get, pick(geometry.frame_of), repeat("main")),  # frame
+        map(or_, map(_VALID.get, aria_invalid, repeat(True)), map(bool, user_invalid)),  # invalid
+        map(_PRESSED.get, pick(c[F.ARIA_PRESSED])),  # pressed
+        descriptions,  # description
+        opaques,  # opaque
+        controls,  # control
+        strict=True,
+    )))
 
 
 def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) -> tuple[str, str]:
@@ -550,21 +658,13 @@ def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) ->
     label, source = doc.accessible_name(index, hidden_ok=hidden_ok)
     if label:
         return label, source
-    if doc.rows[index][F.TAG] not in ("input", "select", "textarea"):
+    if doc.tags[index] not in ("input", "select", "textarea"):
         label = doc.text_content(index, limit=TEXT_LIMIT)
         if label:
             return label, "text"
-    if doc.rows[index][F.PARENT] < 0:
+    if doc.parents[index] < 0:
         return "", ""
     return nearby_text(index, doc), "nearby"
-
-
-def _form_owner(row: list[Any], doc: DocumentIndex) -> tuple[str, str, str, str] | None:
-    form = row[F.FORM]
-    if form < 0:
-        return None
-    form_row = doc.rows[form]
-    return (form_row[F.ID], form_row[F.NAME], form_row[F.FORM_ACTION], form_row[F.FORM_METHOD])
 
 
 # -- outline for the text form ---------------------------------------------------------------
@@ -578,19 +678,17 @@ def _outline(
     Containers are kept only when something inside them is; text inside a listed element or
     a heading is already in its name and is not repeated.
     """
-    rows = doc.rows
-    count = len(rows)
-    # Hot loops (every row of a whole-page scan): columns and methods in locals.
-    PARENT, TAG, WIDTH, DISPLAY, ARIA_LABEL, ARIA_LABELLEDBY, TEXT_PARTS = (
-        F.PARENT, F.TAG, F.WIDTH, F.DISPLAY, F.ARIA_LABEL, F.ARIA_LABELLEDBY, F.TEXT_PARTS
-    )
+    # Hot loops (every row of a whole-page scan): the columns and methods in locals.
+    columns, parents, tags, displays, text_parts = doc.columns, doc.parents, doc.tags, doc.displays, doc.text_parts
+    widths, aria_labels, labelledby = columns[F.WIDTH], columns[F.ARIA_LABEL], columns[F.ARIA_LABELLEDBY]
+    count = len(tags)
     end = doc.end
     holds_listed = [False] * count
     for start in listed:  # up from each listed row, until an ancestor already marked
         index = start
         while index >= 0 and not holds_listed[index]:
             holds_listed[index] = True
-            index = rows[index][PARENT]
+            index = parents[index]
     nodes: list[OutlineNode] = []
     # Open containers: (end row, position of its node in `nodes`, depth of its children).
     stack: list[tuple[int, int]] = []
@@ -598,14 +696,14 @@ def _outline(
     index = 0
     hidden, aria_hidden, children = doc.hidden, doc.aria_hidden, doc.children
     roles, visible, in_view = doc.roles, geometry.visible, geometry.in_view
-    make_node = OutlineNode._make  # fields in order: kind, depth, role, name, element, in_viewport, level
+    # Fields in order: kind, depth, role, name, element, in_viewport, level (see _describe).
+    make_node = partial(_new_tuple, OutlineNode)
     while index < count:
         while stack and index > stack[-1][0]:
             stack.pop()
-        row = rows[index]
         if (
-            ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or row[TAG] in _NO_OUTLINE_TAGS
-            or not holds_listed[index] and (index <= consumed_until or row[WIDTH] <= 0 and row[DISPLAY] != "contents")
+            ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or tags[index] in _NO_OUTLINE_TAGS
+            or not holds_listed[index] and (index <= consumed_until or widths[index] <= 0 and displays[index] != "contents")
         ):
             # Not shown, or its text is already on a line above (or it has no box) and
             # nothing listed is inside.
@@ -627,20 +725,24 @@ def _outline(
                 if include_offscreen or view:
                     name = doc.accessible_name(index)[0]
                     if name:
-                        nodes.append(make_node(("heading", len(stack), "heading", _clip_text(name, view), -1, view, heading_level(row))))
+                        level = heading_level(tags[index], columns[F.ARIA_LEVEL][index])
+                        nodes.append(make_node(("heading", len(stack), "heading", _clip_text(name, view), -1, view, level)))
                         stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
             index = _next_holding(holds_listed, index, end[index])
             continue
-        if role in CONTAINER_ROLES and (role not in _NAMED_ONLY_CONTAINERS or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] or row[TAG] == "fieldset"):
-            name = doc.accessible_name(index)[0] if role not in ("list", "table", "grid") or row[ARIA_LABEL] or row[ARIA_LABELLEDBY] else ""
+        if role in CONTAINER_ROLES and (
+            role not in _NAMED_ONLY_CONTAINERS or aria_labels[index] or labelledby[index] or tags[index] == "fieldset"
+        ):
+            named = role not in ("list", "table", "grid") or aria_labels[index] or labelledby[index]
+            name = doc.accessible_name(index)[0] if named else ""
             nodes.append(make_node(("container", len(stack), role, _clip_text(name, True), -1, in_view(index), 0)))
             stack.append((end[index], len(nodes) - 1))
             index += 1
             continue
         if (
-            index > consumed_until and row[DISPLAY] not in _INLINE_DISPLAYS and (row[TEXT_PARTS] or children[index])
-            and visible(index)
+            index > consumed_until and displays[index] not in _INLINE_DISPLAYS and (text_parts[index] or children[index])
+            and not _opens_with_listed(index, doc, listed) and visible(index)
         ):
             view = in_view(index)
             if include_offscreen or view:
@@ -664,6 +766,21 @@ def _outline(
     return kept
 
 
+def _opens_with_listed(index: int, doc: DocumentIndex, listed: dict[int, int]) -> bool:
+    """Whether a block's content starts with a listed element (a list item holding a link, a
+    cell holding a button): _block_text would stop there at once with no text, so the block
+    gets no line and is not asked for (hundreds of rows on a whole page)."""
+    kids = doc.children[index]
+    if not kids or doc.owner_of:
+        return False
+    parts = doc.text_parts[index]
+    first = kids[0]
+    return (
+        (not parts or parts[0] > 0) and first in listed and not doc.hidden[first] and not doc.aria_hidden[first]
+        and doc.tags[first] not in _NO_TEXT_TAGS
+    )
+
+
 def _next_holding(holds_listed: list[bool], index: int, last: int) -> int:
     """Where the outline goes on after a row whose rows up to ``last`` are consumed (its
     name or its line has their text): the first of them holding a listed element (found in
@@ -685,21 +802,20 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
     """Text of a block made of its text nodes and inline descendants (table rows: their
     cells, joined with ' | '). Returns the text and the last row consumed; stops before a
     nested block, heading or listed element, which get their own lines."""
-    rows = doc.rows
     out: list[str] = []
     last = index
-    DISPLAY, TAG = F.DISPLAY, F.TAG
+    tags, displays = doc.tags, doc.displays
     hidden, aria_hidden, text_content = doc.hidden, doc.aria_hidden, doc.text_content
-    row_like = rows[index][DISPLAY] == "table-row" or doc.roles[index] == "row"
+    row_like = displays[index] == "table-row" or doc.roles[index] == "row"
     for item in doc.content(index):
         if isinstance(item, str):
             out.append(item)
             continue
-        child = rows[item]
-        if hidden[item] or aria_hidden[item] or child[TAG] in _NO_TEXT_TAGS:
+        if hidden[item] or aria_hidden[item] or tags[item] in _NO_TEXT_TAGS:
             last = end[item]
             continue
-        if row_like and child[DISPLAY] == "table-cell" and item not in listed:
+        display = displays[item]
+        if row_like and display == "table-cell" and item not in listed:
             # A cell holding a control is read through the control's own line.
             cell = "" if holds_listed[item] else text_content(item, limit=TEXT_LINE_LIMIT)
             if out and cell:
@@ -707,7 +823,7 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
             out.append(cell)
             last = end[item]
             continue
-        if child[DISPLAY] not in _INLINE_DISPLAYS or item in listed or doc.roles[item] == "heading":
+        if display not in _INLINE_DISPLAYS or item in listed or doc.roles[item] == "heading":
             break
         out.append(text_content(item, limit=TEXT_LINE_LIMIT) if not holds_listed[item] else "")
         last = end[item]
@@ -716,7 +832,8 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
 
 def key_of(row: list[Any], role: str) -> tuple[str, ...]:
     """Key attributes whose change makes a ref stale (SPEC R2): role, type and the label
-    sources. Computed from one row, so an action can re-check it without a full scan."""
+    sources. Computed from one row, so an action can re-check it without a full scan (a
+    scan builds the same tuple in _describe from the facts it gathered)."""
     return (
         row[F.TAG], role or "generic", row[F.TYPE], row[F.ID], row[F.NAME], row[F.ARIA_LABEL],
         row[F.ARIA_LABELLEDBY], row[F.PLACEHOLDER], row[F.TITLE],

@@ -9,6 +9,7 @@ substrings first; the few short English words that need word boundaries use one 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from . import facts as F
@@ -22,17 +23,29 @@ _SUBSTRINGS = (
     "身份证", "证件号",
 )
 _WORDS = re.compile(r"\b(pin|otp|cvv|cvc|cvv2|iban|ssn|exp date|expiry date)\b")
-_FIELD_TAGS = frozenset({"input", "textarea", "select"})
+# Only these, editable elements and passwords can be sensitive.
+FIELD_TAGS = frozenset({"input", "textarea", "select"})
 
 
-def is_sensitive(row: list[Any], label: str) -> bool:
-    if row[F.IS_PASSWORD]:
+def is_sensitive(row: Sequence[Any], label: str) -> bool:
+    return is_sensitive_field(
+        label, row[F.IS_PASSWORD], row[F.TAG], row[F.CONTENTEDITABLE], row[F.AUTOCOMPLETE], row[F.NAME], row[F.ID],
+        row[F.PLACEHOLDER],
+    )
+
+
+def is_sensitive_field(
+    label: str, is_password: int, tag: str, editable: bool, autocomplete: str, name: str, element_id: str, placeholder: str
+) -> bool:
+    """``is_sensitive`` from the facts it reads (a scan has them from the columns, not a row)."""
+    if is_password:
         return True
-    if row[F.TAG] not in _FIELD_TAGS and not row[F.CONTENTEDITABLE]:
+    if tag not in FIELD_TAGS and not editable:
         return False
-    if row[F.AUTOCOMPLETE] and _SENSITIVE_AUTOCOMPLETE.search(row[F.AUTOCOMPLETE]):
+    if autocomplete and _SENSITIVE_AUTOCOMPLETE.search(autocomplete):
         return True
-    text = " ".join(filter(None, (label, row[F.NAME], row[F.ID], row[F.PLACEHOLDER]))).lower()
+    text = " ".join(filter(None, (label, name, element_id, placeholder))).lower()
     if not text:
         return False
-    return any(word in text for word in _SUBSTRINGS) or bool(_WORDS.search(text))
+    # map over the bound __contains__ runs in C (a generator resumed per word did not).
+    return any(map(text.__contains__, _SUBSTRINGS)) or bool(_WORDS.search(text))
