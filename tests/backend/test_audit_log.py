@@ -350,3 +350,22 @@ async def test_a_flush_from_another_thread_commits_a_batch_waiting_in_its_window
         assert (log.commits, log.committed_records) == (2, 2)
     finally:
         log.close()
+
+
+async def test_a_record_past_half_the_window_commits_its_batch_at_once(tmp_path: Path) -> None:
+    # It closes the window in its own loop iteration instead of waiting for the timer.
+    log = AuditLog(tmp_path / "audit.db", commit_window_s=0.4)
+    commits = _Commits(tmp_path / "audit.db")
+    try:
+        commits.record(log, "r-0")
+        await asyncio.sleep(0)
+        commits.record(log, "r-1")  # opens the window
+        await asyncio.sleep(0.25)
+        commits.record(log, "r-2")
+        await asyncio.wait_for(commits.all_done.wait(), 10)
+        commits.assert_each_committed_before_its_callback()
+        assert commits.waited("r-2") < 0.1
+        assert 0.2 < commits.waited("r-1") < 0.39
+        assert (log.commits, log.committed_records) == (2, 3)
+    finally:
+        log.close()
