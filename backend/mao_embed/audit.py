@@ -18,21 +18,25 @@ on a checkpoint thread with its own connection (the committing connection has
 does wait for a commit's ``write`` calls, and at most ``_BUSY_TIMEOUT_S`` for another process's
 write lock on the same file.
 
-Group commit. A commit's cost is mostly fixed (the transaction, the WAL frame headers and
-``write`` calls, the locks): measured, 1 record ~24 us, 2 ~35, 4 ~54. A server that keeps up
-with 1,000 calls/s gives every call its own loop iteration and so its own commit. So, like
-PostgreSQL's ``commit_delay``, records may wait up to ``commit_window_s`` (``ServerConfig.
-audit_commit_window_ms``, default 1 ms; 0 commits once per loop iteration) for others to share
-their commit. The window opens only when it can help: when the previous record came less than
-a window before this one (records arrive faster than one per window, so another is likely to
-come). A lone record after a quiet spell is committed in the next loop iteration, as without a
-window. A window closes early, in the loop iteration of the record that closes it, once
-``_EARLY_COMMIT_ROWS`` records wait (the fixed cost per record is then small, and holding more
-answers would only add latency) or when a record comes after half the window has passed: the
-batch has had most of the sharing the window can give, and committing then spares the loop a
-wake-up for the timer (records coming steadily every half to one window share commits in
-pairs, and no timer wakes the loop). Nothing else changes: the callbacks of ``record_then`` still run only
-after their record committed.
+Group commit. About half of a one-record commit is fixed cost (the transaction, the WAL frame
+headers and ``write`` calls, the locks), the rest is per record (mostly the two indexes):
+measured in isolation, 1 record ~24 us of CPU, 2 ~35, 4 ~54. A server that keeps up with
+1,000 calls/s gives every call its own loop iteration and so its own commit. So, like
+PostgreSQL's ``commit_delay``, records may wait up to ``commit_window_s``
+(``ServerConfig.audit_commit_window_ms``, default 1 ms; 0 commits once per loop iteration) for
+others to share their commit. The window opens only when it can help: when the previous record
+came less than a window before this one (records arrive faster than one per window, so another
+is likely to come). A lone record after a quiet spell is committed in the next loop iteration,
+as without a window. A window closes early, in the loop iteration of the record that closes
+it, once ``_EARLY_COMMIT_ROWS`` records wait (the fixed cost per record is then small, and
+holding more answers would only add latency) or when a record comes after half the window has
+passed: the batch has had most of the sharing the window can give, and committing then spares
+the loop a wake-up for the timer (records coming steadily every half to one window share
+commits in pairs, and no timer wakes the loop). Nothing else changes: the callbacks of
+``record_then`` still run only after their record committed. uvloop rounds a timer to whole
+milliseconds (a window under 0.5 ms ends in the next loop iteration), so the default window
+ends 1.0-1.1 ms after it opened on an idle loop; on a busy or starved loop a timer, like any
+callback, runs late.
 
 Durability. ``record`` is fire-and-forget. ``record_then`` calls a function once the record's
 transaction has committed; the relay answers a tool call only after that, so a tool call an
@@ -130,7 +134,7 @@ _BUSY_TIMEOUT_S = 0.1
 CHECKPOINT_INTERVAL_S = 1.0
 # Group commit (module docstring): how long records may wait for others to share their commit.
 COMMIT_WINDOW_S = 0.001
-# A window closes at once when this many records wait: a commit's fixed cost (~10 us of the
+# A window closes at once when this many records wait: a commit's fixed cost (~12 us of the
 # ~24 us of a one-record commit) is then well under 1 us per record.
 _EARLY_COMMIT_ROWS = 32
 
@@ -166,8 +170,8 @@ class _Batch:
     def __init__(self, opened: float) -> None:
         self.rows: list[_Row] = []
         self.callbacks: list[_Callback] = []
-        # When the first record came (time.monotonic), and the end of the window, while open;
-        # both only used on the loop's own thread.
+        # When the first record came (time.monotonic), and the timer that ends the batch's
+        # window while one is open; the timer is only used on the loop's own thread.
         self.opened = opened
         self.timer: asyncio.TimerHandle | None = None
 
