@@ -4,7 +4,9 @@ For each session count (default 100, 500, 1,000) and each of two servers:
 
 * **mao**: the real backend (``mao_embed.app.create_app`` on the same uvicorn settings as
   ``mao-embed serve``: token check, Origin check, protocol validation, relay, rate limits,
-  heartbeat, audit log in SQLite with answers held until their record committed);
+  heartbeat, audit log in SQLite with answers held until their record committed, records
+  sharing commits within the default group-commit window, ``ServerConfig.
+  audit_commit_window_ms``);
 * **echo**: a bare relay on the same stack (Starlette + uvicorn + the same WebSocket and HTTP
   implementations): ``POST /api/sessions/{id}/tools/{tool}`` forwards the body to that
   session's WebSocket and answers with what comes back, matched by id. No validation, no
@@ -90,13 +92,15 @@ def _raise_fd_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def _serve_mao(db: Path, durable: bool) -> None:
+def _serve_mao(db: Path, durable: bool, commit_window_ms: float | None = None) -> None:
     from mao_embed.config import ServerConfig
     from mao_embed.server import serve_forever
 
+    # None: the product's default window.
+    window = {} if commit_window_ms is None else {"audit_commit_window_ms": commit_window_ms}
     config = ServerConfig(
         host="127.0.0.1", port=0, secret=SECRET, allowed_origins=(ORIGIN,), db_path=db,
-        sdk_dir=db.parent, demo_dir=db.parent, durable_audit=durable,
+        sdk_dir=db.parent, demo_dir=db.parent, durable_audit=durable, **window,
     )
     serve_forever(config, lambda url: print(f"READY {url}", flush=True))
 
@@ -648,6 +652,8 @@ def main(argv: list[str] | None = None) -> int:
     server.add_argument("--mode", choices=["mao", "echo"], required=True)
     server.add_argument("--db", type=Path, required=True)
     server.add_argument("--no-durable-audit", action="store_true")
+    server.add_argument("--audit-commit-window-ms", type=float, default=None,
+                        help="group-commit window (default: the server's own default)")
     loadgen = commands.add_parser("loadgen")
     loadgen.add_argument("--url", required=True)
     loadgen.add_argument("--sessions", type=int, required=True)
@@ -660,7 +666,8 @@ def main(argv: list[str] | None = None) -> int:
     _raise_fd_limit()
     if args.command == "server":
         if args.mode == "mao":
-            _serve_mao(args.db, durable=not args.no_durable_audit)
+            _serve_mao(args.db, durable=not args.no_durable_audit,
+                       commit_window_ms=args.audit_commit_window_ms)
         else:
             _serve_echo()
         return 0

@@ -33,7 +33,10 @@ from mao_embed.sdk_socket import SdkSocket
 
 def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starlette:
     """Build the app. ``app.state`` holds ``config``, ``relay``, ``audit`` and ``origins``."""
-    audit = audit if audit is not None else AuditLog(config.db_path)
+    if audit is None:
+        audit = AuditLog(
+            config.db_path, commit_window_s=config.audit_commit_window_ms / 1000
+        )
     relay = Relay(
         audit=audit,
         default_timeout_ms=config.default_timeout_ms,

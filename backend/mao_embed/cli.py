@@ -35,6 +35,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--db", metavar="FILE", help="audit database (default: XDG state dir)")
     serve.add_argument("--secret", help="token signing secret (default: env or per-user file)")
+    serve.add_argument(
+        "--audit-commit-window-ms",
+        type=float,
+        default=1.0,
+        metavar="MS",
+        help="under load, audit records (and the answers waiting for them) may wait this long "
+        "to share one commit; 0 commits each loop iteration (default 1)",
+    )
 
     token = commands.add_parser("token", help="print one SDK token signed with the serve secret")
     token.add_argument("--user", required=True)
@@ -103,6 +111,7 @@ def _serve(args: argparse.Namespace) -> int:
         allow_origins=origins,
         db_path=args.db,
         demo=args.demo,
+        audit_commit_window_ms=args.audit_commit_window_ms,
     )
 
     def announce(url: str) -> None:

@@ -74,10 +74,16 @@ class ServerConfig:
     llm: LlmConfig | None = None
     # Answer a tool call only after its audit record committed (SPEC P6, ``audit`` docstring).
     durable_audit: bool = True
+    # Group commit: how long an audit record (and so a tool call's answer) may wait for others
+    # to share its commit when records arrive faster than one per window; a lone call is not
+    # held. 0 commits once per event loop iteration. ``audit`` module docstring.
+    audit_commit_window_ms: float = 1.0
 
     def __post_init__(self) -> None:
         if not self.secret:
             raise ValueError("ServerConfig.secret must be set; use resolve_secret()")
+        if not 0 <= self.audit_commit_window_ms <= 1000:
+            raise ValueError("ServerConfig.audit_commit_window_ms must be 0-1000 ms")
         object.__setattr__(
             self, "allowed_origins", tuple(normalize_origin(o) for o in self.allowed_origins)
         )

@@ -42,7 +42,7 @@ from collections.abc import Callable, Collection, Coroutine
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import IntEnum
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from mao_page.protocol import (
     ArgumentError,
@@ -143,8 +143,9 @@ class Attachment:
     resumed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class _Pending:
+# _Pending and _Uncommitted are made once per tool call: a named tuple is built in about half
+# the time of a frozen dataclass (which sets its fields one object.__setattr__ at a time).
+class _Pending(NamedTuple):
     request: PageToolRequest
     # One future per caller waiting for this requestId (the first caller, then any repeat of
     # the requestId while in flight): each gets the result once its audit record committed.
@@ -154,8 +155,7 @@ class _Pending:
     started: float
 
 
-@dataclass(frozen=True, slots=True)
-class _Uncommitted:
+class _Uncommitted(NamedTuple):
     """An answer held until its audit record commits (SPEC P6)."""
 
     waiters: list[asyncio.Future[PageToolResult]]
@@ -453,7 +453,7 @@ class Relay:
                 f"unknown tool {tool!r}; the page tools are {', '.join(sorted(_TOOL_NAMES))}",
             )
         session = self._sessions.get(session_id)
-        cached = self._cached_result(session_id, request_id)
+        cached = self._cached_result(session, session_id, request_id)
         loop = asyncio.get_running_loop()
         if cached is not None:
             waiter: asyncio.Future[PageToolResult] = loop.create_future()
@@ -625,8 +625,11 @@ class Relay:
 
     # ------------------------------------------------------------------ internals
 
-    def _cached_result(self, session_id: str, request_id: str) -> PageToolResult | None:
-        session = self._sessions.get(session_id)
+    def _cached_result(
+        self, session: _Session | None, session_id: str, request_id: str
+    ) -> PageToolResult | None:
+        """The cached result of ``request_id`` on the session (live, ``session``, or
+        detached)."""
         if session is not None:
             cache = session.completed
         elif session_id in self._detached:
@@ -658,7 +661,8 @@ class Relay:
             result,
             session_id=session.session_id,
             request_id=request_id,
-            tool=pending.request.tool.value,
+            # The StrEnum itself: it is stored as its text, and ``.value`` costs ~0.7 us.
+            tool=pending.request.tool,
             code=_code_of(result),
             duration_ms=round((self._clock() - pending.started) * 1000, 3),
         )

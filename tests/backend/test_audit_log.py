@@ -207,3 +207,165 @@ def test_the_checkpoint_thread_moves_committed_records_into_the_database_file(
         assert _checkpointed_request_ids(tmp_path / "audit.db") == ["r-1"]
     finally:
         log.close()
+
+
+# --------------------------------------------------------------------------- group commit
+
+
+class _Commits:
+    """``record_then`` callbacks that note, when they run, the time and which request ids
+    another connection can already read: a callback must never run before its record is
+    committed (the relay answers from it, SPEC P6)."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self.seen: dict[str, tuple[float, set[str]]] = {}
+        self.enqueued: dict[str, float] = {}
+        self.all_done = asyncio.Event()
+        self.expected = 0
+
+    def record(self, log: AuditLog, request_id: str) -> None:
+        self.expected += 1
+        self.all_done.clear()
+        self.enqueued[request_id] = time.monotonic()
+
+        def on_commit(error: sqlite3.Error | None) -> None:
+            assert error is None
+            with sqlite3.connect(self._path) as reader:
+                visible = {row[0] for row in reader.execute("SELECT request_id FROM audit")}
+            self.seen[request_id] = (time.monotonic(), visible)
+            if len(self.seen) == self.expected:
+                self.all_done.set()
+
+        log.record_then(on_commit, AuditEvent.TOOL_CALL, request_id=request_id)
+
+    def waited(self, request_id: str) -> float:
+        return self.seen[request_id][0] - self.enqueued[request_id]
+
+    def assert_each_committed_before_its_callback(self) -> None:
+        for request_id, (_, visible) in self.seen.items():
+            assert request_id in visible
+
+
+async def test_records_arriving_close_together_share_one_commit(tmp_path: Path) -> None:
+    # Records a loop iteration or more apart but within the window share one transaction
+    # (group commit), and each callback still runs only after its record committed.
+    log = AuditLog(tmp_path / "audit.db", commit_window_s=0.5)
+    commits = _Commits(tmp_path / "audit.db")
+    try:
+        for n in range(10):
+            commits.record(log, f"r-{n}")
+            await asyncio.sleep(0.001)
+        await asyncio.wait_for(commits.all_done.wait(), 10)
+        commits.assert_each_committed_before_its_callback()
+        # The first record found the log idle and went at once; the nine after it shared one.
+        assert (log.commits, log.committed_records) == (2, 10)
+        assert commits.waited("r-0") < 0.25
+    finally:
+        log.close()
+
+
+async def test_a_lone_record_is_not_held_for_the_window(tmp_path: Path) -> None:
+    # Records further apart than the window (low load): nothing would share the commit, so
+    # none waits for the window.
+    log = AuditLog(tmp_path / "audit.db", commit_window_s=0.2)
+    commits = _Commits(tmp_path / "audit.db")
+    try:
+        for n in range(3):
+            commits.record(log, f"r-{n}")
+            await asyncio.wait_for(commits.all_done.wait(), 10)
+            await asyncio.sleep(0.3)
+        commits.assert_each_committed_before_its_callback()
+        assert max(commits.waited(f"r-{n}") for n in range(3)) < 0.15
+        assert log.commits == 3
+    finally:
+        log.close()
+
+
+async def test_a_record_waits_no_longer_than_the_window(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.db", commit_window_s=0.1)
+    commits = _Commits(tmp_path / "audit.db")
+    try:
+        commits.record(log, "r-0")
+        await asyncio.sleep(0)  # the next record comes a loop iteration later: busy
+        commits.record(log, "r-1")
+        await asyncio.wait_for(commits.all_done.wait(), 10)
+        commits.assert_each_committed_before_its_callback()
+        # It did wait for company (it was the first of its batch), and then went: the window
+        # plus scheduling slack on a loaded machine.
+        assert 0.09 <= commits.waited("r-1") < 0.6
+        assert log.commits == 2
+    finally:
+        log.close()
+
+
+async def test_a_window_closes_early_once_many_records_wait(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.db", commit_window_s=30)
+    commits = _Commits(tmp_path / "audit.db")
+    try:
+        commits.record(log, "first")
+        await asyncio.wait_for(commits.all_done.wait(), 10)
+        # A burst: the window opens with the first of it and closes when 32 wait.
+        for n in range(40):
+            commits.record(log, f"r-{n}")
+            await asyncio.sleep(0)
+        started = time.monotonic()
+        while len(commits.seen) < 33:
+            assert time.monotonic() - started < 10, "the full batch did not commit early"
+            await asyncio.sleep(0.01)
+        commits.assert_each_committed_before_its_callback()
+        assert log.committed_records == 33
+        assert log.commits == 2
+    finally:
+        log.close()
+
+
+async def test_without_a_window_each_loop_iteration_commits(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.db", commit_window_s=0)
+    commits = _Commits(tmp_path / "audit.db")
+    try:
+        for n in range(5):
+            commits.record(log, f"r-{n}")
+            await asyncio.sleep(0.001)
+        await asyncio.wait_for(commits.all_done.wait(), 10)
+        commits.assert_each_committed_before_its_callback()
+        assert log.commits == 5
+    finally:
+        log.close()
+
+
+async def test_a_flush_from_another_thread_commits_a_batch_waiting_in_its_window(
+    tmp_path: Path,
+) -> None:
+    log = AuditLog(tmp_path / "audit.db", commit_window_s=30)
+    commits = _Commits(tmp_path / "audit.db")
+    try:
+        commits.record(log, "r-0")
+        await asyncio.wait_for(commits.all_done.wait(), 10)
+        commits.record(log, "r-1")  # opens a 30 s window
+        await asyncio.to_thread(log.flush)
+        await asyncio.wait_for(commits.all_done.wait(), 10)
+        commits.assert_each_committed_before_its_callback()
+        await asyncio.sleep(0.05)
+        assert (log.commits, log.committed_records) == (2, 2)
+    finally:
+        log.close()
+
+
+async def test_a_record_past_half_the_window_commits_its_batch_at_once(tmp_path: Path) -> None:
+    # It closes the window in its own loop iteration instead of waiting for the timer.
+    log = AuditLog(tmp_path / "audit.db", commit_window_s=0.4)
+    commits = _Commits(tmp_path / "audit.db")
+    try:
+        commits.record(log, "r-0")
+        await asyncio.sleep(0)
+        commits.record(log, "r-1")  # opens the window
+        await asyncio.sleep(0.25)
+        commits.record(log, "r-2")
+        await asyncio.wait_for(commits.all_done.wait(), 10)
+        commits.assert_each_committed_before_its_callback()
+        assert commits.waited("r-2") < 0.1
+        assert 0.2 < commits.waited("r-1") < 0.39
+        assert (log.commits, log.committed_records) == (2, 3)
+    finally:
+        log.close()

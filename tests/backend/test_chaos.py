@@ -56,10 +56,11 @@ def free_port() -> int:
 class ServeProcess:
     """``mao-embed serve`` in a subprocess on a fixed port, so a restart reuses it."""
 
-    def __init__(self, tmp: Path, port: int) -> None:
+    def __init__(self, tmp: Path, port: int, extra_args: tuple[str, ...] = ()) -> None:
         self.port = port
         self.db = tmp / "audit.db"
         self._tmp = tmp
+        self._extra_args = extra_args
         self.process: subprocess.Popen[str] | None = None
 
     @property
@@ -83,7 +84,7 @@ class ServeProcess:
         env.pop("MAO_EMBED_API_KEY", None)
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mao_embed.cli", "serve", "--host", "127.0.0.1",
-             "--port", str(self.port), "--db", str(self.db)],
+             "--port", str(self.port), "--db", str(self.db), *self._extra_args],
             env=env,
             stderr=subprocess.PIPE,
             text=True,
@@ -115,11 +116,11 @@ class ServeProcess:
 
 
 @pytest.fixture
-def serve(tmp_path: Path) -> Iterator[Callable[[int], ServeProcess]]:
+def serve(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
     started: list[ServeProcess] = []
 
-    def start(port: int) -> ServeProcess:
-        process = ServeProcess(tmp_path, port).start()
+    def start(port: int, *extra_args: str) -> ServeProcess:
+        process = ServeProcess(tmp_path, port, extra_args).start()
         started.append(process)
         return process
 
@@ -198,7 +199,7 @@ FILL = {"snapshotId": "s1", "elementId": "e1", "value": "Ada"}
 
 
 async def test_backend_killed_mid_write_and_restarted_page_reconnects_and_nothing_replays(
-    serve: Callable[[int], ServeProcess],
+    serve: Callable[..., ServeProcess],
 ) -> None:
     port = free_port()
     backend = serve(port)
@@ -246,7 +247,7 @@ async def test_backend_killed_mid_write_and_restarted_page_reconnects_and_nothin
 
 
 async def test_backend_shut_down_mid_write_answers_disconnected_and_may_have_applied(
-    serve: Callable[[int], ServeProcess],
+    serve: Callable[..., ServeProcess],
 ) -> None:
     backend = serve(free_port())
     page = RealPage(backend.ws_url).start()
@@ -355,10 +356,12 @@ async def test_cancel_mid_wait_stops_the_page_and_late_and_duplicate_results_are
 # --------------------------------------------------------------------------- audit under kill -9
 
 
+# The default group-commit window, and a long one that holds many answers at the kill.
+@pytest.mark.parametrize("commit_window_ms", ["1", "50"])
 async def test_kill_9_under_load_loses_no_acknowledged_audit_record(
-    serve: Callable[[int], ServeProcess],
+    serve: Callable[..., ServeProcess], commit_window_ms: str
 ) -> None:
-    backend = serve(free_port())
+    backend = serve(free_port(), "--audit-commit-window-ms", commit_window_ms)
     token = issue_token(SECRET, user_id=USER_ID, agent_id=AGENT_ID)
     pages = [FakePage(backend.ws_url, token) for _ in range(4)]
     for page in pages:

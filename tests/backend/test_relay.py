@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -480,6 +482,45 @@ async def test_answer_waits_for_its_audit_commit(audit: AuditLog, clock: FakeClo
     result = await asyncio.wait_for(call, 5)
     assert result.success
     assert audit.query(event=AuditEvent.TOOL_CALL, request_id="r1")
+
+
+async def test_answers_held_in_a_commit_window_go_out_only_after_their_commit(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    # Group commit (audit docstring): calls answered close together share one commit, and
+    # each caller still gets its answer only once its own record is on disk (SPEC P6).
+    log = AuditLog(tmp_path / "audit.db", commit_window_s=0.3)
+    relay = Relay(audit=log, response_grace_ms=0, clock=clock)
+    session_id, page = await attach(relay)
+    visible_when_answered: dict[str, bool] = {}
+
+    async def call(request_id: str) -> None:
+        result = await relay.call_tool(session_id, "page_fill", FILL, request_id=request_id)
+        assert result.success
+        with sqlite3.connect(tmp_path / "audit.db") as reader:
+            visible_when_answered[request_id] = bool(
+                reader.execute(
+                    "SELECT 1 FROM audit WHERE event = 'tool_call' AND request_id = ?",
+                    (request_id,),
+                ).fetchall()
+            )
+
+    try:
+        calls = [asyncio.create_task(call(f"r{n}")) for n in range(4)]
+        await page.wait_for("page_tool_request", 4)
+        await asyncio.sleep(0.35)  # longer than the window since the session's record
+        commits_before = log.commits
+        for n in range(4):
+            relay.accept_result(session_id, ok(f"r{n}"))
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.1)
+        # The first answer found the log idle and went; the others wait in the window.
+        assert [c.done() for c in calls] == [True, False, False, False]
+        await asyncio.wait_for(asyncio.gather(*calls), 5)
+        assert visible_when_answered == {f"r{n}": True for n in range(4)}
+        assert log.commits - commits_before == 2
+    finally:
+        log.close()
 
 
 async def test_answer_goes_out_when_the_audit_commit_never_comes(
