@@ -598,11 +598,17 @@ function columnsOf(result) {
   // Most attribute columns are empty but in a few rows (title, name, href, placeholder):
   // for such a column the (row, id) pairs of its other cells cross too, and Python fills
   // those few cells instead of looking up every row's (issue 3).
-  const filled = new Int32Array(STRING_COLUMNS.length); // non-empty cells per column
+  // pairs[starts[c]..starts[c + 1]): the [row, id, ...] pairs of column c when it is sparse
+  // (sparseColumns[c]), gathered in the same pass; none for a dense one.
+  const pairs = [];
+  const starts = new Int32Array(STRING_COLUMNS.length + 1);
+  const sparseColumns = new Uint8Array(STRING_COLUMNS.length);
+  const limit = SPARSE_LIMIT * n;
   let k = 0;
   for (let c = 0; c < STRING_COLUMNS.length; c++) {
     const column = STRING_COLUMNS[c];
-    let count = 0;
+    const start = pairs.length;
+    let sparse = true;
     for (let i = 0; i < n; i++, k++) {
       const value = facts[i][column];
       if (value === "") continue;
@@ -613,14 +619,20 @@ function columnsOf(result) {
         strings.push(value);
       }
       stringIndex[k] = id;
-      count++;
+      if (sparse) {
+        pairs.push(i, id);
+        if (!(pairs.length - start < limit)) {
+          sparse = false;
+          pairs.length = start;
+        }
+      }
     }
-    filled[c] = count;
+    starts[c + 1] = pairs.length;
+    sparseColumns[c] = sparse && pairs.length - start < limit ? 1 : 0;
   }
   // ints: the int columns, the subtree ends, then per string column the count of its pair
   // numbers (-1 when it crosses dense) and the [row, id, ...] pairs.
-  let sparseSize = STRING_COLUMNS.length;
-  for (let c = 0; c < STRING_COLUMNS.length; c++) if (2 * filled[c] < SPARSE_LIMIT * n) sparseSize += 2 * filled[c];
+  const sparseSize = STRING_COLUMNS.length + pairs.length;
   const ints = new Int32Array(n * (INT_COLUMNS.length + 1) + sparseSize);
   k = 0;
   for (const c of INT_COLUMNS) {
@@ -638,18 +650,8 @@ function columnsOf(result) {
   }
   k = endAt + n;
   for (let c = 0; c < STRING_COLUMNS.length; c++) {
-    if (!(2 * filled[c] < SPARSE_LIMIT * n)) {
-      ints[k++] = -1;
-      continue;
-    }
-    ints[k++] = 2 * filled[c];
-    for (let i = 0, at = c * n; i < n; i++, at++) {
-      const id = stringIndex[at];
-      if (id !== 0) {
-        ints[k++] = i;
-        ints[k++] = id;
-      }
-    }
+    ints[k++] = sparseColumns[c] ? starts[c + 1] - starts[c] : -1;
+    for (let j = starts[c]; j < starts[c + 1]; j++) ints[k++] = pairs[j];
   }
   const floats = new Float64Array(n * FLOAT_COLUMNS.length);
   k = 0;
