@@ -381,7 +381,9 @@ def scan_page(
     The collector is paused for the scan: it builds tens of thousands of containers that all
     live on (the index, the elements, the outline) and no cycles, so its collections there
     found nothing to free and re-traversed the young ones (Pyodide-in-Node at 8,378 nodes,
-    the collector on: scan and outline median 72 -> 61 ms, the work after it unchanged; issue 3)."""
+    the collector on, median of 25 alternated: scan and outline 72 -> 61 ms; the collection
+    this defers costs 2-5 ms in the work after, and a decode + scan + 60k-object cycle went
+    90 -> 80 ms; issue 3)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
