@@ -565,8 +565,10 @@ function rowOf(el) {
 
 // Column transport of a walk (collectDocumentColumns): numbers cross as typed arrays (a
 // memcpy into Python), strings as one UTF-8 buffer of the distinct values (NUL-separated) with
-// an index per cell (and the non-empty cells of the sparse ones), and the few structured
-// columns (alt, options, pseudo, text parts) as a small JSON.
+// an index per cell, and the few structured columns (alt, options, pseudo, text parts) as a
+// small JSON. The int array also carries, after the int columns, each row's subtree end (the
+// last row of its subtree, rows being in preorder) and the non-empty cells of the sparse
+// string columns, which Python would otherwise compute or parse from JSON (issue 3).
 // Python keeps the columns and builds a row only when one is asked for (mao_page/facts.py:
 // rows_from_columns), a fraction of parsing the same rows from JSON. The column groups are
 // mirrored in facts.py.
@@ -581,18 +583,12 @@ const OPTIONS_COLUMN = 36;
 const PSEUDO_COLUMN = 58;
 const TEXT_PARTS_COLUMN = 61;
 // A string column crosses as pairs too when under this share of its cells is non-empty
-// (pairs.length counts two per cell: 0.5 is a quarter of the rows).
+// (two numbers per cell: 0.5 is a quarter of the rows).
 const SPARSE_LIMIT = 0.5;
 
 function columnsOf(result) {
   const facts = result.facts;
   const n = facts.length;
-  const ints = new Int32Array(n * INT_COLUMNS.length);
-  let k = 0;
-  for (const c of INT_COLUMNS) for (let i = 0; i < n; i++) ints[k++] = facts[i][c] ? +facts[i][c] : 0;
-  const floats = new Float64Array(n * FLOAT_COLUMNS.length);
-  k = 0;
-  for (const c of FLOAT_COLUMNS) for (let i = 0; i < n; i++) floats[k++] = facts[i][c];
   // Strings repeat a lot (tags, computed styles, empty attributes): each distinct one crosses
   // once, and the string columns are indexes into that table.
   // The empty string (most attribute cells) is entry 0, the array's initial value: no lookup.
@@ -600,29 +596,66 @@ function columnsOf(result) {
   const strings = [""];
   const stringIndex = new Int32Array(n * STRING_COLUMNS.length);
   // Most attribute columns are empty but in a few rows (title, name, href, placeholder):
-  // for such a column the [row, id, ...] pairs of its other cells cross too (null for the
-  // rest), and Python fills those few cells instead of looking up every row's (issue 3).
-  const sparse = [];
-  k = 0;
-  for (const c of STRING_COLUMNS) {
-    const pairs = [];
-    for (let i = 0; i < n; i++) {
-      const value = facts[i][c];
-      if (value === "") {
-        k++;
-        continue;
-      }
+  // for such a column the (row, id) pairs of its other cells cross too, and Python fills
+  // those few cells instead of looking up every row's (issue 3).
+  // pairs[starts[c]..starts[c + 1]): the [row, id, ...] pairs of column c when it is sparse
+  // (sparseColumns[c]), gathered in the same pass; none for a dense one.
+  const pairs = [];
+  const starts = new Int32Array(STRING_COLUMNS.length + 1);
+  const sparseColumns = new Uint8Array(STRING_COLUMNS.length);
+  const limit = SPARSE_LIMIT * n;
+  let k = 0;
+  for (let c = 0; c < STRING_COLUMNS.length; c++) {
+    const column = STRING_COLUMNS[c];
+    const start = pairs.length;
+    let sparse = true;
+    for (let i = 0; i < n; i++, k++) {
+      const value = facts[i][column];
+      if (value === "") continue;
       let id = table.get(value);
       if (id === undefined) {
         id = strings.length;
         table.set(value, id);
         strings.push(value);
       }
-      stringIndex[k++] = id;
-      if (pairs.length < SPARSE_LIMIT * n) pairs.push(i, id);
+      stringIndex[k] = id;
+      if (sparse) {
+        pairs.push(i, id);
+        if (!(pairs.length - start < limit)) {
+          sparse = false;
+          pairs.length = start;
+        }
+      }
     }
-    sparse.push(pairs.length < SPARSE_LIMIT * n ? pairs : null);
+    starts[c + 1] = pairs.length;
+    sparseColumns[c] = sparse && pairs.length - start < limit ? 1 : 0;
   }
+  // ints: the int columns, the subtree ends, then per string column the count of its pair
+  // numbers (-1 when it crosses dense) and the [row, id, ...] pairs.
+  const sparseSize = STRING_COLUMNS.length + pairs.length;
+  const ints = new Int32Array(n * (INT_COLUMNS.length + 1) + sparseSize);
+  k = 0;
+  for (const c of INT_COLUMNS) {
+    for (let i = 0; i < n; i++) {
+      const value = facts[i][c];
+      ints[k++] = value ? +value : 0;
+    }
+  }
+  // end[i]: the last row of i's subtree (PARENT is the first int column).
+  const endAt = k;
+  for (let i = 0; i < n; i++) ints[endAt + i] = i;
+  for (let i = n - 1; i > 0; i--) {
+    const p = ints[i];
+    if (p >= 0 && ints[endAt + i] > ints[endAt + p]) ints[endAt + p] = ints[endAt + i];
+  }
+  k = endAt + n;
+  for (let c = 0; c < STRING_COLUMNS.length; c++) {
+    ints[k++] = sparseColumns[c] ? starts[c + 1] - starts[c] : -1;
+    for (let j = starts[c]; j < starts[c + 1]; j++) ints[k++] = pairs[j];
+  }
+  const floats = new Float64Array(n * FLOAT_COLUMNS.length);
+  k = 0;
+  for (const c of FLOAT_COLUMNS) for (let i = 0; i < n; i++) floats[k++] = facts[i][c];
   const alt = [];
   const options = [];
   const pseudo = [];
@@ -641,7 +674,7 @@ function columnsOf(result) {
     strings: utf8.encode(strings.join("\0")),
     stringCount: strings.length,
     stringIndex,
-    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo, texts, sparse])),
+    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo, texts])),
     // The same walk as JSON rows, for the rare page whose strings hold a NUL. UTF-8 bytes:
     // copying a Uint8Array into Python is a memcpy, while a JS string of megabytes into a
     // Python str cost ~20 ms at 8k elements (measured, issue 3).

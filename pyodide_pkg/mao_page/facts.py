@@ -112,12 +112,14 @@ class FactRows(dict):
     on every access. It reads as a sequence: ``len`` is the row count and iterating yields
     every row in order. Read-only, like the rows."""
 
-    __slots__ = ("columns", "count")
+    __slots__ = ("columns", "count", "end")
 
-    def __init__(self, columns: Sequence[Sequence[Any]], count: int) -> None:
+    def __init__(self, columns: Sequence[Sequence[Any]], count: int, end: list[int] | None = None) -> None:
         super().__init__()
         self.columns = columns
         self.count = count
+        # end[i]: the last row of i's subtree (rows are in preorder), when the walk sent them.
+        self.end = end
 
     def __missing__(self, index: int) -> tuple[Any, ...]:
         if not -self.count <= index < self.count:
@@ -168,12 +170,13 @@ def rows_from_columns(
 ) -> tuple[FactRows, list[list[Any]], list[list[Any]]] | None:
     """Rows (tuples, read-only) from the column transport; None when a string held the
     separator (the caller falls back to JSON rows). ``strings`` holds the distinct string
-    values, ``string_index`` (int32) the string columns as indexes into them. ``extra`` is
-    [scopes, frames, alt pairs, options pairs, pseudo pairs, text parts, sparse]; the pairs
-    are flat [row, value, ...] lists of the rows whose value differs from the default (alt
-    None, options 0, pseudo 0). ``sparse`` has an entry per string column: None, or the flat
-    [row, string id, ...] pairs of its non-empty cells when those are few."""
-    scopes, frames, alt_pairs, option_pairs, pseudo_pairs, text_parts, sparse = extra
+    values, ``string_index`` (int32) the string columns as indexes into them. ``ints`` (int32)
+    holds the int and bool columns, then each row's subtree end (``FactRows.end``), then per
+    string column the length of its pairs (-1: none) and the flat [row, string id, ...] pairs
+    of its non-empty cells, sent when those are few. ``extra`` is [scopes, frames, alt pairs,
+    options pairs, pseudo pairs, text parts]; the pairs are flat [row, value, ...] lists of
+    the rows whose value differs from the default (alt None, options 0, pseudo 0)."""
+    scopes, frames, alt_pairs, option_pairs, pseudo_pairs, text_parts = extra
     table = strings.split(STRING_SEPARATOR) if string_count else []
     if len(table) != string_count:
         return None
@@ -190,6 +193,9 @@ def rows_from_columns(
         else:
             values = int_values[k * count:(k + 1) * count]
             columns[column] = list(map(bool, values)) if is_bool else values.tolist()
+    at = len(INT_COLUMNS + BOOL_COLUMNS) * count
+    end = int_values[at:at + count].tolist()
+    at += count
     # Rects and opacity stay in their buffer: a memoryview slice reads like a list of floats
     # (by index, min, map) and costs no copy; most rows' rects are never read.
     float_values = memoryview(floats).cast("d")
@@ -197,12 +203,15 @@ def rows_from_columns(
         columns[column] = float_values[k * count:(k + 1) * count]
     indexes = memoryview(string_index).cast("i")
     for k, column in enumerate(STRING_COLUMNS):
-        pairs = sparse[k]
-        if pairs is not None:
+        size = int_values[at]
+        at += 1
+        if size >= 0:
             # A few non-empty cells: those are filled, not every row looked up.
+            pairs = int_values[at:at + size]
+            at += size
             values = [""] * count
-            for i in range(0, len(pairs), 2):
-                values[pairs[i]] = table[pairs[i + 1]]
+            for row, value in zip(pairs[::2], map(table.__getitem__, pairs[1::2]), strict=True):
+                values[row] = value
             columns[column] = values
             continue
         cell_bytes = string_index[4 * k * count:4 * (k + 1) * count]
@@ -220,4 +229,4 @@ def rows_from_columns(
             values[pairs[i]] = pairs[i + 1]
         columns[column] = values
     columns[TEXT_PARTS] = text_parts
-    return FactRows(columns, count), scopes, frames
+    return FactRows(columns, count, end), scopes, frames

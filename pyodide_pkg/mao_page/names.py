@@ -92,12 +92,15 @@ class DocumentIndex:
                     kids.append(index)
                 else:
                     children[parent] = [index]
-        # end[i]: the last row of i's subtree (its descendants all lie in i+1..end[i]).
-        end = list(indexes)
-        for index in range(count - 1, -1, -1):
-            parent = parents[index]
-            if parent >= 0 and end[index] > end[parent]:
-                end[parent] = end[index]
+        # end[i]: the last row of i's subtree (its descendants all lie in i+1..end[i]); a
+        # whole walk brings them from the page (collect.js: columnsOf).
+        end = rows.end if isinstance(rows, F.FactRows) else None
+        if end is None:
+            end = list(indexes)
+            for index in range(count - 1, -1, -1):
+                parent = parents[index]
+                if parent >= 0 and end[index] > end[parent]:
+                    end[parent] = end[index]
         self.children, self.end = children, end
         # Rendered-hidden (accname "hidden"): display:none on the element or an ancestor,
         # content-visibility:hidden on an ancestor, or a computed visibility other than

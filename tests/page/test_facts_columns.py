@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 from mao_page import facts as F
+from mao_page import names as N
 
 from .page_rows import PageRows
 
@@ -21,14 +22,25 @@ def _encode(rows: list[list[Any]], scopes: list[Any], frames: list[Any]) -> tupl
     index = array.array("i", [table.setdefault(rows[i][c], len(table)) for c in F.STRING_COLUMNS for i in range(n)])
     pairs = {column: [x for i in range(n) if rows[i][column] != default for x in (i, rows[i][column])]
              for column, default in ((F.ALT, None), (F.OPTIONS, 0), (F.PSEUDO, 0))}
-    # Like collect.js: a string column with few non-empty cells crosses as their pairs too.
-    sparse = []
+    # Like collect.js: after the int columns, each row's subtree end (the last row of its
+    # subtree), then per string column the count of its pair numbers (-1: crosses dense only)
+    # and the [row, id, ...] pairs of its non-empty cells when those are few.
+    end = list(range(n))
+    for i in range(n - 1, 0, -1):
+        parent = rows[i][F.PARENT]
+        if parent >= 0 and end[i] > end[parent]:
+            end[parent] = end[i]
+    ints.extend(end)
     for k in range(len(F.STRING_COLUMNS)):
         cells = index[k * n:(k + 1) * n]
         filled = [x for i in range(n) if cells[i] != table[""] for x in (i, cells[i])]
-        sparse.append(filled if len(filled) < n / 2 else None)
+        if len(filled) < n / 2:
+            ints.append(len(filled))
+            ints.extend(filled)
+        else:
+            ints.append(-1)
     extra = json.loads(json.dumps([scopes, frames, pairs[F.ALT], pairs[F.OPTIONS], pairs[F.PSEUDO],
-                                   [row[F.TEXT_PARTS] for row in rows], sparse]))
+                                   [row[F.TEXT_PARTS] for row in rows]]))
     return n, ints.tobytes(), floats.tobytes(), F.STRING_SEPARATOR.join(table), len(table), index.tobytes(), extra
 
 
@@ -56,6 +68,15 @@ def test_decoded_rows_keep_the_columns_they_came_from() -> None:
     page = _page()
     rows, _, _ = F.rows_from_columns(*_encode(page.rows, [], []))
     assert [list(column) for column in F.columns_of(rows)] == [list(column) for column in zip(*page.rows, strict=True)]
+
+
+def test_decoded_rows_bring_the_subtree_ends() -> None:
+    # The page sends each row's subtree end; DocumentIndex takes it instead of computing it.
+    page = _page()
+    rows, _, _ = F.rows_from_columns(*_encode(page.rows, [], []))
+    assert rows.end == N.DocumentIndex(page.rows).end
+    assert rows.end != list(range(len(page.rows)))  # the page has subtrees
+    assert N.DocumentIndex(rows).end is rows.end
 
 
 def test_rows_from_columns_single_row_and_empty() -> None:
