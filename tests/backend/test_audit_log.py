@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -246,31 +248,43 @@ class _Commits:
         for request_id, (_, visible) in self.seen.items():
             assert request_id in visible
 
+    async def record_spaced(self, log: AuditLog, count: int, gap_s: float) -> None:
+        """Record ``r-0`` .. ``r-{count-1}`` ``gap_s`` apart, then wait until all settled."""
+        for n in range(count):
+            self.record(log, f"r-{n}")
+            await asyncio.sleep(gap_s)
+        await self.settled()
+
+    async def settled(self) -> None:
+        """Wait until every recorded callback ran; each found its own record committed."""
+        await asyncio.wait_for(self.all_done.wait(), 10)
+        self.assert_each_committed_before_its_callback()
+
+
+@contextlib.contextmanager
+def _windowed(tmp_path: Path, window_s: float) -> Iterator[tuple[AuditLog, _Commits]]:
+    """An audit log with a commit window of ``window_s``, and callbacks watching it."""
+    log = AuditLog(tmp_path / "audit.db", commit_window_s=window_s)
+    try:
+        yield log, _Commits(tmp_path / "audit.db")
+    finally:
+        log.close()
+
 
 async def test_records_arriving_close_together_share_one_commit(tmp_path: Path) -> None:
     # Records a loop iteration or more apart but within the window share one transaction
     # (group commit), and each callback still runs only after its record committed.
-    log = AuditLog(tmp_path / "audit.db", commit_window_s=0.5)
-    commits = _Commits(tmp_path / "audit.db")
-    try:
-        for n in range(10):
-            commits.record(log, f"r-{n}")
-            await asyncio.sleep(0.001)
-        await asyncio.wait_for(commits.all_done.wait(), 10)
-        commits.assert_each_committed_before_its_callback()
+    with _windowed(tmp_path, 0.5) as (log, commits):
+        await commits.record_spaced(log, 10, 0.001)
         # The first record found the log idle and went at once; the nine after it shared one.
         assert (log.commits, log.committed_records) == (2, 10)
         assert commits.waited("r-0") < 0.25
-    finally:
-        log.close()
 
 
 async def test_a_lone_record_is_not_held_for_the_window(tmp_path: Path) -> None:
     # Records further apart than the window (low load): nothing would share the commit, so
     # none waits for the window.
-    log = AuditLog(tmp_path / "audit.db", commit_window_s=0.2)
-    commits = _Commits(tmp_path / "audit.db")
-    try:
+    with _windowed(tmp_path, 0.2) as (log, commits):
         for n in range(3):
             commits.record(log, f"r-{n}")
             await asyncio.wait_for(commits.all_done.wait(), 10)
@@ -278,31 +292,22 @@ async def test_a_lone_record_is_not_held_for_the_window(tmp_path: Path) -> None:
         commits.assert_each_committed_before_its_callback()
         assert max(commits.waited(f"r-{n}") for n in range(3)) < 0.15
         assert log.commits == 3
-    finally:
-        log.close()
 
 
 async def test_a_record_waits_no_longer_than_the_window(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path / "audit.db", commit_window_s=0.1)
-    commits = _Commits(tmp_path / "audit.db")
-    try:
+    with _windowed(tmp_path, 0.1) as (log, commits):
         commits.record(log, "r-0")
         await asyncio.sleep(0)  # the next record comes a loop iteration later: busy
         commits.record(log, "r-1")
-        await asyncio.wait_for(commits.all_done.wait(), 10)
-        commits.assert_each_committed_before_its_callback()
+        await commits.settled()
         # It did wait for company (it was the first of its batch), and then went: the window
         # plus scheduling slack on a loaded machine.
         assert 0.09 <= commits.waited("r-1") < 0.6
         assert log.commits == 2
-    finally:
-        log.close()
 
 
 async def test_a_window_closes_early_once_many_records_wait(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path / "audit.db", commit_window_s=30)
-    commits = _Commits(tmp_path / "audit.db")
-    try:
+    with _windowed(tmp_path, 30) as (log, commits):
         commits.record(log, "first")
         await asyncio.wait_for(commits.all_done.wait(), 10)
         # A burst: the window opens with the first of it and closes when 32 wait.
@@ -316,56 +321,38 @@ async def test_a_window_closes_early_once_many_records_wait(tmp_path: Path) -> N
         commits.assert_each_committed_before_its_callback()
         assert log.committed_records == 33
         assert log.commits == 2
-    finally:
-        log.close()
 
 
 async def test_without_a_window_each_loop_iteration_commits(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path / "audit.db", commit_window_s=0)
-    commits = _Commits(tmp_path / "audit.db")
-    try:
-        for n in range(5):
-            commits.record(log, f"r-{n}")
-            await asyncio.sleep(0.001)
-        await asyncio.wait_for(commits.all_done.wait(), 10)
-        commits.assert_each_committed_before_its_callback()
+    with _windowed(tmp_path, 0) as (log, commits):
+        await commits.record_spaced(log, 5, 0.001)
         assert log.commits == 5
-    finally:
-        log.close()
 
 
 async def test_a_flush_from_another_thread_commits_a_batch_waiting_in_its_window(
     tmp_path: Path,
 ) -> None:
-    log = AuditLog(tmp_path / "audit.db", commit_window_s=30)
-    commits = _Commits(tmp_path / "audit.db")
-    try:
+    with _windowed(tmp_path, 30) as (log, commits):
         commits.record(log, "r-0")
         await asyncio.wait_for(commits.all_done.wait(), 10)
         commits.record(log, "r-1")  # opens a 30 s window
         await asyncio.to_thread(log.flush)
-        await asyncio.wait_for(commits.all_done.wait(), 10)
-        commits.assert_each_committed_before_its_callback()
+        await commits.settled()
         await asyncio.sleep(0.05)
         assert (log.commits, log.committed_records) == (2, 2)
-    finally:
-        log.close()
 
 
 async def test_a_record_past_half_the_window_commits_its_batch_at_once(tmp_path: Path) -> None:
     # It closes the window in its own loop iteration instead of waiting for the timer.
-    log = AuditLog(tmp_path / "audit.db", commit_window_s=0.4)
-    commits = _Commits(tmp_path / "audit.db")
-    try:
+    # A 1 s window and a record 0.6 s into it: 0.4 s of slack before the timer would fire,
+    # for a loaded machine oversleeping.
+    with _windowed(tmp_path, 1.0) as (log, commits):
         commits.record(log, "r-0")
         await asyncio.sleep(0)
         commits.record(log, "r-1")  # opens the window
-        await asyncio.sleep(0.25)
+        await asyncio.sleep(0.6)
         commits.record(log, "r-2")
-        await asyncio.wait_for(commits.all_done.wait(), 10)
-        commits.assert_each_committed_before_its_callback()
+        await commits.settled()
         assert commits.waited("r-2") < 0.1
-        assert 0.2 < commits.waited("r-1") < 0.39
+        assert 0.55 < commits.waited("r-1") < 0.99
         assert (log.commits, log.committed_records) == (2, 3)
-    finally:
-        log.close()
