@@ -502,7 +502,7 @@ def run(ctx: RunContext) -> dict[str, Any]:
                     results.append(result)
         # The price of holding answers until their audit record committed (SPEC P6).
         middle = levels[len(levels) // 2]
-        ctx.log(f"[relay_load] mao without durable audit: {middle} sessions")
+        ctx.log(f"[relay_load] mao without durable audit (answers do not wait for the commit): {middle} sessions")
         results.append(_measure("mao", middle, seconds, rate, Path(tmp), durable=False))
     return {
         "config": {"runs": 1, "rounds": rounds, "sessionLevels": levels, "seconds": seconds,
@@ -631,7 +631,8 @@ def summary_table(result: dict[str, Any]) -> str:
     cost = result["summary"].get("durableAuditCost")
     if cost:
         text += (
-            f"\ndurable audit at {cost['sessions']} sessions (with / without): "
+            f"\ndurable audit at {cost['sessions']} sessions (answers wait for their audit commit / "
+            "answers go at once; both commit every record): "
             f"p50 {cost['p50Ms'][0]:.1f} / {cost['p50Ms'][1]:.1f} ms, "
             f"p99 {cost['p99Ms'][0]:.1f} / {cost['p99Ms'][1]:.1f} ms, "
             f"max {cost['maxCallsPerS'][0]:,.0f} / {cost['maxCallsPerS'][1]:,.0f} calls/s, "
