@@ -680,5 +680,20 @@ def test_roles_of_all_rows_agree_with_role_of_each_row() -> None:  # SPEC S1, S2
     page.add("div", contenteditable=True)
     page.add("p", contenteditable=True)
     page.add("custom-element")
+    # roles_of_rows spells implicit_role's attribute rules over the columns: every rule's
+    # both ways, so that the two copies cannot drift apart unnoticed.
+    page.add("area", href="/y")
+    page.add("area")
+    page.add("input", type="range", list=1)
+    page.add("input", type="email", list=1)
+    page.add("input", type="search")
+    page.add("select", list=2)
+    page.add("select")
+    page.add("img", alt="", title="Chart")
+    page.add("img", alt="", aria_label="Chart")
+    page.add("img", alt="", aria_labelledby="cap")
+    page.add("section", aria_labelledby="h")
+    page.add("form", aria_label="Login")
+    page.add("form", title="Search")
     rows = page.rows
     assert roles_of_rows(rows, F.columns_of(rows)) == [role_of(row) for row in rows]
