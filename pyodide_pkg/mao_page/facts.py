@@ -9,7 +9,7 @@ Computed-style columns hold computed values (inherited ones appear on descendant
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from itertools import chain
 from operator import itemgetter
 from typing import Any
@@ -165,6 +165,15 @@ def columns_of(rows: list[Any]) -> Sequence[Sequence[Any]]:
     return columns
 
 
+def _filled(count: int, default: Any, rows: Sequence[int], values: Iterable[Any]) -> list[Any]:
+    """A column of ``count`` cells, ``default`` but in ``rows``, which hold ``values`` (the
+    flat [row, value, ...] pairs the walk sends for sparse columns, split in two)."""
+    column = [default] * count
+    for row, value in zip(rows, values, strict=True):
+        column[row] = value
+    return column
+
+
 def rows_from_columns(
     count: int, ints: bytes, floats: bytes, strings: str, string_count: int, string_index: bytes, extra: list[Any]
 ) -> tuple[FactRows, list[list[Any]], list[list[Any]]] | None:
@@ -209,10 +218,7 @@ def rows_from_columns(
             # A few non-empty cells: those are filled, not every row looked up.
             pairs = int_values[at:at + size]
             at += size
-            values = [""] * count
-            for row, value in zip(pairs[::2], map(table.__getitem__, pairs[1::2]), strict=True):
-                values[row] = value
-            columns[column] = values
+            columns[column] = _filled(count, "", pairs[::2], map(table.__getitem__, pairs[1::2]))
             continue
         cell_bytes = string_index[4 * k * count:4 * (k + 1) * count]
         # One value throughout, not only the empty string (computed styles: every row's
@@ -224,9 +230,6 @@ def rows_from_columns(
         # itemgetter looks all of them up in C; with one argument it returns the item itself.
         columns[column] = itemgetter(*cells)(table) if count > 1 else [table[i] for i in cells]
     for column, pairs, default in ((ALT, alt_pairs, None), (OPTIONS, option_pairs, 0), (PSEUDO, pseudo_pairs, 0)):
-        values = [default] * count
-        for i in range(0, len(pairs), 2):
-            values[pairs[i]] = pairs[i + 1]
-        columns[column] = values
+        columns[column] = _filled(count, default, pairs[::2], pairs[1::2])
     columns[TEXT_PARTS] = text_parts
     return FactRows(columns, count, end), scopes, frames
