@@ -62,6 +62,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from mao_embed.config import DEFAULT_AUDIT_COMMIT_WINDOW_MS
+
 logger = logging.getLogger(__name__)
 
 
@@ -133,7 +135,7 @@ _BUSY_TIMEOUT_S = 0.1
 # WAL checkpoints (the fsyncs) are taken this often on the checkpoint thread.
 CHECKPOINT_INTERVAL_S = 1.0
 # Group commit (module docstring): how long records may wait for others to share their commit.
-COMMIT_WINDOW_S = 0.001
+COMMIT_WINDOW_S = DEFAULT_AUDIT_COMMIT_WINDOW_MS / 1000
 # A window closes at once when this many records wait: a commit's fixed cost (~12 us of the
 # ~24 us of a one-record commit) is then well under 1 us per record.
 _EARLY_COMMIT_ROWS = 32

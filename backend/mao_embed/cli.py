@@ -6,7 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from mao_embed.config import load_config, resolve_secret, server_origins
+from mao_embed.config import (
+    DEFAULT_AUDIT_COMMIT_WINDOW_MS,
+    MAX_AUDIT_COMMIT_WINDOW_MS,
+    load_config,
+    resolve_secret,
+    server_origins,
+)
 from mao_embed.tokens import DEFAULT_TTL_S, MAX_TTL_S, issue_token
 
 # Subcommands implemented elsewhere that parse their own arguments.
@@ -38,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--audit-commit-window-ms",
         type=float,
-        default=1.0,
+        default=DEFAULT_AUDIT_COMMIT_WINDOW_MS,
         metavar="MS",
         help="under load, audit records (and the answers waiting for them) may wait this long "
         "to share one commit; 0 commits each loop iteration (default 1)",
@@ -72,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(args_list)
     if args.command == "token":
         return _token(parser, args)
-    return _serve(args)
+    return _serve(parser, args)
 
 
 def _token(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
@@ -90,7 +96,10 @@ def _token(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    # Checked before the asset build: a bad flag is refused at once, with the usage line.
+    if not 0 <= args.audit_commit_window_ms <= MAX_AUDIT_COMMIT_WINDOW_MS:
+        parser.error(f"--audit-commit-window-ms must be between 0 and {MAX_AUDIT_COMMIT_WINDOW_MS}")
     from mao_embed.assets import SDK_DIR, ensure_built, source_checkout
     from mao_embed.server import serve_forever
 

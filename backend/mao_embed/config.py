@@ -32,6 +32,11 @@ DEFAULT_DEMO_DIR = PACKAGE_DIR / "demo_pages"
 _SECRET_BYTES = 32
 
 
+# ``ServerConfig.audit_commit_window_ms``: its default and the longest window a server accepts.
+DEFAULT_AUDIT_COMMIT_WINDOW_MS = 1.0
+MAX_AUDIT_COMMIT_WINDOW_MS = 1000
+
+
 @dataclass(frozen=True, slots=True)
 class LlmConfig:
     """The model behind the panel chat. ``base_url`` ends before ``/chat/completions``
@@ -77,13 +82,15 @@ class ServerConfig:
     # Group commit: how long an audit record (and so a tool call's answer) may wait for others
     # to share its commit when records arrive faster than one per window; a lone call is not
     # held. 0 commits once per event loop iteration. ``audit`` module docstring.
-    audit_commit_window_ms: float = 1.0
+    audit_commit_window_ms: float = DEFAULT_AUDIT_COMMIT_WINDOW_MS
 
     def __post_init__(self) -> None:
         if not self.secret:
             raise ValueError("ServerConfig.secret must be set; use resolve_secret()")
-        if not 0 <= self.audit_commit_window_ms <= 1000:
-            raise ValueError("ServerConfig.audit_commit_window_ms must be 0-1000 ms")
+        if not 0 <= self.audit_commit_window_ms <= MAX_AUDIT_COMMIT_WINDOW_MS:
+            raise ValueError(
+                f"ServerConfig.audit_commit_window_ms must be 0-{MAX_AUDIT_COMMIT_WINDOW_MS} ms"
+            )
         object.__setattr__(
             self, "allowed_origins", tuple(normalize_origin(o) for o in self.allowed_origins)
         )
