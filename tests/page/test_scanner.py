@@ -10,7 +10,7 @@ import pytest
 from mao_page import facts as F
 from mao_page.names import DocumentIndex
 from mao_page.roles import role_of, roles_of_rows
-from mao_page.scanner import scan_page
+from mao_page.scanner import key_of, scan_page
 
 from .page_rows import VIEWPORT, PageRows
 
@@ -697,3 +697,23 @@ def test_roles_of_all_rows_agree_with_role_of_each_row() -> None:  # SPEC S1, S2
     page.add("form", title="Search")
     rows = page.rows
     assert roles_of_rows(rows, F.columns_of(rows)) == [role_of(row) for row in rows]
+
+
+def test_a_scanned_elements_key_is_key_of_its_row() -> None:  # SPEC R2
+    # _describe builds every key from whole columns; Inspector.resolve re-checks a ref with
+    # key_of on one fresh row. Were the two to differ, fresh refs would read as stale (or a
+    # changed element as the same one).
+    page = PageRows()
+    page.add("button", own_text="Buy", title="Buy now")
+    page.add("a", href="/x", own_text="Home", aria_label="Go home")
+    page.add("input", type="email", id="mail", name="email", placeholder="you@example.com")
+    page.add("label", label_for="mail", own_text="Email")
+    page.add("select", name="size", aria_labelledby="size-label")
+    page.add("div", role="button", tabindex="0", own_text="Custom")
+    page.add("div", contenteditable=True, own_text="Notes")
+    page.add("div", cursor="pointer", own_text="Row")
+    elements = page.scan()
+    assert len(elements) == 7
+    for element in elements:
+        row = page.rows[element.control if element.control is not None else element.index]
+        assert element.key == key_of(row, role_of(row))
