@@ -8,8 +8,11 @@ from collections.abc import Sequence
 
 from mao_embed.config import (
     DEFAULT_AUDIT_COMMIT_WINDOW_MS,
+    ENV_ORIGINS,
     MAX_AUDIT_COMMIT_WINDOW_MS,
+    canonical_origin,
     load_config,
+    resolve_origins,
     resolve_secret,
     server_origins,
 )
@@ -84,12 +87,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _token(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if not 1 <= args.ttl <= MAX_TTL_S:
         parser.error(f"--ttl must be between 1 and {MAX_TTL_S} seconds")
+    origin = args.origin
+    if origin is not None:
+        try:
+            origin = canonical_origin(origin)
+        except ValueError as exc:
+            parser.error(f"--origin: {exc}")
     print(
         issue_token(
             resolve_secret(args.secret),
             user_id=args.user,
             agent_id=args.agent,
-            origin=args.origin,
+            origin=origin,
             ttl_s=args.ttl,
         )
     )
@@ -100,6 +109,10 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     # Checked before the asset build: a bad flag is refused at once, with the usage line.
     if not 0 <= args.audit_commit_window_ms <= MAX_AUDIT_COMMIT_WINDOW_MS:
         parser.error(f"--audit-commit-window-ms must be between 0 and {MAX_AUDIT_COMMIT_WINDOW_MS}")
+    try:  # an origin that can match no page would refuse every handshake without a word
+        resolve_origins(args.allow_origin)
+    except ValueError as exc:
+        parser.error(f"--allow-origin / {ENV_ORIGINS}: {exc}")
     from mao_embed.assets import SDK_DIR, ensure_built, source_checkout
     from mao_embed.server import serve_forever
 

@@ -8,10 +8,12 @@ first use. The agent API key and the allowed page origins come from flags or the
 from __future__ import annotations
 
 import os
+import re
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from mao_page.protocol import MAX_MESSAGE_BYTES
 
@@ -92,12 +94,12 @@ class ServerConfig:
                 f"ServerConfig.audit_commit_window_ms must be 0-{MAX_AUDIT_COMMIT_WINDOW_MS} ms"
             )
         object.__setattr__(
-            self, "allowed_origins", tuple(normalize_origin(o) for o in self.allowed_origins)
+            self, "allowed_origins", tuple(canonical_origin(o) for o in self.allowed_origins)
         )
 
     def with_origins(self, *origins: str) -> ServerConfig:
         merged = dict.fromkeys(self.allowed_origins)
-        merged.update(dict.fromkeys(normalize_origin(o) for o in origins))
+        merged.update(dict.fromkeys(canonical_origin(o) for o in origins))
         return replace(self, allowed_origins=tuple(merged))
 
 
@@ -105,6 +107,45 @@ def normalize_origin(origin: str) -> str:
     """Origins are compared exactly (SPEC B5); only a trailing slash typed by an operator is
     forgiven, since browsers never send one in the Origin header."""
     return origin.strip().rstrip("/")
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_HOST = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
+
+
+def canonical_origin(origin: str) -> str:
+    """An operator's allowlist entry as a browser serializes that origin in its Origin header,
+    or ``ValueError`` saying why it never could match one.
+
+    Matching stays exact (SPEC B5); this only refuses entries that can match no page (a bare
+    host, a path, ``*``, ``null``) instead of accepting them and then refusing every handshake
+    without a word, and writes what browsers write: lower-case scheme and host, no default
+    port (``https://Shop.Example:443/`` is ``https://shop.example``).
+    """
+    text = normalize_origin(origin)
+    if text in ("*", "null"):
+        raise ValueError(f"origin {origin!r} is refused: list each page origin, e.g. https://shop.example")
+    try:
+        parts = urlsplit(text)
+        port = parts.port
+    except ValueError as exc:  # a port out of range or not a number, a broken IPv6 literal
+        raise ValueError(f"origin {origin!r} is not scheme://host[:port] ({exc})") from None
+    scheme = parts.scheme.lower()
+    if scheme not in _DEFAULT_PORTS or not parts.hostname:
+        raise ValueError(f"origin {origin!r} is not http(s)://host[:port], e.g. https://shop.example")
+    if parts.username is not None or parts.path or parts.query or parts.fragment or text.endswith(("?", "#")):
+        raise ValueError(f"origin {origin!r} has more than scheme://host[:port]: an origin has no path, query or user")
+    host = parts.hostname  # lower-cased by urlsplit
+    if ":" in host:
+        host = f"[{host}]"
+    else:
+        try:  # browsers send an internationalized host in its ASCII (punycode) form
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError:
+            raise ValueError(f"origin {origin!r} has an invalid host name") from None
+        if not _HOST.fullmatch(host):  # e.g. "*.shop.example": there are no wildcards
+            raise ValueError(f"origin {origin!r} has an invalid host name (no wildcards: list each origin)")
+    return f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
 
 
 def server_origins(port: int) -> tuple[str, ...]:
@@ -161,10 +202,11 @@ def _read_or_create_secret_file(path: Path) -> str:
 def resolve_origins(
     flags: Iterable[str] = (), environ: Mapping[str, str] | None = None
 ) -> tuple[str, ...]:
-    """``--allow-origin`` flags plus env MAO_EMBED_ORIGINS (comma-separated), de-duplicated."""
+    """``--allow-origin`` flags plus env MAO_EMBED_ORIGINS (comma-separated), de-duplicated,
+    each in its canonical form; ``ValueError`` names the first that can match no page."""
     env = os.environ if environ is None else environ
     from_env = [o for o in env.get(ENV_ORIGINS, "").split(",") if o.strip()]
-    merged = dict.fromkeys(normalize_origin(o) for o in [*flags, *from_env])
+    merged = dict.fromkeys(canonical_origin(o) for o in [*flags, *from_env])
     return tuple(merged)
 
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mao_embed.config import normalize_origin
+from mao_embed.config import canonical_origin
 
 
 class OriginPolicy:
     __slots__ = ("_allowed",)
 
     def __init__(self, origins: Iterable[str] = ()) -> None:
-        self._allowed: frozenset[str] = frozenset(normalize_origin(o) for o in origins)
+        self._allowed: frozenset[str] = frozenset(canonical_origin(o) for o in origins)
 
     def allows(self, origin: str | None) -> bool:
         # "null" is what sandboxed iframes and file:// pages send; it identifies no one.
@@ -26,7 +26,7 @@ class OriginPolicy:
 
         Replaces the set in one assignment so the event loop thread never sees it half-built.
         """
-        self._allowed = self._allowed | {normalize_origin(o) for o in origins}
+        self._allowed = self._allowed | {canonical_origin(o) for o in origins}
 
     @property
     def allowed(self) -> frozenset[str]:

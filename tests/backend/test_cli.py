@@ -67,6 +67,32 @@ def test_serve_refuses_a_nonsensical_audit_commit_window(
     assert "--audit-commit-window-ms must be between 0 and 1000" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("flags", "env"),
+    [(["--allow-origin", "shop.example"], ""), (["--allow-origin", "https://shop.example/cart"], ""), ([], "https://ok.example,*")],
+)
+def test_serve_refuses_an_origin_that_can_match_no_page(
+    flags: list[str], env: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # SPEC B5: an allowlist entry no browser can send would refuse every handshake silently.
+    monkeypatch.setenv("MAO_EMBED_ORIGINS", env)
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--port", "0", *flags])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--allow-origin / MAO_EMBED_ORIGINS" in err and "origin" in err
+    assert "Traceback" not in err
+
+
+def test_token_origin_is_written_as_browsers_send_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["token", "--user", "u", "--agent", "a", "--origin", "https://Shop.Example:443/", "--secret", "s"]) == 0
+    assert verify_token("s", capsys.readouterr().out.strip()).origin == "https://shop.example"
+    with pytest.raises(SystemExit) as exited:
+        main(["token", "--user", "u", "--agent", "a", "--origin", "shop.example", "--secret", "s"])
+    assert exited.value.code == 2
+    assert "--origin: origin 'shop.example'" in capsys.readouterr().err
+
+
 def test_serve_runs_the_backend_with_demo_origins(tmp_path: Path) -> None:
     env = {
         **os.environ,

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from mao_embed.config import (
     ServerConfig,
+    canonical_origin,
     default_db_path,
     load_config,
     resolve_origins,
@@ -33,6 +34,51 @@ def test_secret_file_is_created_once_with_owner_only_permissions(tmp_path: Path)
 def test_origins_merge_flags_and_environment_without_duplicates() -> None:
     env = {"MAO_EMBED_ORIGINS": "https://b.example, https://a.example/"}
     assert resolve_origins(["https://a.example"], env) == ("https://a.example", "https://b.example")
+
+
+@pytest.mark.parametrize(
+    ("entry", "canonical"),
+    [
+        ("https://shop.example", "https://shop.example"),
+        (" https://Shop.Example/ ", "https://shop.example"),
+        ("HTTPS://shop.example:443", "https://shop.example"),
+        ("http://shop.example:80", "http://shop.example"),
+        ("http://127.0.0.1:8080", "http://127.0.0.1:8080"),
+        ("https://shop.example:80", "https://shop.example:80"),
+        ("http://[::1]:3000", "http://[::1]:3000"),
+        ("https://商店.example", "https://xn--czrs0t.example"),
+    ],
+)
+def test_allowlist_entries_take_the_form_browsers_send(entry: str, canonical: str) -> None:
+    # SPEC B5: matching stays exact; an entry is written as a browser serializes the origin,
+    # so "https://Shop.Example:443/" admits the page whose Origin is "https://shop.example".
+    assert canonical_origin(entry) == canonical
+    assert ServerConfig(secret="s", allowed_origins=(entry,)).allowed_origins == (canonical,)
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "shop.example",  # no scheme: no browser sends this
+        "*",
+        "null",
+        "https://*.shop.example",
+        "https://shop.example/checkout",
+        "https://shop.example?x=1",
+        "https://shop.example#top",
+        "https://user@shop.example",
+        "ftp://shop.example",
+        "https://shop.example:99999",
+        "https://shop.example:http",
+        "https://",
+        "",
+    ],
+)
+def test_allowlist_entries_that_can_match_no_page_are_refused(entry: str) -> None:
+    with pytest.raises(ValueError, match="origin"):
+        canonical_origin(entry)
+    with pytest.raises(ValueError):
+        resolve_origins([], {"MAO_EMBED_ORIGINS": f"https://ok.example,{entry or '/'}"})
 
 
 def test_state_files_honour_xdg_state_home(tmp_path: Path) -> None:
