@@ -165,3 +165,10 @@ def test_lines_written_together_are_each_element_s_own_line() -> None:  # SPEC S
     ]
     assert element_lines(element_columns(elements)) == [element_line(e) for e in elements]
     assert element_lines(element_columns(elements[-1:])) == ['- button "Save" [ref=e7]']
+
+
+def test_line_costs_are_each_line_s_estimate_and_its_newline() -> None:  # SPEC S7
+    from mao_page.render import _line_costs, estimate_tokens
+
+    lines = ["", "a", "abcd", "abcde", '- button "Save" [ref=e1]', "- text: 密码验证", "- link \"café\"", "x" * 81]
+    assert _line_costs(lines) == [estimate_tokens(line) + 1 for line in lines]
