@@ -142,9 +142,8 @@ _ids = random.Random(secrets.randbits(128))
 def _new_ids(prefix: str, count: int, taken: set[str] | dict[str, Any]) -> list[str]:
     """``count`` distinct ids, none in ``taken``. One draw and one format for all of them: a
     draw and a format per id were a tenth of recording a whole-page snapshot in Pyodide."""
-    # Six hex digits per id, cut apart by bytes.hex's separator and prefixed in C (slicing
-    # the digits in a comprehension was half of this in Pyodide).
-    ids = list(map(prefix.__add__, _ids.getrandbits(24 * count).to_bytes(3 * count).hex(" ", 3).split(" "))) if count else []
+    digits = f"{_ids.getrandbits(24 * count):0{6 * count}x}"
+    ids = [prefix + digits[i:i + 6] for i in range(0, 6 * count, 6)]
     unique = set(ids)
     if len(unique) == count and unique.isdisjoint(taken):
         return ids
