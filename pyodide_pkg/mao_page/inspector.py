@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import count
-from operator import itemgetter
-from typing import Any, NamedTuple, Protocol
+from functools import partial
+from itertools import compress, count, repeat
+from operator import is_not, itemgetter
+from typing import Any, NamedTuple, Protocol, overload
 
 from . import facts as F
 from .errors import ToolFailure
 from .names import DocumentIndex
 from .page import Page, PageState, read_state
 from .protocol import ErrorCode, InspectOptions, PageSnapshot, PageToolRequest
-from .render import render_text
+from .render import ElementColumns, render_text
 from .roles import role_of
 from .scanner import Scan, ScannedElement, element_label, key_of, scan_page
 from .scanner import Viewport as ScanViewport
@@ -124,17 +125,20 @@ class Inspector:
                 mutations=before.mutations,
             )
             items = scanned.elements
-            # The listed elements, then the real inputs behind custom checkboxes (in order).
-            listed = [item.index for item in items]
-            listed += [item.control for item in items if item.control is not None]
-            entries, elements = _records(self._store.new_ids(snapshot, len(items)), items, facts.handles(listed))
-            self._store.add_entries(snapshot, entries)
+            elements = SnapshotElements(self._store.new_ids(snapshot, len(items)), items)
+            # The listed elements' handles, then those of the real inputs behind custom
+            # checkboxes (in order).
+            controls = list(map(_CONTROL, items))
+            with_control = list(compress(range(len(items)), map(is_not, controls, repeat(None))))
+            handles = facts.handles([*map(_INDEX, items), *map(controls.__getitem__, with_control)])
+            control_handles = dict(zip(with_control, count(len(items)), strict=False))
+            snapshot.entries.add_records(elements.element_ids, partial(_entry, items, handles, control_handles), handles)
         text = None
         truncated = 0
         if options.format == "text":
             text, truncated = render_text(
                 url=before.url, title=before.title, snapshot_id=snapshot.snapshot_id,
-                elements=elements, max_tokens=options.max_tokens, outline=scanned.outline,
+                elements=elements.columns(), max_tokens=options.max_tokens, outline=scanned.outline,
                 page_version=before.version,
             )
         return InspectResult(
@@ -249,8 +253,7 @@ def collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-@dataclass(frozen=True, slots=True)
-class SnapshotOption:
+class SnapshotOption(NamedTuple):
     value: str
     label: str
     selected: bool
@@ -292,13 +295,22 @@ class SnapshotElement(NamedTuple):
     opaque: str | None
 
     def wire(self) -> dict[str, Any]:
-        # One unpacking and one dict display instead of a read and a store per field: this
-        # runs for every element of a snapshot (a whole page lists thousands).
-        (element_id, kind, role, type_, label, text, value, options, visible, in_viewport, disabled, readonly,
-         required, (x, y, width, height), checked, selected, expanded, placeholder, href, sensitive, form, frame,
-         invalid, pressed, description, opaque) = self
+        return _wire_elements((self.element_id,), (self[1:],))[0]
+
+
+def _wire_elements(element_ids: Iterable[str], fields: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
+    """What ``protocol.PageElement.to_wire`` writes for each element: ``fields`` holds
+    ``SnapshotElement``'s fields after the id, in order (``options`` as (value, label,
+    selected, disabled) tuples; an empty placeholder, href or opaque as none). One loop
+    over all elements, one unpacking and one dict display each: a whole page lists
+    thousands."""
+    wired = []
+    add = wired.append
+    for element_id, (kind, role, type_, label, text, value, options, visible, in_viewport, disabled, readonly, required,
+                     (x, y, width, height), checked, selected, expanded, placeholder, href, sensitive, form, frame, invalid,
+                     pressed, description, opaque) in zip(element_ids, fields, strict=True):
         wire_options = [
-            {"value": o.value, "label": o.label, "selected": o.selected, "disabled": o.disabled} for o in options
+            {"value": v, "label": t, "selected": s, "disabled": d} for v, t, s, d in options
         ] if options else []
         rect = {"x": float(x), "y": float(y), "width": float(width), "height": float(height)}
         if value is None:
@@ -320,9 +332,9 @@ class SnapshotElement(NamedTuple):
             out["selected"] = selected
         if expanded is not None:
             out["expanded"] = expanded
-        if placeholder is not None:
+        if placeholder:
             out["placeholder"] = placeholder
-        if href is not None:
+        if href:
             out["href"] = href
         out["sensitive"] = sensitive
         if form is not None:
@@ -333,9 +345,104 @@ class SnapshotElement(NamedTuple):
         if pressed is not None:
             out["pressed"] = pressed
         out["description"] = description
-        if opaque is not None:
+        if opaque:
             out["opaque"] = opaque
-        return out
+        add(out)
+    return wired
+
+
+# The scanned element's fields that make the answer's element, in ``SnapshotElement``'s order
+# after the id (by position: an item read is about twice as fast as an attribute read in
+# Pyodide; the positions found by name, so the scan may add or move fields).
+_ANSWER_FIELDS = ("kind", "role", "type", "label", "text", "value", "options", "visible", "in_viewport", "disabled",
+                  "readonly", "required", "rect", "checked", "selected", "expanded", "placeholder", "href", "sensitive",
+                  "form", "frame", "invalid", "pressed", "description", "opaque")
+_ANSWER_COLUMNS = tuple(map(ScannedElement._fields.index, _ANSWER_FIELDS))
+# What a line of the text form shows, in ``ElementColumns``' order after the id.
+_LINE_COLUMNS = tuple(map(ScannedElement._fields.index, ElementColumns._fields[1:]))
+_new_tuple = tuple.__new__  # all fields given, in order: no Python frame per tuple
+_INDEX = itemgetter(ScannedElement._fields.index("index"))
+_CONTROL = itemgetter(ScannedElement._fields.index("control"))
+_ENTRY = itemgetter(*map(ScannedElement._fields.index, (
+    "tag", "role", "type", "label", "label_source", "placeholder", "sensitive", "private", "key", "opaque",
+)))
+if SnapshotElement._fields[1:] != _ANSWER_FIELDS or len(ElementEntry._fields) != 12:
+    raise ImportError("inspector makes SnapshotElement and ElementEntry by position: update it to their fields")
+
+
+class SnapshotElements(Sequence[SnapshotElement]):
+    """The elements of one answer, kept as the scan's tuples and their ids: the wire form and
+    the text form are written from those, and ``SnapshotElement``s are made only when read
+    (page_observe's baseline, tests). A whole page lists thousands of elements; making
+    them with the refs' entries was a sixth of the Python side after the scan (Pyodide,
+    8,378 nodes)."""
+
+    __slots__ = ("element_ids", "_items", "_columns", "_made")
+
+    def __init__(self, element_ids: list[str], items: list[ScannedElement]) -> None:
+        self.element_ids = element_ids
+        self._items = items
+        self._columns: list[tuple[Any, ...]] | None = None  # the items' fields, a tuple each
+        self._made: list[SnapshotElement] | None = None
+
+    def __len__(self) -> int:
+        return len(self.element_ids)
+
+    @overload
+    def __getitem__(self, index: int) -> SnapshotElement: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[SnapshotElement]: ...
+    def __getitem__(self, index: int | slice) -> SnapshotElement | list[SnapshotElement]:
+        return self._elements()[index]
+
+    def __iter__(self) -> Iterator[SnapshotElement]:
+        return iter(self._elements())
+
+    def wire(self) -> list[dict[str, Any]]:
+        return _wire_elements(self.element_ids, self._answer_fields())
+
+    def columns(self) -> ElementColumns:
+        return ElementColumns(self.element_ids, *map(self._fields().__getitem__, _LINE_COLUMNS))
+
+    def _fields(self) -> list[tuple[Any, ...]]:
+        # One transposition (C) for the text and the wire form: iterating columns with zip
+        # reuses its tuple, where an itemgetter per item makes one (-0.7 ms in Pyodide).
+        if self._columns is None:
+            self._columns = list(zip(*self._items, strict=True)) if self._items else [()] * len(ScannedElement._fields)
+        return self._columns
+
+    def _answer_fields(self) -> Iterator[tuple[Any, ...]]:
+        return zip(*map(self._fields().__getitem__, _ANSWER_COLUMNS), strict=True)
+
+    def _elements(self) -> list[SnapshotElement]:
+        if self._made is None:
+            self._made = [
+                _new_tuple(SnapshotElement, (
+                    element_id, kind, role, type_, label, text, value,
+                    tuple(_new_tuple(SnapshotOption, option) for option in options) if options else (),
+                    visible, in_viewport, disabled, readonly, required, rect, checked, selected, expanded,
+                    placeholder or None, href or None, sensitive, form, frame, invalid, pressed, description, opaque or None,
+                ))
+                for element_id, (kind, role, type_, label, text, value, options, visible, in_viewport, disabled, readonly,
+                                 required, rect, checked, selected, expanded, placeholder, href, sensitive, form, frame,
+                                 invalid, pressed, description, opaque)
+                in zip(self.element_ids, self._answer_fields(), strict=True)
+            ]
+        return self._made
+
+
+def _entry(items: list[ScannedElement], handles: list[Any], control_handles: dict[int, int], element_id: str,
+           position: int) -> ElementEntry:
+    """The ref of ``items[position]``, made when the snapshot store is first asked for it.
+    ``handles``: the items' handles in order, then those of the ``control``s
+    (``control_handles``: item position -> position there)."""
+    tag, role, type_, label, label_source, placeholder, sensitive, private, key, opaque = _ENTRY(items[position])
+    control = control_handles.get(position)
+    return ElementEntry(
+        element_id, handles[position], key, role, label, tag, type_, placeholder, sensitive or private, opaque,
+        None if control is None else handles[control],
+        label if label_source != "nearby" else None,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -348,7 +455,7 @@ class InspectResult:
     url: str
     title: str
     viewport: tuple[float, float, float, float, float]  # width, height, scrollX, scrollY, ratio
-    elements: list[SnapshotElement]
+    elements: SnapshotElements
     text: str | None = None
     truncated: int = 0
     sensitive_values: str = "masked"  # or "released" (SPEC P5)
@@ -359,7 +466,7 @@ class InspectResult:
             "snapshotId": self.snapshot_id, "pageVersion": self.page_version, "url": self.url, "title": self.title,
             "viewport": {"width": float(width), "height": float(height), "scrollX": float(scroll_x),
                          "scrollY": float(scroll_y), "devicePixelRatio": float(ratio)},
-            "elements": [element.wire() for element in self.elements],
+            "elements": self.elements.wire(),
         }
         if self.text is not None:
             out["text"] = self.text
@@ -370,47 +477,3 @@ class InspectResult:
     def to_model(self) -> PageSnapshot:
         """The validated protocol model (for callers that want one; costs a validation)."""
         return PageSnapshot.model_validate(self.to_wire())
-
-
-# The fields ``_records`` reads from a scanned element, in one C call. By position (an item
-# read is about twice as fast as an attribute read in Pyodide), the positions found by name
-# (so the scan may add or move fields; a renamed one fails here, at import).
-_RECORD_FIELDS = itemgetter(*map(ScannedElement._fields.index, (
-    "tag", "kind", "role", "type", "label", "label_source", "text", "value", "options", "visible",
-    "in_viewport", "disabled", "readonly", "required", "rect", "checked", "selected", "expanded", "placeholder",
-    "href", "sensitive", "private", "form", "key", "frame", "invalid", "pressed", "description", "opaque", "control",
-)))
-_new_tuple = tuple.__new__
-if (len(ElementEntry._fields), len(SnapshotElement._fields)) != (12, 26):
-    raise ImportError("inspector._records makes ElementEntry and SnapshotElement by position: update it to their fields")
-
-
-def _records(element_ids: list[str], items: list[ScannedElement], handles: list[Any]) -> tuple[list[ElementEntry], list[SnapshotElement]]:
-    """Each scanned element's ref (``ElementEntry``) and its element of the answer, in one pass.
-    ``handles``: the elements' handles in order, then those of the ``control``s, in order.
-    The tuples are made with ``tuple.__new__`` (all fields given, in order): a NamedTuple's
-    own ``__new__`` is a Python frame with a parameter per field, and a whole page lists
-    thousands of elements (measured in the page at 8,378 nodes, with the ids and handles:
-    9.3 -> 7.4 ms against a pass per list and NamedTuple calls)."""
-    entries: list[ElementEntry] = []
-    elements: list[SnapshotElement] = []
-    add_entry = entries.append
-    add_element = elements.append
-    next_control = count(len(items)).__next__
-    # ``handles`` is the longer list (the controls' handles follow): the pairs end with ``items``.
-    for element_id, item, handle in zip(element_ids, items, handles, strict=False):
-        (tag, kind, role, type_, label, label_source, text, value, options, visible, in_viewport, disabled,
-         readonly, required, rect, checked, selected, expanded, placeholder, href, sensitive, private, form, key,
-         frame, invalid, pressed, description, opaque, control) = _RECORD_FIELDS(item)
-        add_entry(_new_tuple(ElementEntry, (
-            element_id, handle, key, role, label, tag, type_, placeholder, sensitive or private, opaque,
-            None if control is None else handles[next_control()],
-            label if label_source != "nearby" else None,
-        )))
-        add_element(_new_tuple(SnapshotElement, (
-            element_id, kind, role, type_, label, text, value,
-            tuple(SnapshotOption(v, t, s, d) for v, t, s, d in options) if options else (),
-            visible, in_viewport, disabled, readonly, required, rect, checked, selected, expanded,
-            placeholder or None, href or None, sensitive, form, frame, invalid, pressed, description, opaque or None,
-        )))
-    return entries, elements

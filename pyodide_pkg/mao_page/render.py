@@ -13,8 +13,11 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Sequence
-from itertools import chain, compress
-from typing import TYPE_CHECKING, Protocol
+from itertools import chain, compress, repeat
+from operator import attrgetter, getitem, itemgetter, ne
+from typing import TYPE_CHECKING, NamedTuple
+
+from .scanner import OutlineNode
 
 if TYPE_CHECKING:
     from .inspector import SnapshotElement
@@ -25,14 +28,7 @@ if TYPE_CHECKING:
 CHARS_PER_TOKEN = 4  # a conservative estimate for ASCII text and markup
 
 
-class OutlineLike(Protocol):
-    kind: str
-    depth: int
-    role: str
-    name: str
-    element: int
-    in_viewport: bool
-    level: int
+_NODE_FIELDS = itemgetter(*map(OutlineNode._fields.index, ("kind", "depth", "role", "name", "element", "level")))
 
 
 def estimate_tokens(text: str) -> int:
@@ -51,23 +47,50 @@ def _quote(text: str, limit: int = 80) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")[:limit] + '"'
 
 
+class ElementColumns(NamedTuple):
+    """What the lines of the listed elements show, one column (a sequence in element order)
+    per field: the inspector hands over the scan's columns, so no object is made per element
+    for the text form. ``options`` holds (value, label, selected, disabled) tuples."""
+
+    element_id: Sequence[str]
+    role: Sequence[str]
+    type: Sequence[str]
+    label: Sequence[str]
+    text: Sequence[str]
+    value: Sequence[str | bool | list[str] | None]
+    options: Sequence[Sequence[tuple[str, str, bool, bool]]]
+    in_viewport: Sequence[bool]
+    disabled: Sequence[bool]
+    readonly: Sequence[bool]
+    required: Sequence[bool]
+    checked: Sequence[bool | str | None]
+    selected: Sequence[bool | None]
+    expanded: Sequence[bool | None]
+    sensitive: Sequence[bool]
+    frame: Sequence[str]
+    invalid: Sequence[bool]
+    pressed: Sequence[bool | str | None]
+    opaque: Sequence[str | None]
+
+
+def element_columns(elements: Sequence[ElementLike]) -> ElementColumns:
+    """The columns of protocol or snapshot elements (read by name; tests and small lists)."""
+    get = attrgetter(*(name for name in ElementColumns._fields if name != "options"))
+    rows = [get(element) for element in elements]
+    options = [tuple((o.value, o.label, o.selected, o.disabled) for o in element.options) for element in elements]
+    columns = list(zip(*rows, strict=True)) if rows else [()] * (len(ElementColumns._fields) - 1)
+    at = ElementColumns._fields.index("options")
+    return ElementColumns(*columns[:at], options, *columns[at:])
+
+
 def element_line(element: ElementLike) -> str:
-    # Runs once per listed element (thousands on a whole page): the fields are read once, and
-    # the common states are plain tests rather than a loop over names. A ``SnapshotElement``
-    # (what page_inspect renders) is a tuple, unpacked in one step: about twice as fast as
-    # reading its fields by name in Pyodide (tests/page/test_render.py holds both ways equal).
-    if isinstance(element, tuple):
-        (element_id, _kind, role, type_, label, text, value, options, _visible, in_viewport, disabled, readonly,
-         required, _rect, checked, selected, expanded, _placeholder, _href, sensitive, _form, frame, invalid,
-         pressed, _description, opaque) = element
-    else:
-        element_id, role, type_, label, text, value, options = (
-            element.element_id, element.role, element.type, element.label, element.text, element.value, element.options)
-        in_viewport, disabled, readonly, required, checked, selected, expanded = (
-            element.in_viewport, element.disabled, element.readonly, element.required, element.checked,
-            element.selected, element.expanded)
-        sensitive, frame, invalid, pressed, opaque = (
-            element.sensitive, element.frame, element.invalid, element.pressed, element.opaque)
+    return element_lines(element_columns([element]))[0]
+
+
+def _state_run(opaque: str | None, type_: str, role: str, checked: bool | str | None, pressed: bool | str | None,
+               expanded: bool | None, selected: bool | None, disabled: bool, readonly: bool, required: bool,
+               invalid: bool, sensitive: bool, in_viewport: bool) -> str:
+    """The states of a line from its frame opacity to ``offscreen``, as `` [state]`` each."""
     states = []
     if opaque:
         states.append("cross-origin frame, not readable" if opaque == "cross_origin_frame" else "closed shadow root, not readable")
@@ -93,35 +116,74 @@ def element_line(element: ElementLike) -> str:
         states.append("sensitive")
     if not in_viewport:
         states.append("offscreen")
-    if frame != "main":
-        states.append(f"frame={_quote(frame, 40)}")
-    if value:
-        if isinstance(value, str):
-            states.append(f"value={_quote(value)}")
-        elif isinstance(value, list):
-            states.append("value=[" + ", ".join(_quote(v) for v in value) + "]")
-    if options:
-        states.append("options=[" + ", ".join(_quote(o.label or o.value, 40) for o in options[:12]) + ("…" if len(options) > 12 else "") + "]")
-    line = f"- {role} {_quote(label)}"
-    if text and text != label:
-        line += f" text={_quote(text, 60 if in_viewport else 30)}"
-    if states:
-        return f"{line} [{'] ['.join(states)}] [ref={element_id}]"
-    return f"{line} [ref={element_id}]"
+    return "".join(f" [{state}]" for state in states)
 
 
-def _node_line(node: OutlineLike, elements: Sequence[ElementLike]) -> str:
-    kind = node.kind
-    if kind == "element":
-        line = element_line(elements[node.element])
-    elif kind == "heading":
-        line = f"- heading {_quote(node.name, 100)} [level={node.level}]"
-    elif kind == "text":
-        line = f"- text: {_quote(node.name, 100)}"
-    else:
-        line = f"- {node.role}" + (f" {_quote(node.name, 60)}" if node.name else "") + ":"
-    depth = node.depth
-    return "  " * depth + line if depth else line
+def element_lines(columns: ElementColumns) -> list[str]:
+    """``- role "name" [states] [ref=...]`` for each element. Runs over every listed element
+    (thousands on a whole page), so by columns: the states up to ``offscreen`` depend on a
+    few small values that repeat (a page has a few dozen combinations), each combination's
+    run is written once; values, options, frames and texts, which few elements have, are
+    added for those only; the line itself is one format per element, in C."""
+    (element_ids, roles, types, labels, texts, values, options, in_viewport, disabled, readonly, required, checked,
+     selected, expanded, sensitive, frames, invalid, pressed, opaque) = columns
+    count = len(element_ids)
+    keys = list(zip(opaque, types, roles, checked, pressed, expanded, selected, disabled, readonly, required, invalid,
+                    sensitive, in_viewport, strict=True))
+    runs = {key: _state_run(*key) for key in set(keys)}
+    escaped = _escaped(labels)
+    text_parts = [""] * count
+    extras = [""] * count
+    positions = range(count)
+    for i in compress(positions, texts):
+        if texts[i] != labels[i]:
+            text_parts[i] = f" text={_quote(texts[i], 60 if in_viewport[i] else 30)}"
+    for i in sorted({*compress(positions, values), *compress(positions, options), *compress(positions, map(ne, frames, repeat("main")))}):
+        extra = ""
+        frame, value, choices = frames[i], values[i], options[i]
+        if frame != "main":
+            extra += f" [frame={_quote(frame, 40)}]"
+        if value:
+            if isinstance(value, str):
+                extra += f" [value={_quote(value)}]"
+            elif isinstance(value, list):
+                extra += " [value=[" + ", ".join(_quote(v) for v in value) + "]]"
+        if choices:
+            extra += " [options=[" + ", ".join(_quote(label or value, 40) for value, label, _s, _d in choices[:12]) + ("…" if len(choices) > 12 else "") + "]]"
+        extras[i] = extra
+    return list(map(_LINE.__mod__, zip(roles, map(getitem, escaped, repeat(slice(80))), text_parts, map(runs.__getitem__, keys),
+                                       extras, element_ids, strict=True)))
+
+
+_LINE = '- %s "%s"%s%s%s [ref=%s]'
+
+
+def _escaped(texts: Sequence[str]) -> Sequence[str]:
+    """``texts`` with what ``_quote`` escapes escaped, before the cut at 80 (as ``_quote``);
+    checked once over all of them, as most pages have nothing to escape in their labels."""
+    joined = "\x00".join(texts)
+    if "\\" in joined or '"' in joined or "\n" in joined:
+        return [text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") for text in texts]
+    return texts
+
+
+def _node_lines(outline: list[OutlineNode], element_text: list[str]) -> list[str]:
+    """The line of each outline node, indented by its depth."""
+    lines = []
+    add = lines.append
+    # By position (the outline has thousands of nodes, and an item read is about twice as
+    # fast as an attribute read in Pyodide).
+    for kind, depth, role, name, element, level in map(_NODE_FIELDS, outline):
+        if kind == "element":
+            line = element_text[element]
+        elif kind == "text":
+            line = f"- text: {_quote(name, 100)}"
+        elif kind == "heading":
+            line = f"- heading {_quote(name, 100)} [level={level}]"
+        else:
+            line = f"- {role}" + (f" {_quote(name, 60)}" if name else "") + ":"
+        add("  " * depth + line if depth else line)
+    return lines
 
 
 def _line_costs(lines: list[str]) -> list[int]:
@@ -133,7 +195,7 @@ def _line_costs(lines: list[str]) -> list[int]:
     ]
 
 
-def _drop_class(node: OutlineLike) -> int:
+def _drop_class(node: OutlineNode) -> int:
     """Budget order: 0 goes first. Containers are never dropped on their own; they vanish
     when nothing inside them is left."""
     interactive = node.kind == "element"
@@ -149,16 +211,15 @@ def render_text(
     url: str,
     title: str,
     snapshot_id: str,
-    elements: Sequence[ElementLike],
+    elements: Sequence[ElementLike] | ElementColumns,
     max_tokens: int,
-    outline: list[OutlineLike] | None = None,
+    outline: list[OutlineNode] | None = None,
     page_version: str = "",
 ) -> tuple[str, int]:
-    """(text, number of nodes left out)."""
+    """(text, number of nodes left out). ``elements``: the listed elements, or their columns."""
+    columns = elements if isinstance(elements, ElementColumns) else element_columns(elements)
     if outline is None:
-        from .scanner import OutlineNode
-
-        outline = [OutlineNode("element", 0, element=i, in_viewport=e.in_viewport) for i, e in enumerate(elements)]
+        outline = [OutlineNode("element", 0, element=i, in_viewport=v) for i, v in enumerate(columns.in_viewport)]
     nonce = secrets.token_hex(6)
     header = [f"snapshot {snapshot_id}" + (f" (page version {page_version})" if page_version else "")]
     opening = f"<<<page-content {nonce} (untrusted text from the page)>>>"
@@ -166,7 +227,7 @@ def render_text(
     # The URL and title are page-controlled too (S8), so they sit inside the block.
     page_lines = [f"url: {url}", f"title: {_quote(title)}"]
     fixed = sum(estimate_tokens(line) + 1 for line in (*header, opening, *page_lines, closing)) + 12
-    lines = [_node_line(node, elements) for node in outline]
+    lines = _node_lines(outline, element_lines(columns))
     cost = _line_costs(lines)
     keep = [True] * len(outline)
     total = fixed + sum(cost)

@@ -7,7 +7,7 @@ from typing import Any
 
 from mao_page.inspector import Inspector
 from mao_page.protocol import FormOwner, InspectOptions, PageElement, PageOption, PageSnapshot, Rect
-from mao_page.render import element_line
+from mao_page.render import element_line, element_lines
 from mao_page.scanner import scan
 from mao_page.snapshots import SnapshotStore
 
@@ -102,6 +102,9 @@ def test_the_wire_form_is_what_the_protocol_models_write() -> None:  # SPEC S2, 
     assert [element.wire() for element in result.elements] == [_legacy_element(e) for e in result.elements]
     # The same keys in the same order too (dict equality ignores order; the JSON text does not).
     assert [list(element.wire()) for element in result.elements] == [list(_legacy_element(e)) for e in result.elements]
+    # The answer is written from the scan's tuples; the elements, made when read, write the same.
+    assert wire["elements"] == [element.wire() for element in result.elements]
+    assert [list(element) for element in wire["elements"]] == [list(element.wire()) for element in result.elements]
     # Every optional field appears somewhere, so the comparison above covers it.
     present = set().union(*(element.keys() for element in wire["elements"]))
     assert {"value", "checked", "selected", "expanded", "placeholder", "href", "form", "pressed", "opaque"} <= present
@@ -114,6 +117,8 @@ def test_a_snapshot_element_renders_the_same_line_as_its_protocol_model() -> Non
         InspectOptions(format="text", include_offscreen=True)
     )
     assert [element_line(e) for e in result.elements] == [element_line(_protocol_element(e)) for e in result.elements]
+    # The text form reads the scan's columns.
+    assert element_lines(result.elements.columns()) == [element_line(_protocol_element(e)) for e in result.elements]
 
 
 def test_an_answer_without_text_leaves_the_text_out() -> None:  # SPEC S7

@@ -148,3 +148,27 @@ def test_token_estimate_counts_cjk_characters_one_each() -> None:  # SPEC S7
 
     assert estimate_tokens("abcdefgh") == 2
     assert estimate_tokens("密码验证") == 4
+
+
+def test_lines_written_together_are_each_element_s_own_line() -> None:  # SPEC S7, S8
+    from mao_page.render import element_columns, element_lines
+
+    many = [PageOption(value=f"v{i}", label=f"Option {i}" if i % 2 else "") for i in range(14)]
+    elements = [
+        element("e1", label='Say "hi"\n- button "Fake"', in_viewport=False),
+        element("e2", label="x" * 100, text="More about it " * 10),
+        element("e3", kind="form-control", role="listbox", label="Pick", value=["a", 'b"c'], options=many),
+        element("e4", kind="form-control", role="textbox", label="Name", type="text", value="Ada", frame='pay "frame"'),
+        element("e5", role="checkbox", checked="mixed", pressed=False, expanded=True, selected=True, invalid=True),
+        element("e6", label="Same", text="Same", sensitive=True, opaque="closed_shadow_root", kind="opaque"),
+        element("e7", label="Save"),
+    ]
+    assert element_lines(element_columns(elements)) == [element_line(e) for e in elements]
+    assert element_lines(element_columns(elements[-1:])) == ['- button "Save" [ref=e7]']
+
+
+def test_line_costs_are_each_line_s_estimate_and_its_newline() -> None:  # SPEC S7
+    from mao_page.render import _line_costs, estimate_tokens
+
+    lines = ["", "a", "abcd", "abcde", '- button "Save" [ref=e1]', "- text: 密码验证", "- link \"café\"", "x" * 81]
+    assert _line_costs(lines) == [estimate_tokens(line) + 1 for line in lines]

@@ -231,3 +231,46 @@ def test_no_replacement_is_suggested_from_a_placeholder() -> None:  # SPEC R3
     entry = _entry("e1", role="iframe", label="Pay", tag="iframe")
     placeholder = ElementEntry("e2", FakeHandle("e2"), ("iframe",), "iframe", "Pay", "iframe", "", "", opaque="cross_origin_frame")
     assert suggest_replacement(entry, [placeholder]) is None
+
+
+def _records(snapshot: Snapshot, handles: list[FakeHandle]) -> tuple[list[str], list[int]]:
+    """Refs added as records, with the positions their entries were made for."""
+    made: list[int] = []
+
+    def make(element_id: str, position: int) -> ElementEntry:
+        made.append(position)
+        return ElementEntry(element_id, handles[position], ("button",), "button", f"Buy {position}", "button", "", "")
+
+    ids = SnapshotStore.new_ids(snapshot, len(handles))
+    snapshot.entries.add_records(ids, make, handles)  # type: ignore[arg-type]
+    return ids, made
+
+
+def test_a_ref_added_as_a_record_resolves_to_its_entry_made_once() -> None:  # SPEC R1
+    store = SnapshotStore()
+    snapshot = _snapshot(store)
+    handles = [FakeHandle(str(i)) for i in range(5)]
+    ids, made = _records(snapshot, handles)
+    assert made == [] and len(snapshot.entries) == 5 and list(snapshot.entries) == ids
+    _found, entry = store.resolve(snapshot.snapshot_id, ids[3], navigation_epoch=0, url=URL)
+    again = store.resolve(snapshot.snapshot_id, ids[3], navigation_epoch=0, url=URL)[1]
+    assert entry is again and entry.handle is handles[3] and entry.label == "Buy 3" and entry.element_id == ids[3]
+    assert made == [3]
+    with pytest.raises(ToolFailure) as failure:
+        store.resolve(snapshot.snapshot_id, "e-missing", navigation_epoch=0, url=URL)
+    assert failure.value.code is ErrorCode.NOT_FOUND
+
+
+def test_refs_added_as_records_release_every_handle_made_or_not() -> None:  # SPEC R2
+    store = SnapshotStore(max_snapshots=1)
+    snapshot = _snapshot(store)
+    handles = [FakeHandle(str(i)) for i in range(4)]
+    ids, _made = _records(snapshot, handles)
+    given = FakeHandle("given")
+    _add(snapshot, given)
+    store.resolve(snapshot.snapshot_id, ids[0], navigation_epoch=0, url=URL)
+    _snapshot(store)  # evicts the first
+    assert all(handle.released for handle in handles) and given.released
+    with pytest.raises(ToolFailure) as failure:
+        store.resolve(snapshot.snapshot_id, ids[1], navigation_epoch=0, url=URL)
+    assert failure.value.code is ErrorCode.STALE_REF
