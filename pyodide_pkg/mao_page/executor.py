@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -121,7 +121,7 @@ class Baseline:
 
     snapshot_id: str
     include_offscreen: bool
-    elements: list[SnapshotElement]
+    elements: Sequence[SnapshotElement]  # inspector.SnapshotElements: made when read
     messages: list[tuple[str, str]]
 
     @property
