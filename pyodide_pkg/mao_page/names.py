@@ -371,28 +371,53 @@ class DocumentIndex:
             cached = self._names[key] = (name, computer.source if name else "")
         return cached
 
+    def accessible_names(self, indexes: Sequence[int]) -> list[tuple[str, str]]:
+        """``accessible_name`` of each row (not ``hidden_ok``). A scan names every listed
+        element: the commonest names (``_leaf_text_names``) are found in one pass here, where
+        a call of ``accessible_name`` and its shortcut per element cost more than the
+        shortcut's work (issue 3)."""
+        names = self._names
+        out: list[tuple[str, str]] = []
+        for index, text in zip(indexes, self._leaf_text_names(indexes), strict=True):
+            cached = names.get(index)
+            if cached is None:
+                if text is None:
+                    cached = self.accessible_name(index)
+                else:  # as accessible_name does with the shortcut's text (never empty)
+                    cached = names[index] = (squash(text).strip("\xa0 ")[:MAX_NAME], "content")
+            out.append(cached)
+        return out
+
     def _leaf_text_name(self, index: int) -> str | None:
-        """The name of the commonest named element, a link or button holding text only, as
-        the steps below would compute it but without their machinery (most of a page's
-        names; issue 3); None when any step other than 2F could apply: the full computation.
-        Rendered and without element children, pseudo content, aria-owns on the page,
-        aria-labelledby, aria-label or native labels; a role named from content (2F); its
-        text non-blank (else 2I and later apply)."""
+        return self._leaf_text_names((index,))[0]
+
+    def _leaf_text_names(self, indexes: Sequence[int]) -> list[str | None]:
+        """Per row: the name of the commonest named element, a link or button holding text
+        only, as the steps below would compute it but without their machinery (most of a
+        page's names; issue 3); None when any step other than 2F could apply: the full
+        computation. Rendered and without element children, pseudo content, aria-owns on the
+        page, aria-labelledby, aria-label or native labels; a role named from content (2F);
+        its text non-blank (else 2I and later apply)."""
+        if self.owner_of:
+            return [None] * len(indexes)
         columns = self.columns
-        tag = self.tags[index]
-        role = self.roles[index]
-        if (
-            self.children[index] or self.owner_of or self.hidden[index] or columns[F.PSEUDO][index]
-            or columns[F.ARIA_LABELLEDBY][index] or columns[F.ARIA_LABEL][index] or tag in _NEVER_TEXT
-            or tag in _HOST_LABEL_TAGS or (tag in _LABELABLE and self.labels_of(index))
-            or not (role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS or (not role and tag in ("th", "td")))
-        ):
-            return None
-        parts = self.text_parts[index]
-        if not parts:
-            return None
-        text = (parts[1] if len(parts) == 2 else "".join(parts[1::2])).strip()
-        return text or None
+        tags, roles, children, hidden, text_parts = self.tags, self.roles, self.children, self.hidden, self.text_parts
+        pseudo, labelledby, aria_label = columns[F.PSEUDO], columns[F.ARIA_LABELLEDBY], columns[F.ARIA_LABEL]
+        out: list[str | None] = []
+        for index in indexes:
+            tag = tags[index]
+            role = roles[index]
+            parts = text_parts[index]
+            if (
+                not parts or children[index] or hidden[index] or pseudo[index] or labelledby[index] or aria_label[index]
+                or tag in _NEVER_TEXT or tag in _HOST_LABEL_TAGS or (tag in _LABELABLE and self.labels_of(index))
+                or not (role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS or (not role and tag in ("th", "td")))
+            ):
+                out.append(None)
+                continue
+            text = (parts[1] if len(parts) == 2 else "".join(parts[1::2])).strip()
+            out.append(text or None)
+        return out
 
     def _attribute_name(self, index: int) -> tuple[str, str] | None:
         """(name, source) of an element only its attributes can name (forms, sections,

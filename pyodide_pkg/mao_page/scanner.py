@@ -541,24 +541,26 @@ def _describe(
     roles = tuple(map(_GENERIC.get, roles, roles))
     input_types, element_ids, names, placeholders = pick(c[F.TYPE]), pick(c[F.ID]), pick(c[F.NAME]), pick(c[F.PLACEHOLDER])
     # The fields decided one by one, per element in field order: kind, type, label,
-    # label_source, text, value, options, rect, checked, expanded, sensitive, form,
-    # description, opaque.
+    # label_source, text, value, options, checked, expanded, sensitive, form, description,
+    # opaque.
     decided = []
-    rounding: dict[float, float] = {}  # rect coordinates rounded so far
     parents, all_tags, opened = doc.parents, doc.tags, c[F.OPEN]
     for (
-        index, control, (x0, y0, x1, y1), tag, role, input_type, element_id, name, placeholder, frame_kind, shadow,
+        index, control, (label, source), tag, role, input_type, element_id, name, placeholder, frame_kind, shadow,
         editable, is_password, autocomplete, options_fact, multiple, current_value, aria_value, checked_state,
         aria_checked, aria_expanded, form, describedby, is_private,
     ) in zip(
-        chosen, controls, boxes, tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
+        chosen, controls, doc.accessible_names(chosen), tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
         pick(c[F.SHADOW]), pick(c[F.CONTENTEDITABLE]), pick(c[F.IS_PASSWORD]), pick(c[F.AUTOCOMPLETE]),
         pick(c[F.OPTIONS]), pick(c[F.MULTIPLE]), pick(c[F.VALUE]), pick(c[F.ARIA_VALUE]), pick(c[F.CHECKED]),
         pick(c[F.ARIA_CHECKED]), pick(c[F.ARIA_EXPANDED]), pick(c[F.FORM]), pick(c[F.ARIA_DESCRIBEDBY]), pick(private),
         strict=True,
     ):
         opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
-        label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
+        if control is not None:
+            label, source = element_label(index, doc, hidden_ok=True)
+        elif not label and not opaque:
+            label, source = _unnamed_label(index, doc)
         sensitive = bool(is_password) or (
             (tag in FIELD_TAGS or editable)
             and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder)
@@ -598,16 +600,6 @@ def _describe(
         parent = parents[index]
         if expanded is None and tag == "summary" and parent >= 0 and all_tags[parent] == "details":
             expanded = bool(opened[parent])
-        rect = []
-        for coordinate in (x0, y0, x1 - x0, y1 - y0):
-            # round(v, 1) is correctly rounded through a decimal conversion: ~0.9 us in
-            # Pyodide, four per element. Rects repeat the same few values (columns, widths,
-            # heights), so each distinct value is rounded once per scan. A zero result is not
-            # reused: -0.0 and 0.0 are one key, and round keeps the sign.
-            rounded = rounding.get(coordinate)
-            if not rounded:
-                rounded = rounding[coordinate] = round(coordinate, 1)
-            rect.append(rounded)
         owner: tuple[str, str, str, str] | None = None
         if form >= 0:
             owner = (c[F.ID][form], c[F.NAME][form], c[F.FORM_ACTION][form], c[F.FORM_METHOD][form])
@@ -619,7 +611,6 @@ def _describe(
             text if text != label else "",  # text
             value,  # value
             options,  # options
-            tuple(rect),  # rect
             checked,  # checked
             expanded,  # expanded
             sensitive,  # sensitive
@@ -628,10 +619,19 @@ def _describe(
             opaque,  # opaque
         ))
     (
-        kinds, types, labels, sources, texts, values, option_lists, rects, checked_states, expanded_states, sensitive_flags,
+        kinds, types, labels, sources, texts, values, option_lists, checked_states, expanded_states, sensitive_flags,
         owners, descriptions, opaques,
     ) = zip(*decided, strict=True)
     count = len(chosen)
+    # Rects (x, y, width, height) rounded to 0.1 px. round(v, 1) is correctly rounded through
+    # a decimal conversion: ~0.9 us in Pyodide, four per element; rects repeat the same few
+    # values (columns, widths, heights), so each distinct one is rounded once and the rest is
+    # looked up in C. A zero is not in the table (-0.0 and 0.0 are one key, and round keeps
+    # the sign): it stands for itself, as round would return it.
+    coordinates = [value for x0, y0, x1, y1 in boxes for value in (x0, y0, x1 - x0, y1 - y0)]
+    rounding = {value: round(value, 1) for value in set(coordinates) if value}
+    rounded = map(rounding.get, coordinates, coordinates)
+    rects = zip(rounded, rounded, rounded, rounded, strict=True)
     frame_label = dict(enumerate(frame_labels))
     aria_invalid, user_invalid = pick(c[F.ARIA_INVALID]), pick(c[F.USER_INVALID])
     # Positional, in field order (tuple.__new__ of each: see _new_tuple).
@@ -676,9 +676,12 @@ def _describe(
 def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) -> tuple[str, str]:
     """SPEC S3: the accessible name; for an unnamed clickable element its text; then the
     nearby text (source "nearby")."""
-    label, source = doc.accessible_name(index, hidden_ok=hidden_ok)
-    if label:
-        return label, source
+    named = doc.accessible_name(index, hidden_ok=hidden_ok)
+    return named if named[0] else _unnamed_label(index, doc)
+
+
+def _unnamed_label(index: int, doc: DocumentIndex) -> tuple[str, str]:
+    """``element_label`` of an element without an accessible name."""
     if doc.tags[index] not in ("input", "select", "textarea"):
         label = doc.text_content(index, limit=TEXT_LIMIT)
         if label:
