@@ -490,7 +490,7 @@ def _scan_page(
     elements = _describe(doc, geometry, chosen, targets, controls, boxes, in_views, frame_labels, private, release_sensitive)
     result = Scan(elements=elements, frames=frame_labels)
     if outline:
-        result.outline = _outline(doc, geometry, listed, ignored, inert, include_offscreen)
+        result.outline = _outline(doc, geometry, listed, in_views, ignored, inert, include_offscreen)
     return result
 
 
@@ -695,9 +695,12 @@ def _unnamed_label(index: int, doc: DocumentIndex) -> tuple[str, str]:
 
 
 def _outline(
-    doc: DocumentIndex, geometry: Geometry, listed: dict[int, int], ignored: list[bool], inert: list[bool], include_offscreen: bool
+    doc: DocumentIndex, geometry: Geometry, listed: dict[int, int], in_views: list[bool], ignored: list[bool],
+    inert: list[bool], include_offscreen: bool,
 ) -> list[OutlineNode]:
     """Containers, headings, short text lines and elements in document order, indented.
+    ``listed`` maps the listed rows to their positions in the scan's elements, ``in_views``
+    holds whether each of those is in the viewport.
 
     Containers are kept only when something inside them is; text inside a listed element or
     a heading is already in its name and is not repeated.
@@ -720,14 +723,20 @@ def _outline(
     index = 0
     hidden, aria_hidden, children = doc.hidden, doc.aria_hidden, doc.children
     roles, visible, in_view = doc.roles, geometry.visible, geometry.in_view
+    # Rows not shown for any of four reasons, in one list: most pages have none of all but
+    # the hidden rows, and then no list is built.
+    flag_lists = [flags for flags in (hidden, aria_hidden, ignored, inert) if True in flags] or [hidden]
+    excluded = flag_lists[0]
+    for flags in flag_lists[1:]:
+        excluded = list(map(or_, excluded, flags))
+    owned = bool(doc.owner_of)
     # Fields in order: kind, depth, role, name, element, in_viewport, level (see _describe).
     make_node = partial(_new_tuple, OutlineNode)
     while index < count:
         while stack and index > stack[-1][0]:
             stack.pop()
         if (
-            ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or tags[index] in _NO_OUTLINE_TAGS
-            or not holds_listed[index] and (index <= consumed_until or widths[index] <= 0 and displays[index] != "contents")
+            excluded[index] or tags[index] in _NO_OUTLINE_TAGS or not holds_listed[index] and (index <= consumed_until or widths[index] <= 0 and displays[index] != "contents")
         ):
             # Not shown, or its text is already on a line above (or it has no box) and
             # nothing listed is inside.
@@ -735,12 +744,16 @@ def _outline(
             continue
         position = listed.get(index)
         if position is not None:
-            nodes.append(make_node(("element", len(stack), "", "", position, in_view(index), 0)))
-            if end[index] > index:
-                stack.append((end[index], len(nodes) - 1))
-            consumed_until = max(consumed_until, end[index])
+            nodes.append(make_node(("element", len(stack), "", "", position, in_views[position], 0)))
+            last = end[index]
+            if last == index:  # a leaf (most listed elements): on to the next row
+                consumed_until = max(consumed_until, index)
+                index += 1
+                continue
+            stack.append((last, len(nodes) - 1))
+            consumed_until = max(consumed_until, last)
             # Its subtree is in its name: on to the next row holding something listed in it.
-            index = _next_holding(holds_listed, index, end[index])
+            index = _next_holding(holds_listed, index, last)
             continue
         role = roles[index]
         if role == "heading" and index > consumed_until:
@@ -764,10 +777,17 @@ def _outline(
             stack.append((end[index], len(nodes) - 1))
             index += 1
             continue
-        if (
-            index > consumed_until and displays[index] not in _INLINE_DISPLAYS and (text_parts[index] or children[index])
-            and not _opens_with_listed(index, doc, listed) and visible(index)
-        ):
+        if index <= consumed_until or displays[index] in _INLINE_DISPLAYS:
+            index += 1
+            continue
+        parts, kids = text_parts[index], children[index]
+        if (parts or kids) and not (
+            # The block's content starts with a listed element (a list item holding a link, a
+            # cell holding a button): _block_text would stop there at once with no text, so
+            # the block gets no line and is not asked for (hundreds of rows on a whole page).
+            kids and not owned and (not parts or parts[0] > 0) and kids[0] in listed and not hidden[kids[0]]
+            and not aria_hidden[kids[0]] and tags[kids[0]] not in _NO_TEXT_TAGS
+        ) and visible(index):
             view = in_view(index)
             if include_offscreen or view:
                 text, last = _block_text(doc, index, listed, end, holds_listed)
@@ -788,21 +808,6 @@ def _outline(
                 continue
         kept.append(node)
     return kept
-
-
-def _opens_with_listed(index: int, doc: DocumentIndex, listed: dict[int, int]) -> bool:
-    """Whether a block's content starts with a listed element (a list item holding a link, a
-    cell holding a button): _block_text would stop there at once with no text, so the block
-    gets no line and is not asked for (hundreds of rows on a whole page)."""
-    kids = doc.children[index]
-    if not kids or doc.owner_of:
-        return False
-    parts = doc.text_parts[index]
-    first = kids[0]
-    return (
-        (not parts or parts[0] > 0) and first in listed and not doc.hidden[first] and not doc.aria_hidden[first]
-        and doc.tags[first] not in _NO_TEXT_TAGS
-    )
 
 
 def _next_holding(holds_listed: list[bool], index: int, last: int) -> int:
