@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import gc
 from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress, repeat
-from operator import eq, itemgetter, or_
+from operator import eq, itemgetter, or_, sub
 from typing import Any, NamedTuple
 
 from . import facts as F
@@ -628,10 +629,11 @@ def _describe(
     # values (columns, widths, heights), so each distinct one is rounded once and the rest is
     # looked up in C. A zero is not in the table (-0.0 and 0.0 are one key, and round keeps
     # the sign): it stands for itself, as round would return it.
-    coordinates = [value for x0, y0, x1, y1 in boxes for value in (x0, y0, x1 - x0, y1 - y0)]
-    rounding = {value: round(value, 1) for value in set(coordinates) if value}
-    rounded = map(rounding.get, coordinates, coordinates)
-    rects = zip(rounded, rounded, rounded, rounded, strict=True)
+    lefts, tops, rights, bottoms = zip(*boxes, strict=True)
+    widths, heights = list(map(sub, rights, lefts)), list(map(sub, bottoms, tops))
+    rounding = {value: round(value, 1) for value in {*lefts, *tops, *widths, *heights} if value}
+    get = rounding.get
+    rects = zip(map(get, lefts, lefts), map(get, tops, tops), map(get, widths, widths), map(get, heights, heights), strict=True)
     frame_label = dict(enumerate(frame_labels))
     aria_invalid, user_invalid = pick(c[F.ARIA_INVALID]), pick(c[F.USER_INVALID])
     # Positional, in field order (tuple.__new__ of each: see _new_tuple).
@@ -648,12 +650,12 @@ def _describe(
         option_lists,  # options
         repeat(True, count),  # visible
         in_views,  # in_viewport
-        map(or_, map(bool, pick(c[F.DISABLED])), map(eq, pick(c[F.ARIA_DISABLED]), repeat("true"))),  # disabled
-        map(or_, map(bool, pick(c[F.READONLY])), map(eq, pick(c[F.ARIA_READONLY]), repeat("true"))),  # readonly
-        map(or_, map(bool, pick(c[F.REQUIRED])), map(eq, pick(c[F.ARIA_REQUIRED]), repeat("true"))),  # required
+        _state(pick(c[F.DISABLED]), pick(c[F.ARIA_DISABLED]), count),  # disabled
+        _state(pick(c[F.READONLY]), pick(c[F.ARIA_READONLY]), count),  # readonly
+        _state(pick(c[F.REQUIRED]), pick(c[F.ARIA_REQUIRED]), count),  # required
         rects,  # rect
         checked_states,  # checked
-        map(_BOOL_ATTR.get, pick(c[F.ARIA_SELECTED])),  # selected
+        _looked_up(_BOOL_ATTR, pick(c[F.ARIA_SELECTED]), count),  # selected
         expanded_states,  # expanded
         placeholders,  # placeholder
         pick(c[F.HREF]),  # href
@@ -664,13 +666,31 @@ def _describe(
         zip(tags, roles, input_types, element_ids, names, pick(c[F.ARIA_LABEL]), pick(c[F.ARIA_LABELLEDBY]), placeholders,
             pick(c[F.TITLE]), strict=True),  # key
         map(frame_label.get, pick(geometry.frame_of), repeat("main")),  # frame
-        map(or_, map(_VALID.get, aria_invalid, repeat(True)), map(bool, user_invalid)),  # invalid
-        map(_PRESSED.get, pick(c[F.ARIA_PRESSED])),  # pressed
+        (
+            map(or_, map(_VALID.get, aria_invalid, repeat(True)), map(bool, user_invalid))
+            if any(aria_invalid) or any(user_invalid) else repeat(False, count)
+        ),  # invalid
+        _looked_up(_PRESSED, pick(c[F.ARIA_PRESSED]), count),  # pressed
         descriptions,  # description
         opaques,  # opaque
         controls,  # control
         strict=True,
     )))
+
+
+def _state(facts: Sequence[Any], attributes: Sequence[str], count: int) -> Iterable[bool]:
+    """Per element, a boolean state (disabled, readonly, required): its DOM fact or its
+    aria-* attribute "true". Most pages set neither on any listed element: then one False
+    repeated, not three C calls per element (issue 3)."""
+    if True not in facts and "true" not in attributes:
+        return repeat(False, count)
+    return map(or_, map(bool, facts), map(eq, attributes, repeat("true")))
+
+
+def _looked_up(values: dict[str, Any], attributes: Sequence[str], count: int) -> Iterable[Any]:
+    """``values.get`` of each element's ARIA attribute; one None repeated when no element
+    has the attribute (the tables hold no value for "")."""
+    return map(values.get, attributes) if any(attributes) else repeat(None, count)
 
 
 def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) -> tuple[str, str]:
