@@ -589,58 +589,82 @@ const SPARSE_LIMIT = 0.5;
 function columnsOf(result) {
   const facts = result.facts;
   const n = facts.length;
+  const columnCount = STRING_COLUMNS.length;
   // Strings repeat a lot (tags, computed styles, empty attributes): each distinct one crosses
   // once, and the string columns are indexes into that table.
   // The empty string (most attribute cells) is entry 0, the array's initial value: no lookup.
   const table = new Map([["", 0]]);
   const strings = [""];
-  const stringIndex = new Int32Array(n * STRING_COLUMNS.length);
+  const stringIndex = new Int32Array(n * columnCount);
   // Most attribute columns are empty but in a few rows (title, name, href, placeholder):
   // for such a column the (row, id) pairs of its other cells cross too, and Python fills
   // those few cells instead of looking up every row's (issue 3).
-  // pairs[starts[c]..starts[c + 1]): the [row, id, ...] pairs of column c when it is sparse
-  // (sparseColumns[c]), gathered in the same pass; none for a dense one.
-  const pairs = [];
-  const starts = new Int32Array(STRING_COLUMNS.length + 1);
-  const sparseColumns = new Uint8Array(STRING_COLUMNS.length);
+  // pairs[c]: the [row, id, ...] pairs of column c while it may be sparse (sparseColumns[c]).
+  const pairs = STRING_COLUMNS.map(() => []);
+  const sparseColumns = new Uint8Array(columnCount).fill(1);
   const limit = SPARSE_LIMIT * n;
-  let k = 0;
-  for (let c = 0; c < STRING_COLUMNS.length; c++) {
-    const column = STRING_COLUMNS[c];
-    const start = pairs.length;
-    let sparse = true;
-    for (let i = 0; i < n; i++, k++) {
-      const value = facts[i][column];
+  // Row by row (each row's cells are read together), and a cell equal to the one above it in
+  // its column (computed styles, tags in runs) reuses its id without a table lookup.
+  const lastValue = new Array(columnCount).fill("");
+  const lastId = new Int32Array(columnCount);
+  // The number columns and the structured ones are gathered in the same pass.
+  const intCount = INT_COLUMNS.length;
+  const intColumns = new Int32Array(n * intCount);
+  const floatCount = FLOAT_COLUMNS.length;
+  const floats = new Float64Array(n * floatCount);
+  const alt = [];
+  const options = [];
+  const pseudo = [];
+  const texts = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const row = facts[i];
+    for (let c = 0; c < intCount; c++) {
+      const value = row[INT_COLUMNS[c]];
+      intColumns[c * n + i] = value ? +value : 0;
+    }
+    for (let c = 0; c < floatCount; c++) floats[c * n + i] = row[FLOAT_COLUMNS[c]];
+    if (row[ALT_COLUMN] !== null) alt.push(i, row[ALT_COLUMN]);
+    if (row[OPTIONS_COLUMN] !== 0) options.push(i, row[OPTIONS_COLUMN]);
+    if (row[PSEUDO_COLUMN] !== 0) pseudo.push(i, row[PSEUDO_COLUMN]);
+    texts[i] = row[TEXT_PARTS_COLUMN];
+    for (let c = 0; c < columnCount; c++) {
+      const value = row[STRING_COLUMNS[c]];
       if (value === "") continue;
-      let id = table.get(value);
-      if (id === undefined) {
-        id = strings.length;
-        table.set(value, id);
-        strings.push(value);
+      let id;
+      if (value === lastValue[c]) {
+        id = lastId[c];
+      } else {
+        id = table.get(value);
+        if (id === undefined) {
+          id = strings.length;
+          table.set(value, id);
+          strings.push(value);
+        }
+        lastValue[c] = value;
+        lastId[c] = id;
       }
-      stringIndex[k] = id;
-      if (sparse) {
-        pairs.push(i, id);
-        if (!(pairs.length - start < limit)) {
-          sparse = false;
-          pairs.length = start;
+      stringIndex[c * n + i] = id;
+      if (sparseColumns[c]) {
+        const cells = pairs[c];
+        cells.push(i, id);
+        if (!(cells.length < limit)) {
+          sparseColumns[c] = 0;
+          cells.length = 0;
         }
       }
     }
-    starts[c + 1] = pairs.length;
-    sparseColumns[c] = sparse && pairs.length - start < limit ? 1 : 0;
+  }
+  let pairCount = 0;
+  for (let c = 0; c < columnCount; c++) {
+    if (!(pairs[c].length < limit)) sparseColumns[c] = 0; // no rows at all: dense (and empty)
+    pairCount += pairs[c].length; // a dense column's pairs were dropped
   }
   // ints: the int columns, the subtree ends, then per string column the count of its pair
   // numbers (-1 when it crosses dense) and the [row, id, ...] pairs.
-  const sparseSize = STRING_COLUMNS.length + pairs.length;
-  const ints = new Int32Array(n * (INT_COLUMNS.length + 1) + sparseSize);
-  k = 0;
-  for (const c of INT_COLUMNS) {
-    for (let i = 0; i < n; i++) {
-      const value = facts[i][c];
-      ints[k++] = value ? +value : 0;
-    }
-  }
+  const sparseSize = columnCount + pairCount;
+  const ints = new Int32Array(n * (intCount + 1) + sparseSize);
+  ints.set(intColumns);
+  let k = n * intCount;
   // end[i]: the last row of i's subtree (PARENT is the first int column).
   const endAt = k;
   for (let i = 0; i < n; i++) ints[endAt + i] = i;
@@ -649,23 +673,10 @@ function columnsOf(result) {
     if (p >= 0 && ints[endAt + i] > ints[endAt + p]) ints[endAt + p] = ints[endAt + i];
   }
   k = endAt + n;
-  for (let c = 0; c < STRING_COLUMNS.length; c++) {
-    ints[k++] = sparseColumns[c] ? starts[c + 1] - starts[c] : -1;
-    for (let j = starts[c]; j < starts[c + 1]; j++) ints[k++] = pairs[j];
-  }
-  const floats = new Float64Array(n * FLOAT_COLUMNS.length);
-  k = 0;
-  for (const c of FLOAT_COLUMNS) for (let i = 0; i < n; i++) floats[k++] = facts[i][c];
-  const alt = [];
-  const options = [];
-  const pseudo = [];
-  const texts = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const row = facts[i];
-    if (row[ALT_COLUMN] !== null) alt.push(i, row[ALT_COLUMN]);
-    if (row[OPTIONS_COLUMN] !== 0) options.push(i, row[OPTIONS_COLUMN]);
-    if (row[PSEUDO_COLUMN] !== 0) pseudo.push(i, row[PSEUDO_COLUMN]);
-    texts[i] = row[TEXT_PARTS_COLUMN];
+  for (let c = 0; c < columnCount; c++) {
+    const cells = pairs[c];
+    ints[k++] = sparseColumns[c] ? cells.length : -1;
+    for (let j = 0; j < cells.length; j++) ints[k++] = cells[j];
   }
   return {
     count: n,
