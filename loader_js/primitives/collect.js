@@ -565,10 +565,11 @@ function rowOf(el) {
 
 // Column transport of a walk (collectDocumentColumns): numbers cross as typed arrays (a
 // memcpy into Python), strings as one UTF-8 buffer of the distinct values (NUL-separated) with
-// an index per cell, and the few structured columns (alt, options, pseudo, text parts) as a
-// small JSON. The int array also carries, after the int columns, each row's subtree end (the
-// last row of its subtree, rows being in preorder) and the non-empty cells of the sparse
-// string columns, which Python would otherwise compute or parse from JSON (issue 3).
+// an index per cell, and the few structured columns (alt, options, pseudo) as a small JSON.
+// The int array also carries, after the int columns, each row's subtree end (the last row of
+// its subtree, rows being in preorder), the non-empty cells of the sparse string columns and
+// the text parts (their strings in the table), which Python would otherwise compute or parse
+// from JSON (issue 3).
 // Python keeps the columns and builds a row only when one is asked for (mao_page/facts.py:
 // rows_from_columns), a fraction of parsing the same rows from JSON. The column groups are
 // mirrored in facts.py.
@@ -615,7 +616,22 @@ function columnsOf(result) {
   const alt = [];
   const options = [];
   const pseudo = [];
-  const texts = new Array(n);
+  // Text parts ([position, text, ...] per row): all rows' parts as flat [position, string id]
+  // pairs; per row the number of its first pair + 1 (0: no text); the rows with more than one
+  // part as [first pair, pair count] (mixed content, a few rows). Parsed from JSON, most
+  // rows' one-part lists were half the decode of a page (issue 3).
+  const textPairs = [];
+  const textFirst = new Int32Array(n);
+  const textSpans = [];
+  const stringId = (value) => {
+    let id = table.get(value);
+    if (id === undefined) {
+      id = strings.length;
+      table.set(value, id);
+      strings.push(value);
+    }
+    return id;
+  };
   for (let i = 0; i < n; i++) {
     const row = facts[i];
     for (let c = 0; c < intCount; c++) {
@@ -626,7 +642,13 @@ function columnsOf(result) {
     if (row[ALT_COLUMN] !== null) alt.push(i, row[ALT_COLUMN]);
     if (row[OPTIONS_COLUMN] !== 0) options.push(i, row[OPTIONS_COLUMN]);
     if (row[PSEUDO_COLUMN] !== 0) pseudo.push(i, row[PSEUDO_COLUMN]);
-    texts[i] = row[TEXT_PARTS_COLUMN];
+    const parts = row[TEXT_PARTS_COLUMN];
+    if (parts.length) {
+      const first = textPairs.length / 2;
+      textFirst[i] = first + 1;
+      if (parts.length > 2) textSpans.push(first, parts.length / 2);
+      for (let j = 0; j < parts.length; j += 2) textPairs.push(parts[j], stringId(parts[j + 1]));
+    }
     for (let c = 0; c < columnCount; c++) {
       const value = row[STRING_COLUMNS[c]];
       if (value === "") continue;
@@ -634,12 +656,7 @@ function columnsOf(result) {
       if (value === lastValue[c]) {
         id = lastId[c];
       } else {
-        id = table.get(value);
-        if (id === undefined) {
-          id = strings.length;
-          table.set(value, id);
-          strings.push(value);
-        }
+        id = stringId(value);
         lastValue[c] = value;
         lastId[c] = id;
       }
@@ -660,9 +677,12 @@ function columnsOf(result) {
     pairCount += pairs[c].length; // a dense column's pairs were dropped
   }
   // ints: the int columns, the subtree ends, then per string column the count of its pair
-  // numbers (-1 when it crosses dense) and the [row, id, ...] pairs.
+  // numbers (-1 when it crosses dense) and the [row, id, ...] pairs; then the text parts: the
+  // count of their numbers and the [position, id, ...] pairs, each row's first pair + 1, the
+  // count of the multi-part numbers and the [first pair, pair count, ...] of those rows.
   const sparseSize = columnCount + pairCount;
-  const ints = new Int32Array(n * (intCount + 1) + sparseSize);
+  const textSize = 2 + textPairs.length + n + textSpans.length;
+  const ints = new Int32Array(n * (intCount + 1) + sparseSize + textSize);
   ints.set(intColumns);
   let k = n * intCount;
   // end[i]: the last row of i's subtree (PARENT is the first int column).
@@ -678,6 +698,13 @@ function columnsOf(result) {
     ints[k++] = sparseColumns[c] ? cells.length : -1;
     for (let j = 0; j < cells.length; j++) ints[k++] = cells[j];
   }
+  ints[k++] = textPairs.length;
+  ints.set(textPairs, k);
+  k += textPairs.length;
+  ints.set(textFirst, k);
+  k += n;
+  ints[k++] = textSpans.length;
+  ints.set(textSpans, k);
   return {
     count: n,
     ints,
@@ -685,7 +712,7 @@ function columnsOf(result) {
     strings: utf8.encode(strings.join("\0")),
     stringCount: strings.length,
     stringIndex,
-    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo, texts])),
+    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo])),
     // The same walk as JSON rows, for the rare page whose strings hold a NUL. UTF-8 bytes:
     // copying a Uint8Array into Python is a memcpy, while a JS string of megabytes into a
     // Python str cost ~20 ms at 8k elements (measured, issue 3).
