@@ -510,6 +510,10 @@ _PRESSED = {"true": True, "false": False, "mixed": "mixed"}
 _VALID = {"": False, "false": False}
 # The role of an element without one.
 _GENERIC = {"": "generic"}
+# Listed elements _describe decides by a shortcut when they have no states: the roles are
+# their kinds (roles.kind_of), and neither tag holds a value (not a field).
+_PLAIN_ROLES = frozenset({"link", "button"})
+_PLAIN_TAGS = frozenset({"a", "button"})
 
 
 def _picker(indexes: list[int]) -> Any:
@@ -557,6 +561,19 @@ def _describe(
         pick(c[F.ARIA_CHECKED]), pick(c[F.ARIA_EXPANDED]), pick(c[F.FORM]), pick(c[F.ARIA_DESCRIBEDBY]), pick(private),
         strict=True,
     ):
+        if (
+            source == "content" and role in _PLAIN_ROLES and tag in _PLAIN_TAGS and control is None and checked_state < 0
+            and not (editable or aria_value or aria_checked or aria_expanded or describedby or frame_kind or shadow)
+        ):
+            # A link or button named from its content with no states (most listed elements):
+            # the fields as the steps below decide them (kind: its role; no value, text,
+            # checked, expanded, sensitivity or description), without their tests.
+            decided.append((
+                role, input_type if tag == "button" else "", label, source, "", None, (), None, None, False,
+                (c[F.ID][form], c[F.NAME][form], c[F.FORM_ACTION][form], c[F.FORM_METHOD][form]) if form >= 0 else None,
+                "", "",
+            ))
+            continue
         opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
         if control is not None:
             label, source = element_label(index, doc, hidden_ok=True)
@@ -752,6 +769,7 @@ def _outline(
     owned = bool(doc.owner_of)
     # Fields in order: kind, depth, role, name, element, in_viewport, level (see _describe).
     make_node = partial(_new_tuple, OutlineNode)
+    containers: list[int] = []  # positions of the container nodes
     while index < count:
         while stack and index > stack[-1][0]:
             stack.pop()
@@ -793,6 +811,7 @@ def _outline(
         ):
             named = role not in ("list", "table", "grid") or aria_labels[index] or labelledby[index]
             name = doc.accessible_name(index)[0] if named else ""
+            containers.append(len(nodes))
             nodes.append(make_node(("container", len(stack), role, _clip_text(name, True), -1, in_view(index), 0)))
             stack.append((end[index], len(nodes) - 1))
             index += 1
@@ -820,14 +839,11 @@ def _outline(
                     continue
         index += 1
     # Drop containers that ended up empty (their children are the nodes deeper right after).
-    kept: list[OutlineNode] = []
-    for position, node in enumerate(nodes):
-        if node.kind == "container":
-            following = nodes[position + 1] if position + 1 < len(nodes) else None
-            if following is None or following.depth <= node.depth:
-                continue
-        kept.append(node)
-    return kept
+    last = len(nodes) - 1
+    empty = {
+        position for position in containers if position == last or nodes[position + 1].depth <= nodes[position].depth
+    }
+    return [node for position, node in enumerate(nodes) if position not in empty] if empty else nodes
 
 
 def _next_holding(holds_listed: list[bool], index: int, last: int) -> int:
