@@ -151,6 +151,25 @@ def rows_with(cells: Sequence[Any], value: Any) -> list[int]:
         return found
 
 
+class TagRows:
+    """``rows_with(tags, tag)`` for the tags asked, remembered: a scan asks for a few tags
+    (implicit roles, interactive candidates), some of them twice, and a tag absent from the
+    page costs a set lookup, not a pass over the column. Callers must not change the lists."""
+
+    __slots__ = ("_tags", "_present", "_rows")
+
+    def __init__(self, tags: Sequence[str]) -> None:
+        self._tags = tags
+        self._present = set(tags)
+        self._rows: dict[str, list[int]] = {}
+
+    def __call__(self, tag: str) -> list[int]:
+        rows = self._rows.get(tag)
+        if rows is None:
+            rows = self._rows[tag] = rows_with(self._tags, tag) if tag in self._present else []
+        return rows
+
+
 def rows_without(cells: Sequence[Any], value: Any) -> list[int]:
     """Indexes of the cells other than ``value``, ascending (a column of a few distinct values)."""
     return sorted(chain.from_iterable(rows_with(cells, other) for other in set(cells) if other != value))

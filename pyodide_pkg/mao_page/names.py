@@ -66,7 +66,7 @@ class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
     __slots__ = (
-        "rows", "columns", "parents", "tags", "displays", "text_parts", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "_names",
+        "rows", "columns", "parents", "tags", "displays", "text_parts", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "rows_of_tag", "_names",
         "_labels", "same_as", "owns", "owner_of", "_label_above",
     )
 
@@ -128,7 +128,8 @@ class DocumentIndex:
         self.owner_of: dict[int, int] = {}
         if owners:
             self._resolve_owns(owners)
-        self.roles = roles_of_rows(rows, columns)
+        self.rows_of_tag = F.TagRows(self.tags)
+        self.roles = roles_of_rows(rows, columns, self.rows_of_tag)
         self._names: dict[int, tuple[str, str]] = {}
         self._labels: dict[int, list[int]] = {}
         self._label_above: dict[int, int] = {}
@@ -344,31 +345,7 @@ class DocumentIndex:
         key = -index - 1 if hidden_ok else index
         cached = self._names.get(key)
         if cached is None:
-            # The shortcuts, commonest first (they never both apply): the steps below as they
-            # would run for most of a page's names, without their machinery (issue 3).
-            source = "content"
-            text = self._leaf_text_name(index)
-            if text is None:
-                source = "label"
-                text = self._label_text_name(index)
-                if text is None:
-                    named = self._attribute_name(index)
-                    if named is not None:
-                        text, source = named
-            if text is not None:
-                name = squash(text)
-                name = (name if source == "aria-label" else name.strip("\xa0 "))[:MAX_NAME]
-                cached = self._names[key] = (name, source if name else "")
-                return cached
-            computer = _NameComputation(self, index)
-            name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
-            if computer.source != "aria-label":
-                # NBSP at the very ends of text is trimmed (inside it is kept, accname 2G):
-                # libraries add it as decoration (antd's checkbox label), and an agent matching
-                # "I agree" must not need to know that. An author's aria-label is kept as is.
-                name = name.strip("\xa0 ")
-            name = name[:MAX_NAME]
-            cached = self._names[key] = (name, computer.source if name else "")
+            cached = self._names[key] = self._name(index, hidden_ok, self._leaf_text_names((index,))[0])
         return cached
 
     def accessible_names(self, indexes: Sequence[int]) -> list[tuple[str, str]]:
@@ -381,15 +358,36 @@ class DocumentIndex:
         for index, text in zip(indexes, self._leaf_text_names(indexes), strict=True):
             cached = names.get(index)
             if cached is None:
-                if text is None:
-                    cached = self.accessible_name(index)
-                else:  # as accessible_name does with the shortcut's text (never empty)
-                    cached = names[index] = (squash(text).strip("\xa0 ")[:MAX_NAME], "content")
+                cached = names[index] = self._name(index, False, text)
             out.append(cached)
         return out
 
-    def _leaf_text_name(self, index: int) -> str | None:
-        return self._leaf_text_names((index,))[0]
+    def _name(self, index: int, hidden_ok: bool, leaf_text: str | None) -> tuple[str, str]:
+        """``accessible_name`` computed; ``leaf_text``: the row's ``_leaf_text_names``."""
+        # The shortcuts, commonest first (they never both apply): the steps below as they
+        # would run for most of a page's names, without their machinery (issue 3).
+        source = "content"
+        text = leaf_text
+        if text is None:
+            source = "label"
+            text = self._label_text_name(index)
+            if text is None:
+                named = self._attribute_name(index)
+                if named is not None:
+                    text, source = named
+        if text is not None:
+            name = squash(text)
+            name = (name if source == "aria-label" else name.strip("\xa0 "))[:MAX_NAME]
+            return name, source if name else ""
+        computer = _NameComputation(self, index)
+        name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
+        if computer.source != "aria-label":
+            # NBSP at the very ends of text is trimmed (inside it is kept, accname 2G):
+            # libraries add it as decoration (antd's checkbox label), and an agent matching
+            # "I agree" must not need to know that. An author's aria-label is kept as is.
+            name = name.strip("\xa0 ")
+        name = name[:MAX_NAME]
+        return name, computer.source if name else ""
 
     def _leaf_text_names(self, indexes: Sequence[int]) -> list[str | None]:
         """Per row: the name of the commonest named element, a link or button holding text

@@ -14,7 +14,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import compress, repeat
+from itertools import chain, compress, repeat
 from operator import eq, itemgetter, or_, sub
 from typing import Any, NamedTuple
 
@@ -413,9 +413,8 @@ def _scan_page(
     # The rows is_interactive can accept, and the placeholders: an interactive tag, or a
     # role, tabindex, contenteditable, pointer cursor, cross-origin frame or closed shadow
     # root. For every other row is_interactive returns False by its first tests.
-    # (Interactive tags match many rows: one map over the column, all in C, beats an index()
-    # call per match.)
-    possible = set(compress(indexes, map(_MAYBE_INTERACTIVE_TAGS.__contains__, columns[F.TAG])))
+    # (The rows of each interactive tag are found in C, most of them already for the roles.)
+    possible = set(chain.from_iterable(map(doc.rows_of_tag, _MAYBE_INTERACTIVE_TAGS)))
     for column in (F.ROLE, F.TABINDEX, F.CONTENTEDITABLE):
         possible.update(compress(indexes, columns[column]))
     for column, value in ((F.CURSOR, "pointer"), (F.FRAME, "cross"), (F.SHADOW, "closed")):
