@@ -819,12 +819,15 @@ def _outline(
             index += 1
             continue
         parts, kids = text_parts[index], children[index]
+        first = kids[0] if kids and not owned and (not parts or parts[0] > 0) else -1  # the first content, an element
         if (parts or kids) and not (
-            # The block's content starts with a listed element (a list item holding a link, a
-            # cell holding a button): _block_text would stop there at once with no text, so
-            # the block gets no line and is not asked for (hundreds of rows on a whole page).
-            kids and not owned and (not parts or parts[0] > 0) and kids[0] in listed and not hidden[kids[0]]
-            and not aria_hidden[kids[0]] and tags[kids[0]] not in _NO_TEXT_TAGS
+            # The block's content starts with a listed element, a heading or a block (a list
+            # item holding a link, a cell holding a button, a table body): _block_text would
+            # stop there at once with no text, so the block gets no line and is not asked for
+            # (hundreds of rows on a whole page). A row's cell is read, though.
+            first >= 0 and not hidden[first] and not aria_hidden[first] and tags[first] not in _NO_TEXT_TAGS
+            and (first in listed or not (displays[first] == "table-cell" and (displays[index] == "table-row" or role == "row"))
+                 and (displays[first] not in _INLINE_DISPLAYS or roles[first] == "heading"))
         ) and visible(index):
             view = in_view(index)
             if include_offscreen or view:
