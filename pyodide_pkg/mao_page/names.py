@@ -67,7 +67,7 @@ class DocumentIndex:
 
     __slots__ = (
         "rows", "columns", "parents", "tags", "displays", "text_parts", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "rows_of_tag", "_names",
-        "_labels", "same_as", "owns", "owner_of", "_label_above",
+        "_labels", "_in_label", "same_as", "owns", "owner_of", "_label_above",
     )
 
     def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None, aliases: list[int] | None = None) -> None:
@@ -133,6 +133,8 @@ class DocumentIndex:
         self._names: dict[int, tuple[str, str]] = {}
         self._labels: dict[int, list[int]] = {}
         self._label_above: dict[int, int] = {}
+        # Per row: it or an ancestor is a <label> (any tree scope); made on first use.
+        self._in_label: list[bool] | None = None
         # Rows that are another row's element again (partial rows: the element in its label).
         self.same_as: dict[int, int] = dict.fromkeys(aliases or (), 0)
         if roots:
@@ -206,8 +208,12 @@ class DocumentIndex:
         labels = list(self.labels_for.get((scopes[index], element_id), ())) if element_id else []
         parent = self.parents[index]
         wrapping = -1
-        if parent >= 0 and scopes[parent] == scopes[index]:
-            # The walk up is remembered: siblings find their parent's answer at once.
+        in_label = self._in_label
+        if in_label is None:
+            in_label = self._in_label = self.subtree_flags(self.rows_of_tag("label"))
+        if parent >= 0 and in_label[parent] and scopes[parent] == scopes[index]:
+            # Only inside a label (most buttons are not: no walk up for them). The walk up is
+            # remembered: siblings find their parent's answer at once.
             wrapping = self._label_above.get(parent)
             if wrapping is None:
                 wrapping = self._label_or_above(parent)
