@@ -313,7 +313,10 @@ class Geometry:
         the row's, when the caller has it already)."""
         known = self._in_view[index]
         if known is None:
-            if self.visible(index):
+            visible = self._visible[index]  # most callers asked visible() first
+            if visible is None:
+                visible = self.visible(index)
+            if visible:
                 if box is None:
                     box = self.box(index)
                 # _overlaps(box, top) and _overlaps(box, scroll clip), spelled out: thousands
