@@ -565,10 +565,11 @@ function rowOf(el) {
 
 // Column transport of a walk (collectDocumentColumns): numbers cross as typed arrays (a
 // memcpy into Python), strings as one UTF-8 buffer of the distinct values (NUL-separated) with
-// an index per cell, and the few structured columns (alt, options, pseudo, text parts) as a
-// small JSON. The int array also carries, after the int columns, each row's subtree end (the
-// last row of its subtree, rows being in preorder) and the non-empty cells of the sparse
-// string columns, which Python would otherwise compute or parse from JSON (issue 3).
+// an index per cell, and the few structured columns (alt, options, pseudo) as a small JSON.
+// The int array also carries, after the int columns, each row's subtree end (the last row of
+// its subtree, rows being in preorder), the non-empty cells of the sparse string columns and
+// the text parts (their strings in the table), which Python would otherwise compute or parse
+// from JSON (issue 3).
 // Python keeps the columns and builds a row only when one is asked for (mao_page/facts.py:
 // rows_from_columns), a fraction of parsing the same rows from JSON. The column groups are
 // mirrored in facts.py.
@@ -589,58 +590,101 @@ const SPARSE_LIMIT = 0.5;
 function columnsOf(result) {
   const facts = result.facts;
   const n = facts.length;
+  const columnCount = STRING_COLUMNS.length;
   // Strings repeat a lot (tags, computed styles, empty attributes): each distinct one crosses
   // once, and the string columns are indexes into that table.
   // The empty string (most attribute cells) is entry 0, the array's initial value: no lookup.
   const table = new Map([["", 0]]);
   const strings = [""];
-  const stringIndex = new Int32Array(n * STRING_COLUMNS.length);
+  const stringIndex = new Int32Array(n * columnCount);
   // Most attribute columns are empty but in a few rows (title, name, href, placeholder):
   // for such a column the (row, id) pairs of its other cells cross too, and Python fills
   // those few cells instead of looking up every row's (issue 3).
-  // pairs[starts[c]..starts[c + 1]): the [row, id, ...] pairs of column c when it is sparse
-  // (sparseColumns[c]), gathered in the same pass; none for a dense one.
-  const pairs = [];
-  const starts = new Int32Array(STRING_COLUMNS.length + 1);
-  const sparseColumns = new Uint8Array(STRING_COLUMNS.length);
+  // pairs[c]: the [row, id, ...] pairs of column c while it may be sparse (sparseColumns[c]).
+  const pairs = STRING_COLUMNS.map(() => []);
+  const sparseColumns = new Uint8Array(columnCount).fill(1);
   const limit = SPARSE_LIMIT * n;
-  let k = 0;
-  for (let c = 0; c < STRING_COLUMNS.length; c++) {
-    const column = STRING_COLUMNS[c];
-    const start = pairs.length;
-    let sparse = true;
-    for (let i = 0; i < n; i++, k++) {
-      const value = facts[i][column];
+  // Row by row (each row's cells are read together), and a cell equal to the one above it in
+  // its column (computed styles, tags in runs) reuses its id without a table lookup.
+  const lastValue = new Array(columnCount).fill("");
+  const lastId = new Int32Array(columnCount);
+  // The number columns and the structured ones are gathered in the same pass.
+  const intCount = INT_COLUMNS.length;
+  const intColumns = new Int32Array(n * intCount);
+  const floatCount = FLOAT_COLUMNS.length;
+  const floats = new Float64Array(n * floatCount);
+  const alt = [];
+  const options = [];
+  const pseudo = [];
+  // Text parts ([position, text, ...] per row): all rows' parts as flat [position, string id]
+  // pairs; per row the number of its first pair + 1 (0: no text); the rows with more than one
+  // part as [first pair, pair count] (mixed content, a few rows). Parsed from JSON, most
+  // rows' one-part lists were half the decode of a page (issue 3).
+  const textPairs = [];
+  const textFirst = new Int32Array(n);
+  const textSpans = [];
+  const stringId = (value) => {
+    let id = table.get(value);
+    if (id === undefined) {
+      id = strings.length;
+      table.set(value, id);
+      strings.push(value);
+    }
+    return id;
+  };
+  for (let i = 0; i < n; i++) {
+    const row = facts[i];
+    for (let c = 0; c < intCount; c++) {
+      const value = row[INT_COLUMNS[c]];
+      intColumns[c * n + i] = value ? +value : 0;
+    }
+    for (let c = 0; c < floatCount; c++) floats[c * n + i] = row[FLOAT_COLUMNS[c]];
+    if (row[ALT_COLUMN] !== null) alt.push(i, row[ALT_COLUMN]);
+    if (row[OPTIONS_COLUMN] !== 0) options.push(i, row[OPTIONS_COLUMN]);
+    if (row[PSEUDO_COLUMN] !== 0) pseudo.push(i, row[PSEUDO_COLUMN]);
+    const parts = row[TEXT_PARTS_COLUMN];
+    if (parts.length) {
+      const first = textPairs.length / 2;
+      textFirst[i] = first + 1;
+      if (parts.length > 2) textSpans.push(first, parts.length / 2);
+      for (let j = 0; j < parts.length; j += 2) textPairs.push(parts[j], stringId(parts[j + 1]));
+    }
+    for (let c = 0; c < columnCount; c++) {
+      const value = row[STRING_COLUMNS[c]];
       if (value === "") continue;
-      let id = table.get(value);
-      if (id === undefined) {
-        id = strings.length;
-        table.set(value, id);
-        strings.push(value);
+      let id;
+      if (value === lastValue[c]) {
+        id = lastId[c];
+      } else {
+        id = stringId(value);
+        lastValue[c] = value;
+        lastId[c] = id;
       }
-      stringIndex[k] = id;
-      if (sparse) {
-        pairs.push(i, id);
-        if (!(pairs.length - start < limit)) {
-          sparse = false;
-          pairs.length = start;
+      stringIndex[c * n + i] = id;
+      if (sparseColumns[c]) {
+        const cells = pairs[c];
+        cells.push(i, id);
+        if (!(cells.length < limit)) {
+          sparseColumns[c] = 0;
+          cells.length = 0;
         }
       }
     }
-    starts[c + 1] = pairs.length;
-    sparseColumns[c] = sparse && pairs.length - start < limit ? 1 : 0;
+  }
+  let pairCount = 0;
+  for (let c = 0; c < columnCount; c++) {
+    if (!(pairs[c].length < limit)) sparseColumns[c] = 0; // no rows at all: dense (and empty)
+    pairCount += pairs[c].length; // a dense column's pairs were dropped
   }
   // ints: the int columns, the subtree ends, then per string column the count of its pair
-  // numbers (-1 when it crosses dense) and the [row, id, ...] pairs.
-  const sparseSize = STRING_COLUMNS.length + pairs.length;
-  const ints = new Int32Array(n * (INT_COLUMNS.length + 1) + sparseSize);
-  k = 0;
-  for (const c of INT_COLUMNS) {
-    for (let i = 0; i < n; i++) {
-      const value = facts[i][c];
-      ints[k++] = value ? +value : 0;
-    }
-  }
+  // numbers (-1 when it crosses dense) and the [row, id, ...] pairs; then the text parts: the
+  // count of their numbers and the [position, id, ...] pairs, each row's first pair + 1, the
+  // count of the multi-part numbers and the [first pair, pair count, ...] of those rows.
+  const sparseSize = columnCount + pairCount;
+  const textSize = 2 + textPairs.length + n + textSpans.length;
+  const ints = new Int32Array(n * (intCount + 1) + sparseSize + textSize);
+  ints.set(intColumns);
+  let k = n * intCount;
   // end[i]: the last row of i's subtree (PARENT is the first int column).
   const endAt = k;
   for (let i = 0; i < n; i++) ints[endAt + i] = i;
@@ -649,24 +693,18 @@ function columnsOf(result) {
     if (p >= 0 && ints[endAt + i] > ints[endAt + p]) ints[endAt + p] = ints[endAt + i];
   }
   k = endAt + n;
-  for (let c = 0; c < STRING_COLUMNS.length; c++) {
-    ints[k++] = sparseColumns[c] ? starts[c + 1] - starts[c] : -1;
-    for (let j = starts[c]; j < starts[c + 1]; j++) ints[k++] = pairs[j];
+  for (let c = 0; c < columnCount; c++) {
+    const cells = pairs[c];
+    ints[k++] = sparseColumns[c] ? cells.length : -1;
+    for (let j = 0; j < cells.length; j++) ints[k++] = cells[j];
   }
-  const floats = new Float64Array(n * FLOAT_COLUMNS.length);
-  k = 0;
-  for (const c of FLOAT_COLUMNS) for (let i = 0; i < n; i++) floats[k++] = facts[i][c];
-  const alt = [];
-  const options = [];
-  const pseudo = [];
-  const texts = new Array(n);
-  for (let i = 0; i < n; i++) {
-    const row = facts[i];
-    if (row[ALT_COLUMN] !== null) alt.push(i, row[ALT_COLUMN]);
-    if (row[OPTIONS_COLUMN] !== 0) options.push(i, row[OPTIONS_COLUMN]);
-    if (row[PSEUDO_COLUMN] !== 0) pseudo.push(i, row[PSEUDO_COLUMN]);
-    texts[i] = row[TEXT_PARTS_COLUMN];
-  }
+  ints[k++] = textPairs.length;
+  ints.set(textPairs, k);
+  k += textPairs.length;
+  ints.set(textFirst, k);
+  k += n;
+  ints[k++] = textSpans.length;
+  ints.set(textSpans, k);
   return {
     count: n,
     ints,
@@ -674,7 +712,7 @@ function columnsOf(result) {
     strings: utf8.encode(strings.join("\0")),
     stringCount: strings.length,
     stringIndex,
-    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo, texts])),
+    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo])),
     // The same walk as JSON rows, for the rare page whose strings hold a NUL. UTF-8 bytes:
     // copying a Uint8Array into Python is a memcpy, while a JS string of megabytes into a
     // Python str cost ~20 ms at 8k elements (measured, issue 3).

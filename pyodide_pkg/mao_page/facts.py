@@ -151,6 +151,25 @@ def rows_with(cells: Sequence[Any], value: Any) -> list[int]:
         return found
 
 
+class TagRows:
+    """``rows_with(tags, tag)`` for the tags asked, remembered: a scan asks for a few tags
+    (implicit roles, interactive candidates), some of them twice, and a tag absent from the
+    page costs a set lookup, not a pass over the column. Callers must not change the lists."""
+
+    __slots__ = ("_tags", "_present", "_rows")
+
+    def __init__(self, tags: Sequence[str]) -> None:
+        self._tags = tags
+        self._present = set(tags)
+        self._rows: dict[str, list[int]] = {}
+
+    def __call__(self, tag: str) -> list[int]:
+        rows = self._rows.get(tag)
+        if rows is None:
+            rows = self._rows[tag] = rows_with(self._tags, tag) if tag in self._present else []
+        return rows
+
+
 def rows_without(cells: Sequence[Any], value: Any) -> list[int]:
     """Indexes of the cells other than ``value``, ascending (a column of a few distinct values)."""
     return sorted(chain.from_iterable(rows_with(cells, other) for other in set(cells) if other != value))
@@ -182,10 +201,11 @@ def rows_from_columns(
     values, ``string_index`` (int32) the string columns as indexes into them. ``ints`` (int32)
     holds the int and bool columns, then each row's subtree end (``FactRows.end``), then per
     string column the length of its pairs (-1: none) and the flat [row, string id, ...] pairs
-    of its non-empty cells, sent when those are few. ``extra`` is [scopes, frames, alt pairs,
-    options pairs, pseudo pairs, text parts]; the pairs are flat [row, value, ...] lists of
-    the rows whose value differs from the default (alt None, options 0, pseudo 0)."""
-    scopes, frames, alt_pairs, option_pairs, pseudo_pairs, text_parts = extra
+    of its non-empty cells, sent when those are few, then the text parts (``_text_parts``).
+    ``extra`` is [scopes, frames, alt pairs, options pairs, pseudo pairs]; the pairs are flat
+    [row, value, ...] lists of the rows whose value differs from the default (alt None,
+    options 0, pseudo 0)."""
+    scopes, frames, alt_pairs, option_pairs, pseudo_pairs = extra
     table = strings.split(STRING_SEPARATOR) if string_count else []
     if len(table) != string_count:
         return None
@@ -231,5 +251,25 @@ def rows_from_columns(
         columns[column] = itemgetter(*cells)(table) if count > 1 else [table[i] for i in cells]
     for column, pairs, default in ((ALT, alt_pairs, None), (OPTIONS, option_pairs, 0), (PSEUDO, pseudo_pairs, 0)):
         columns[column] = _filled(count, default, pairs[::2], pairs[1::2])
-    columns[TEXT_PARTS] = text_parts
+    columns[TEXT_PARTS] = _text_parts(count, int_values[at:], table)
     return FactRows(columns, count, end), scopes, frames
+
+
+def _text_parts(count: int, ints: Sequence[int], table: list[str]) -> Sequence[Sequence[Any]]:
+    """The text parts column (per row (position, text, ...), a tuple; () when none) from the
+    tail of the int transport: the length of the parts' numbers, their flat [position,
+    string id, ...] pairs, per row its first pair + 1 (0: no text), the length of the
+    multi-part numbers and their [first pair, pair count, ...]. Most rows with text have one
+    part: its (position, text) pair is the row's tuple, made with the others in C."""
+    size = ints[0]
+    pairs = ints[1:1 + size]
+    entries: list[Sequence[Any]] = [()]
+    entries += zip(pairs[::2], map(table.__getitem__, pairs[1::2]), strict=True)
+    first = ints[1 + size:1 + size + count]
+    at = 1 + size + count
+    spans = ints[at + 1:at + 1 + ints[at]]
+    for start, length in zip(spans[::2], spans[1::2], strict=True):
+        entries[start + 1] = tuple(chain.from_iterable(entries[start + 1:start + 1 + length]))
+    if count > 1:
+        return itemgetter(*first)(entries)
+    return [entries[i] for i in first]

@@ -66,8 +66,8 @@ class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
     __slots__ = (
-        "rows", "columns", "parents", "tags", "displays", "text_parts", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "_names",
-        "_labels", "same_as", "owns", "owner_of", "_label_above",
+        "rows", "columns", "parents", "tags", "displays", "text_parts", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "rows_of_tag", "_names",
+        "_labels", "_in_label", "same_as", "owns", "owner_of", "_label_above",
     )
 
     def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None, aliases: list[int] | None = None) -> None:
@@ -128,10 +128,13 @@ class DocumentIndex:
         self.owner_of: dict[int, int] = {}
         if owners:
             self._resolve_owns(owners)
-        self.roles = roles_of_rows(rows, columns)
+        self.rows_of_tag = F.TagRows(self.tags)
+        self.roles = roles_of_rows(rows, columns, self.rows_of_tag)
         self._names: dict[int, tuple[str, str]] = {}
         self._labels: dict[int, list[int]] = {}
         self._label_above: dict[int, int] = {}
+        # Per row: it or an ancestor is a <label> (any tree scope); made on first use.
+        self._in_label: list[bool] | None = None
         # Rows that are another row's element again (partial rows: the element in its label).
         self.same_as: dict[int, int] = dict.fromkeys(aliases or (), 0)
         if roots:
@@ -205,8 +208,12 @@ class DocumentIndex:
         labels = list(self.labels_for.get((scopes[index], element_id), ())) if element_id else []
         parent = self.parents[index]
         wrapping = -1
-        if parent >= 0 and scopes[parent] == scopes[index]:
-            # The walk up is remembered: siblings find their parent's answer at once.
+        in_label = self._in_label
+        if in_label is None:
+            in_label = self._in_label = self.subtree_flags(self.rows_of_tag("label"))
+        if parent >= 0 and in_label[parent] and scopes[parent] == scopes[index]:
+            # Only inside a label (most buttons are not: no walk up for them). The walk up is
+            # remembered: siblings find their parent's answer at once.
             wrapping = self._label_above.get(parent)
             if wrapping is None:
                 wrapping = self._label_or_above(parent)
@@ -344,55 +351,77 @@ class DocumentIndex:
         key = -index - 1 if hidden_ok else index
         cached = self._names.get(key)
         if cached is None:
-            # The shortcuts, commonest first (they never both apply): the steps below as they
-            # would run for most of a page's names, without their machinery (issue 3).
-            source = "content"
-            text = self._leaf_text_name(index)
-            if text is None:
-                source = "label"
-                text = self._label_text_name(index)
-                if text is None:
-                    named = self._attribute_name(index)
-                    if named is not None:
-                        text, source = named
-            if text is not None:
-                name = squash(text)
-                name = (name if source == "aria-label" else name.strip("\xa0 "))[:MAX_NAME]
-                cached = self._names[key] = (name, source if name else "")
-                return cached
-            computer = _NameComputation(self, index)
-            name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
-            if computer.source != "aria-label":
-                # NBSP at the very ends of text is trimmed (inside it is kept, accname 2G):
-                # libraries add it as decoration (antd's checkbox label), and an agent matching
-                # "I agree" must not need to know that. An author's aria-label is kept as is.
-                name = name.strip("\xa0 ")
-            name = name[:MAX_NAME]
-            cached = self._names[key] = (name, computer.source if name else "")
+            cached = self._names[key] = self._name(index, hidden_ok, self._leaf_text_names((index,))[0])
         return cached
 
-    def _leaf_text_name(self, index: int) -> str | None:
-        """The name of the commonest named element, a link or button holding text only, as
-        the steps below would compute it but without their machinery (most of a page's
-        names; issue 3); None when any step other than 2F could apply: the full computation.
-        Rendered and without element children, pseudo content, aria-owns on the page,
-        aria-labelledby, aria-label or native labels; a role named from content (2F); its
-        text non-blank (else 2I and later apply)."""
+    def accessible_names(self, indexes: Sequence[int]) -> list[tuple[str, str]]:
+        """``accessible_name`` of each row (not ``hidden_ok``). A scan names every listed
+        element: the commonest names (``_leaf_text_names``) are found in one pass here, where
+        a call of ``accessible_name`` and its shortcut per element cost more than the
+        shortcut's work (issue 3)."""
+        names = self._names
+        out: list[tuple[str, str]] = []
+        for index, text in zip(indexes, self._leaf_text_names(indexes), strict=True):
+            cached = names.get(index)
+            if cached is None:
+                cached = names[index] = self._name(index, False, text)
+            out.append(cached)
+        return out
+
+    def _name(self, index: int, hidden_ok: bool, leaf_text: str | None) -> tuple[str, str]:
+        """``accessible_name`` computed; ``leaf_text``: the row's ``_leaf_text_names``."""
+        # The shortcuts, commonest first (they never both apply): the steps below as they
+        # would run for most of a page's names, without their machinery (issue 3).
+        source = "content"
+        text = leaf_text
+        if text is None:
+            source = "label"
+            text = self._label_text_name(index)
+            if text is None:
+                named = self._attribute_name(index)
+                if named is not None:
+                    text, source = named
+        if text is not None:
+            name = squash(text)
+            name = (name if source == "aria-label" else name.strip("\xa0 "))[:MAX_NAME]
+            return name, source if name else ""
+        computer = _NameComputation(self, index)
+        name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
+        if computer.source != "aria-label":
+            # NBSP at the very ends of text is trimmed (inside it is kept, accname 2G):
+            # libraries add it as decoration (antd's checkbox label), and an agent matching
+            # "I agree" must not need to know that. An author's aria-label is kept as is.
+            name = name.strip("\xa0 ")
+        name = name[:MAX_NAME]
+        return name, computer.source if name else ""
+
+    def _leaf_text_names(self, indexes: Sequence[int]) -> list[str | None]:
+        """Per row: the name of the commonest named element, a link or button holding text
+        only, as the steps below would compute it but without their machinery (most of a
+        page's names; issue 3); None when any step other than 2F could apply: the full
+        computation. Rendered and without element children, pseudo content, aria-owns on the
+        page, aria-labelledby, aria-label or native labels; a role named from content (2F);
+        its text non-blank (else 2I and later apply)."""
+        if self.owner_of:
+            return [None] * len(indexes)
         columns = self.columns
-        tag = self.tags[index]
-        role = self.roles[index]
-        if (
-            self.children[index] or self.owner_of or self.hidden[index] or columns[F.PSEUDO][index]
-            or columns[F.ARIA_LABELLEDBY][index] or columns[F.ARIA_LABEL][index] or tag in _NEVER_TEXT
-            or tag in _HOST_LABEL_TAGS or (tag in _LABELABLE and self.labels_of(index))
-            or not (role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS or (not role and tag in ("th", "td")))
-        ):
-            return None
-        parts = self.text_parts[index]
-        if not parts:
-            return None
-        text = (parts[1] if len(parts) == 2 else "".join(parts[1::2])).strip()
-        return text or None
+        tags, roles, children, hidden, text_parts = self.tags, self.roles, self.children, self.hidden, self.text_parts
+        pseudo, labelledby, aria_label = columns[F.PSEUDO], columns[F.ARIA_LABELLEDBY], columns[F.ARIA_LABEL]
+        out: list[str | None] = []
+        for index in indexes:
+            tag = tags[index]
+            role = roles[index]
+            parts = text_parts[index]
+            if (
+                not parts or children[index] or hidden[index] or pseudo[index] or labelledby[index] or aria_label[index]
+                or tag in _NEVER_TEXT or tag in _HOST_LABEL_TAGS or (tag in _LABELABLE and self.labels_of(index))
+                or not (role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS or (not role and tag in ("th", "td")))
+            ):
+                out.append(None)
+                continue
+            text = (parts[1] if len(parts) == 2 else "".join(parts[1::2])).strip()
+            out.append(text or None)
+        return out
 
     def _attribute_name(self, index: int) -> tuple[str, str] | None:
         """(name, source) of an element only its attributes can name (forms, sections,

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import gc
 from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import compress, repeat
-from operator import eq, itemgetter, or_
+from itertools import chain, compress, repeat
+from operator import eq, itemgetter, or_, sub
 from typing import Any, NamedTuple
 
 from . import facts as F
@@ -312,7 +313,10 @@ class Geometry:
         the row's, when the caller has it already)."""
         known = self._in_view[index]
         if known is None:
-            if self.visible(index):
+            visible = self._visible[index]  # most callers asked visible() first
+            if visible is None:
+                visible = self.visible(index)
+            if visible:
                 if box is None:
                     box = self.box(index)
                 # _overlaps(box, top) and _overlaps(box, scroll clip), spelled out: thousands
@@ -412,9 +416,8 @@ def _scan_page(
     # The rows is_interactive can accept, and the placeholders: an interactive tag, or a
     # role, tabindex, contenteditable, pointer cursor, cross-origin frame or closed shadow
     # root. For every other row is_interactive returns False by its first tests.
-    # (Interactive tags match many rows: one map over the column, all in C, beats an index()
-    # call per match.)
-    possible = set(compress(indexes, map(_MAYBE_INTERACTIVE_TAGS.__contains__, columns[F.TAG])))
+    # (The rows of each interactive tag are found in C, most of them already for the roles.)
+    possible = set(chain.from_iterable(map(doc.rows_of_tag, _MAYBE_INTERACTIVE_TAGS)))
     for column in (F.ROLE, F.TABINDEX, F.CONTENTEDITABLE):
         possible.update(compress(indexes, columns[column]))
     for column, value in ((F.CURSOR, "pointer"), (F.FRAME, "cross"), (F.SHADOW, "closed")):
@@ -490,7 +493,7 @@ def _scan_page(
     elements = _describe(doc, geometry, chosen, targets, controls, boxes, in_views, frame_labels, private, release_sensitive)
     result = Scan(elements=elements, frames=frame_labels)
     if outline:
-        result.outline = _outline(doc, geometry, listed, ignored, inert, include_offscreen)
+        result.outline = _outline(doc, geometry, listed, in_views, ignored, inert, include_offscreen)
     return result
 
 
@@ -509,6 +512,10 @@ _PRESSED = {"true": True, "false": False, "mixed": "mixed"}
 _VALID = {"": False, "false": False}
 # The role of an element without one.
 _GENERIC = {"": "generic"}
+# Listed elements _describe decides by a shortcut when they have no states: the roles are
+# their kinds (roles.kind_of), and neither tag holds a value (not a field).
+_PLAIN_ROLES = frozenset({"link", "button"})
+_PLAIN_TAGS = frozenset({"a", "button"})
 
 
 def _picker(indexes: list[int]) -> Any:
@@ -541,24 +548,39 @@ def _describe(
     roles = tuple(map(_GENERIC.get, roles, roles))
     input_types, element_ids, names, placeholders = pick(c[F.TYPE]), pick(c[F.ID]), pick(c[F.NAME]), pick(c[F.PLACEHOLDER])
     # The fields decided one by one, per element in field order: kind, type, label,
-    # label_source, text, value, options, rect, checked, expanded, sensitive, form,
-    # description, opaque.
+    # label_source, text, value, options, checked, expanded, sensitive, form, description,
+    # opaque.
     decided = []
-    rounding: dict[float, float] = {}  # rect coordinates rounded so far
     parents, all_tags, opened = doc.parents, doc.tags, c[F.OPEN]
     for (
-        index, control, (x0, y0, x1, y1), tag, role, input_type, element_id, name, placeholder, frame_kind, shadow,
+        index, control, (label, source), tag, role, input_type, element_id, name, placeholder, frame_kind, shadow,
         editable, is_password, autocomplete, options_fact, multiple, current_value, aria_value, checked_state,
         aria_checked, aria_expanded, form, describedby, is_private,
     ) in zip(
-        chosen, controls, boxes, tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
+        chosen, controls, doc.accessible_names(chosen), tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
         pick(c[F.SHADOW]), pick(c[F.CONTENTEDITABLE]), pick(c[F.IS_PASSWORD]), pick(c[F.AUTOCOMPLETE]),
         pick(c[F.OPTIONS]), pick(c[F.MULTIPLE]), pick(c[F.VALUE]), pick(c[F.ARIA_VALUE]), pick(c[F.CHECKED]),
         pick(c[F.ARIA_CHECKED]), pick(c[F.ARIA_EXPANDED]), pick(c[F.FORM]), pick(c[F.ARIA_DESCRIBEDBY]), pick(private),
         strict=True,
     ):
+        if (
+            source == "content" and role in _PLAIN_ROLES and tag in _PLAIN_TAGS and control is None and checked_state < 0
+            and not (editable or aria_value or aria_checked or aria_expanded or describedby or frame_kind or shadow)
+        ):
+            # A link or button named from its content with no states (most listed elements):
+            # the fields as the steps below decide them (kind: its role; no value, text,
+            # checked, expanded, sensitivity or description), without their tests.
+            decided.append((
+                role, input_type if tag == "button" else "", label, source, "", None, (), None, None, False,
+                (c[F.ID][form], c[F.NAME][form], c[F.FORM_ACTION][form], c[F.FORM_METHOD][form]) if form >= 0 else None,
+                "", "",
+            ))
+            continue
         opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
-        label, source = element_label(index, doc, hidden_ok=control is not None) if not opaque else doc.accessible_name(index)
+        if control is not None:
+            label, source = element_label(index, doc, hidden_ok=True)
+        elif not label and not opaque:
+            label, source = _unnamed_label(index, doc)
         sensitive = bool(is_password) or (
             (tag in FIELD_TAGS or editable)
             and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder)
@@ -598,16 +620,6 @@ def _describe(
         parent = parents[index]
         if expanded is None and tag == "summary" and parent >= 0 and all_tags[parent] == "details":
             expanded = bool(opened[parent])
-        rect = []
-        for coordinate in (x0, y0, x1 - x0, y1 - y0):
-            # round(v, 1) is correctly rounded through a decimal conversion: ~0.9 us in
-            # Pyodide, four per element. Rects repeat the same few values (columns, widths,
-            # heights), so each distinct value is rounded once per scan. A zero result is not
-            # reused: -0.0 and 0.0 are one key, and round keeps the sign.
-            rounded = rounding.get(coordinate)
-            if not rounded:
-                rounded = rounding[coordinate] = round(coordinate, 1)
-            rect.append(rounded)
         owner: tuple[str, str, str, str] | None = None
         if form >= 0:
             owner = (c[F.ID][form], c[F.NAME][form], c[F.FORM_ACTION][form], c[F.FORM_METHOD][form])
@@ -619,7 +631,6 @@ def _describe(
             text if text != label else "",  # text
             value,  # value
             options,  # options
-            tuple(rect),  # rect
             checked,  # checked
             expanded,  # expanded
             sensitive,  # sensitive
@@ -628,10 +639,20 @@ def _describe(
             opaque,  # opaque
         ))
     (
-        kinds, types, labels, sources, texts, values, option_lists, rects, checked_states, expanded_states, sensitive_flags,
+        kinds, types, labels, sources, texts, values, option_lists, checked_states, expanded_states, sensitive_flags,
         owners, descriptions, opaques,
     ) = zip(*decided, strict=True)
     count = len(chosen)
+    # Rects (x, y, width, height) rounded to 0.1 px. round(v, 1) is correctly rounded through
+    # a decimal conversion: ~0.9 us in Pyodide, four per element; rects repeat the same few
+    # values (columns, widths, heights), so each distinct one is rounded once and the rest is
+    # looked up in C. A zero is not in the table (-0.0 and 0.0 are one key, and round keeps
+    # the sign): it stands for itself, as round would return it.
+    lefts, tops, rights, bottoms = zip(*boxes, strict=True)
+    widths, heights = list(map(sub, rights, lefts)), list(map(sub, bottoms, tops))
+    rounding = {value: round(value, 1) for value in {*lefts, *tops, *widths, *heights} if value}
+    get = rounding.get
+    rects = zip(map(get, lefts, lefts), map(get, tops, tops), map(get, widths, widths), map(get, heights, heights), strict=True)
     frame_label = dict(enumerate(frame_labels))
     aria_invalid, user_invalid = pick(c[F.ARIA_INVALID]), pick(c[F.USER_INVALID])
     # Positional, in field order (tuple.__new__ of each: see _new_tuple).
@@ -648,12 +669,12 @@ def _describe(
         option_lists,  # options
         repeat(True, count),  # visible
         in_views,  # in_viewport
-        map(or_, map(bool, pick(c[F.DISABLED])), map(eq, pick(c[F.ARIA_DISABLED]), repeat("true"))),  # disabled
-        map(or_, map(bool, pick(c[F.READONLY])), map(eq, pick(c[F.ARIA_READONLY]), repeat("true"))),  # readonly
-        map(or_, map(bool, pick(c[F.REQUIRED])), map(eq, pick(c[F.ARIA_REQUIRED]), repeat("true"))),  # required
+        _state(pick(c[F.DISABLED]), pick(c[F.ARIA_DISABLED]), count),  # disabled
+        _state(pick(c[F.READONLY]), pick(c[F.ARIA_READONLY]), count),  # readonly
+        _state(pick(c[F.REQUIRED]), pick(c[F.ARIA_REQUIRED]), count),  # required
         rects,  # rect
         checked_states,  # checked
-        map(_BOOL_ATTR.get, pick(c[F.ARIA_SELECTED])),  # selected
+        _looked_up(_BOOL_ATTR, pick(c[F.ARIA_SELECTED]), count),  # selected
         expanded_states,  # expanded
         placeholders,  # placeholder
         pick(c[F.HREF]),  # href
@@ -664,8 +685,11 @@ def _describe(
         zip(tags, roles, input_types, element_ids, names, pick(c[F.ARIA_LABEL]), pick(c[F.ARIA_LABELLEDBY]), placeholders,
             pick(c[F.TITLE]), strict=True),  # key
         map(frame_label.get, pick(geometry.frame_of), repeat("main")),  # frame
-        map(or_, map(_VALID.get, aria_invalid, repeat(True)), map(bool, user_invalid)),  # invalid
-        map(_PRESSED.get, pick(c[F.ARIA_PRESSED])),  # pressed
+        (
+            map(or_, map(_VALID.get, aria_invalid, repeat(True)), map(bool, user_invalid))
+            if any(aria_invalid) or any(user_invalid) else repeat(False, count)
+        ),  # invalid
+        _looked_up(_PRESSED, pick(c[F.ARIA_PRESSED]), count),  # pressed
         descriptions,  # description
         opaques,  # opaque
         controls,  # control
@@ -673,12 +697,30 @@ def _describe(
     )))
 
 
+def _state(facts: Sequence[Any], attributes: Sequence[str], count: int) -> Iterable[bool]:
+    """Per element, a boolean state (disabled, readonly, required): its DOM fact or its
+    aria-* attribute "true". Most pages set neither on any listed element: then one False
+    repeated, not three C calls per element (issue 3)."""
+    if True not in facts and "true" not in attributes:
+        return repeat(False, count)
+    return map(or_, map(bool, facts), map(eq, attributes, repeat("true")))
+
+
+def _looked_up(values: dict[str, Any], attributes: Sequence[str], count: int) -> Iterable[Any]:
+    """``values.get`` of each element's ARIA attribute; one None repeated when no element
+    has the attribute (the tables hold no value for "")."""
+    return map(values.get, attributes) if any(attributes) else repeat(None, count)
+
+
 def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) -> tuple[str, str]:
     """SPEC S3: the accessible name; for an unnamed clickable element its text; then the
     nearby text (source "nearby")."""
-    label, source = doc.accessible_name(index, hidden_ok=hidden_ok)
-    if label:
-        return label, source
+    named = doc.accessible_name(index, hidden_ok=hidden_ok)
+    return named if named[0] else _unnamed_label(index, doc)
+
+
+def _unnamed_label(index: int, doc: DocumentIndex) -> tuple[str, str]:
+    """``element_label`` of an element without an accessible name."""
     if doc.tags[index] not in ("input", "select", "textarea"):
         label = doc.text_content(index, limit=TEXT_LIMIT)
         if label:
@@ -692,9 +734,12 @@ def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) ->
 
 
 def _outline(
-    doc: DocumentIndex, geometry: Geometry, listed: dict[int, int], ignored: list[bool], inert: list[bool], include_offscreen: bool
+    doc: DocumentIndex, geometry: Geometry, listed: dict[int, int], in_views: list[bool], ignored: list[bool],
+    inert: list[bool], include_offscreen: bool,
 ) -> list[OutlineNode]:
     """Containers, headings, short text lines and elements in document order, indented.
+    ``listed`` maps the listed rows to their positions in the scan's elements, ``in_views``
+    holds whether each of those is in the viewport.
 
     Containers are kept only when something inside them is; text inside a listed element or
     a heading is already in its name and is not repeated.
@@ -717,14 +762,21 @@ def _outline(
     index = 0
     hidden, aria_hidden, children = doc.hidden, doc.aria_hidden, doc.children
     roles, visible, in_view = doc.roles, geometry.visible, geometry.in_view
+    # Rows not shown for any of four reasons, in one list: most pages have none of all but
+    # the hidden rows, and then no list is built.
+    flag_lists = [flags for flags in (hidden, aria_hidden, ignored, inert) if True in flags] or [hidden]
+    excluded = flag_lists[0]
+    for flags in flag_lists[1:]:
+        excluded = list(map(or_, excluded, flags))
+    owned = bool(doc.owner_of)
     # Fields in order: kind, depth, role, name, element, in_viewport, level (see _describe).
     make_node = partial(_new_tuple, OutlineNode)
+    containers: list[int] = []  # positions of the container nodes
     while index < count:
         while stack and index > stack[-1][0]:
             stack.pop()
         if (
-            ignored[index] or inert[index] or hidden[index] or aria_hidden[index] or tags[index] in _NO_OUTLINE_TAGS
-            or not holds_listed[index] and (index <= consumed_until or widths[index] <= 0 and displays[index] != "contents")
+            excluded[index] or tags[index] in _NO_OUTLINE_TAGS or not holds_listed[index] and (index <= consumed_until or widths[index] <= 0 and displays[index] != "contents")
         ):
             # Not shown, or its text is already on a line above (or it has no box) and
             # nothing listed is inside.
@@ -732,12 +784,16 @@ def _outline(
             continue
         position = listed.get(index)
         if position is not None:
-            nodes.append(make_node(("element", len(stack), "", "", position, in_view(index), 0)))
-            if end[index] > index:
-                stack.append((end[index], len(nodes) - 1))
-            consumed_until = max(consumed_until, end[index])
+            nodes.append(make_node(("element", len(stack), "", "", position, in_views[position], 0)))
+            last = end[index]
+            if last == index:  # a leaf (most listed elements): on to the next row
+                consumed_until = max(consumed_until, index)
+                index += 1
+                continue
+            stack.append((last, len(nodes) - 1))
+            consumed_until = max(consumed_until, last)
             # Its subtree is in its name: on to the next row holding something listed in it.
-            index = _next_holding(holds_listed, index, end[index])
+            index = _next_holding(holds_listed, index, last)
             continue
         role = roles[index]
         if role == "heading" and index > consumed_until:
@@ -757,14 +813,25 @@ def _outline(
         ):
             named = role not in ("list", "table", "grid") or aria_labels[index] or labelledby[index]
             name = doc.accessible_name(index)[0] if named else ""
+            containers.append(len(nodes))
             nodes.append(make_node(("container", len(stack), role, _clip_text(name, True), -1, in_view(index), 0)))
             stack.append((end[index], len(nodes) - 1))
             index += 1
             continue
-        if (
-            index > consumed_until and displays[index] not in _INLINE_DISPLAYS and (text_parts[index] or children[index])
-            and not _opens_with_listed(index, doc, listed) and visible(index)
-        ):
+        if index <= consumed_until or displays[index] in _INLINE_DISPLAYS:
+            index += 1
+            continue
+        parts, kids = text_parts[index], children[index]
+        first = kids[0] if kids and not owned and (not parts or parts[0] > 0) else -1  # the first content, an element
+        if (parts or kids) and not (
+            # The block's content starts with a listed element, a heading or a block (a list
+            # item holding a link, a cell holding a button, a table body): _block_text would
+            # stop there at once with no text, so the block gets no line and is not asked for
+            # (hundreds of rows on a whole page). A row's cell is read, though.
+            first >= 0 and not hidden[first] and not aria_hidden[first] and tags[first] not in _NO_TEXT_TAGS
+            and (first in listed or not (displays[first] == "table-cell" and (displays[index] == "table-row" or role == "row"))
+                 and (displays[first] not in _INLINE_DISPLAYS or roles[first] == "heading"))
+        ) and visible(index):
             view = in_view(index)
             if include_offscreen or view:
                 text, last = _block_text(doc, index, listed, end, holds_listed)
@@ -777,29 +844,11 @@ def _outline(
                     continue
         index += 1
     # Drop containers that ended up empty (their children are the nodes deeper right after).
-    kept: list[OutlineNode] = []
-    for position, node in enumerate(nodes):
-        if node.kind == "container":
-            following = nodes[position + 1] if position + 1 < len(nodes) else None
-            if following is None or following.depth <= node.depth:
-                continue
-        kept.append(node)
-    return kept
-
-
-def _opens_with_listed(index: int, doc: DocumentIndex, listed: dict[int, int]) -> bool:
-    """Whether a block's content starts with a listed element (a list item holding a link, a
-    cell holding a button): _block_text would stop there at once with no text, so the block
-    gets no line and is not asked for (hundreds of rows on a whole page)."""
-    kids = doc.children[index]
-    if not kids or doc.owner_of:
-        return False
-    parts = doc.text_parts[index]
-    first = kids[0]
-    return (
-        (not parts or parts[0] > 0) and first in listed and not doc.hidden[first] and not doc.aria_hidden[first]
-        and doc.tags[first] not in _NO_TEXT_TAGS
-    )
+    last = len(nodes) - 1
+    empty = {
+        position for position in containers if position == last or nodes[position + 1].depth <= nodes[position].depth
+    }
+    return [node for position, node in enumerate(nodes) if position not in empty] if empty else nodes
 
 
 def _next_holding(holds_listed: list[bool], index: int, last: int) -> int:

@@ -39,9 +39,32 @@ def _encode(rows: list[list[Any]], scopes: list[Any], frames: list[Any]) -> tupl
             ints.extend(filled)
         else:
             ints.append(-1)
-    extra = json.loads(json.dumps([scopes, frames, pairs[F.ALT], pairs[F.OPTIONS], pairs[F.PSEUDO],
-                                   [row[F.TEXT_PARTS] for row in rows]]))
+    # The text parts: their strings join the table; the [position, id, ...] pairs of all rows,
+    # each row's first pair + 1 (0: none), the [first pair, pair count, ...] of multi-part rows.
+    text_pairs: list[int] = []
+    first = [0] * n
+    spans: list[int] = []
+    for i, row in enumerate(rows):
+        parts = row[F.TEXT_PARTS]
+        if parts:
+            first[i] = len(text_pairs) // 2 + 1
+            if len(parts) > 2:
+                spans += [len(text_pairs) // 2, len(parts) // 2]
+            for at in range(0, len(parts), 2):
+                text_pairs += [parts[at], table.setdefault(parts[at + 1], len(table))]
+    ints.append(len(text_pairs))
+    ints.extend(text_pairs)
+    ints.extend(first)
+    ints.append(len(spans))
+    ints.extend(spans)
+    extra = json.loads(json.dumps([scopes, frames, pairs[F.ALT], pairs[F.OPTIONS], pairs[F.PSEUDO]]))
     return n, ints.tobytes(), floats.tobytes(), F.STRING_SEPARATOR.join(table), len(table), index.tobytes(), extra
+
+
+def _decoded(rows: list[list[Any]]) -> list[list[Any]]:
+    """The rows as the column transport gives them: text parts as tuples (read-only, like the
+    rows; most are made in C from (position, text) pairs)."""
+    return [[tuple(value) if column == F.TEXT_PARTS else value for column, value in enumerate(row)] for row in rows]
 
 
 def _page() -> PageRows:
@@ -58,8 +81,8 @@ def test_rows_from_columns_matches_json_rows() -> None:
     page = _page()
     scopes, frames = [["document", 0, -1]], [[-1, "http://x/", 0, 0, 1280, 800]]
     rows, got_scopes, got_frames = F.rows_from_columns(*_encode(page.rows, scopes, frames))
-    assert [list(row) for row in rows] == page.rows
-    assert [[type(v) for v in row] for row in rows] == [[type(v) for v in row] for row in page.rows]
+    assert [list(row) for row in rows] == _decoded(page.rows)
+    assert [[type(v) for v in row] for row in rows] == [[type(v) for v in row] for row in _decoded(page.rows)]
     assert (got_scopes, got_frames) == (scopes, frames)
 
 
@@ -67,7 +90,7 @@ def test_decoded_rows_keep_the_columns_they_came_from() -> None:
     # Passes over every row read the columns (facts.columns_of); they must be the rows'.
     page = _page()
     rows, _, _ = F.rows_from_columns(*_encode(page.rows, [], []))
-    assert [list(column) for column in F.columns_of(rows)] == [list(column) for column in zip(*page.rows, strict=True)]
+    assert [list(column) for column in F.columns_of(rows)] == [list(column) for column in zip(*_decoded(page.rows), strict=True)]
 
 
 def test_decoded_rows_bring_the_subtree_ends() -> None:
@@ -82,7 +105,7 @@ def test_decoded_rows_bring_the_subtree_ends() -> None:
 def test_rows_from_columns_single_row_and_empty() -> None:
     one = _page().rows[:1]
     rows, _, _ = F.rows_from_columns(*_encode(one, [], []))
-    assert [list(row) for row in rows] == one
+    assert [list(row) for row in rows] == _decoded(one)
     assert list(F.rows_from_columns(*_encode([], [], []))[0]) == []
 
 
