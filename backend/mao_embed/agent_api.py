@@ -21,7 +21,7 @@ import ipaddress
 import json
 from typing import Any
 
-from mao_page.protocol import ErrorCode, PageToolResult
+from mao_page.protocol import ErrorCode, PageToolResult, WireModel, single_action_from_json
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -150,25 +150,31 @@ class AgentApi:
             return _answer(
                 failure(reply_id, ErrorCode.MESSAGE_TOO_LARGE, "request body is too large")
             )
-        try:
-            args = json.loads(body) if body.strip() else {}
-        except (ValueError, UnicodeDecodeError) as error:
-            return _answer(
-                failure(reply_id, ErrorCode.INVALID_REQUEST, f"body is not JSON: {error}")
-            )
-        except RecursionError:
-            # Deeply nested arrays (found by the fuzz tests) were a 500 before.
-            return _answer(
-                failure(reply_id, ErrorCode.INVALID_REQUEST, "body is nested too deeply")
-            )
-        if not isinstance(args, dict):
-            return _answer(
-                failure(
-                    reply_id,
-                    ErrorCode.INVALID_REQUEST,
-                    "body must be a JSON object of tool arguments",
+        tool = request.path_params["tool"]
+        # One action's fields, the common call, are validated straight from the body; any
+        # other body is parsed here and validated by the relay (``build_request``).
+        args: dict[str, Any] | WireModel | None = single_action_from_json(tool, body)
+        if args is None:
+            try:
+                parsed = json.loads(body) if body.strip() else {}
+            except (ValueError, UnicodeDecodeError) as error:
+                return _answer(
+                    failure(reply_id, ErrorCode.INVALID_REQUEST, f"body is not JSON: {error}")
                 )
-            )
+            except RecursionError:
+                # Deeply nested arrays (found by the fuzz tests) were a 500 before.
+                return _answer(
+                    failure(reply_id, ErrorCode.INVALID_REQUEST, "body is nested too deeply")
+                )
+            if not isinstance(parsed, dict):
+                return _answer(
+                    failure(
+                        reply_id,
+                        ErrorCode.INVALID_REQUEST,
+                        "body must be a JSON object of tool arguments",
+                    )
+                )
+            args = parsed
         timeout_ms: int | None = None
         raw_timeout_bytes = headers.get(b"x-timeout-ms")
         if raw_timeout_bytes is not None:
@@ -184,7 +190,7 @@ class AgentApi:
             timeout_ms = int(raw_timeout)
         result = await self._relay.call_tool(
             request.path_params["session_id"],
-            request.path_params["tool"],
+            tool,
             args,
             request_id=request_id,
             timeout_ms=timeout_ms,
