@@ -125,3 +125,22 @@ def test_an_answer_without_text_leaves_the_text_out() -> None:  # SPEC S7
     result = Inspector(_Page(_every_kind_of_element().rows), SnapshotStore()).inspect(InspectOptions())  # type: ignore[arg-type]
     wire = result.to_wire()
     assert "text" not in wire and PageSnapshot.model_validate(wire).to_wire() == wire
+
+
+def test_each_custom_checkbox_ref_holds_its_own_real_input() -> None:  # SPEC S1, R1
+    # Refs are made on first use; the real inputs' handles follow the listed elements' in the
+    # handles array. Resolved out of order, every custom checkbox must get its own input.
+    page = PageRows()
+    pairs = []
+    for name in ("Remember me", "Subscribe", "Accept terms"):
+        label = page.add("label", own_text=name, display="inline-block")
+        pairs.append((label, page.add("input", label, type="checkbox", display="none")))
+    plain = page.add("button", own_text="Save")
+    store = SnapshotStore()
+    result = Inspector(_Page(page.rows), store).inspect(InspectOptions(include_offscreen=True))  # type: ignore[arg-type]
+    by_label = {element.label: element.element_id for element in result.elements}
+    snapshot = store.get(result.snapshot_id)
+    for (label, checkbox), name in reversed(list(zip(pairs, ("Remember me", "Subscribe", "Accept terms"), strict=True))):
+        entry = snapshot.entries[by_label[name]]
+        assert (entry.handle, entry.control) == (label, checkbox)
+    assert snapshot.entries[by_label["Save"]].handle == plain and snapshot.entries[by_label["Save"]].control is None

@@ -288,6 +288,24 @@ def test_wrapping_label_names_its_control_without_the_controls_value() -> None: 
     assert page.scanned(field).label == "Full name"
 
 
+def test_label_wrapping_a_control_deeper_down_names_it() -> None:  # SPEC S3
+    page = PageRows()
+    label = page.add("label", own_text="Full name")
+    span = page.add("span", label)
+    field = page.add("input", span)
+    assert page.scanned(field).label == "Full name"
+
+
+@pytest.mark.parametrize("tag", ["button", "a"])
+def test_a_control_named_from_content_keeps_its_states(tag: str) -> None:  # SPEC S2
+    page = PageRows()
+    control = page.add(tag, own_text="Menu", aria_expanded="true", aria_pressed="true", href="/m" if tag == "a" else "")
+    element = page.scanned(control)
+    assert (element.label, element.expanded) == ("Menu", True)
+    if tag == "button":
+        assert element.pressed is True
+
+
 def test_label_that_both_wraps_and_points_at_a_control_is_read_once() -> None:  # SPEC S3
     page = PageRows()
     label = page.add("label", label_for="email", own_text="Email")

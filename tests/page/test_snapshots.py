@@ -246,6 +246,17 @@ def _records(snapshot: Snapshot, handles: list[FakeHandle]) -> tuple[list[str], 
     return ids, made
 
 
+def test_released_refs_make_no_entry_and_list_none() -> None:  # SPEC R2
+    store = SnapshotStore()
+    snapshot = _snapshot(store)
+    ids, made = _records(snapshot, [FakeHandle(str(i)) for i in range(3)])
+    snapshot.release()
+    assert (len(snapshot.entries), list(snapshot.entries), ids[0] in snapshot.entries) == (0, [], False)
+    with pytest.raises(KeyError):
+        snapshot.entries[ids[0]]
+    assert made == []
+
+
 def test_a_ref_added_as_a_record_resolves_to_its_entry_made_once() -> None:  # SPEC R1
     store = SnapshotStore()
     snapshot = _snapshot(store)
