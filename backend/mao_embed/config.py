@@ -7,6 +7,7 @@ first use. The agent API key and the allowed page origins come from flags or the
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import secrets
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import idna
 from mao_page.protocol import MAX_MESSAGE_BYTES
 
 ENV_SECRET = "MAO_EMBED_SECRET"
@@ -111,6 +113,7 @@ def normalize_origin(origin: str) -> str:
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _HOST = re.compile(r"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?")
+_NUMERIC_LABEL = re.compile(r"[0-9]+|0x[0-9a-f]*")
 
 
 def canonical_origin(origin: str) -> str:
@@ -135,17 +138,49 @@ def canonical_origin(origin: str) -> str:
         raise ValueError(f"origin {origin!r} is not http(s)://host[:port], e.g. https://shop.example")
     if parts.username is not None or parts.path or parts.query or parts.fragment or text.endswith(("?", "#")):
         raise ValueError(f"origin {origin!r} has more than scheme://host[:port]: an origin has no path, query or user")
-    host = parts.hostname  # lower-cased by urlsplit
-    if ":" in host:
-        host = f"[{host}]"
-    else:
-        try:  # browsers send an internationalized host in its ASCII (punycode) form
-            host = host.encode("idna").decode("ascii")
-        except UnicodeError:
-            raise ValueError(f"origin {origin!r} has an invalid host name") from None
+    return f"{scheme}://{_canonical_host(parts.hostname, origin)}" + (
+        "" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}"
+    )
+
+
+def _canonical_host(host: str, origin: str) -> str:
+    """``host`` (lower-cased by urlsplit) as the WHATWG URL parser writes it, or ValueError."""
+    if ":" in host:  # an IPv6 literal: browsers write it compressed ([::1])
+        if "%" in host:
+            raise ValueError(f"origin {origin!r}: a zone id (%...) cannot appear in an origin")
+        try:
+            address = ipaddress.IPv6Address(host)
+        except ValueError:
+            raise ValueError(f"origin {origin!r} has an invalid IPv6 address") from None
+        mapped = address.ipv4_mapped
+        if mapped is None:
+            return f"[{address}]"  # compressed, lower case: RFC 5952, as WHATWG writes it
+        # Browsers write an IPv4-mapped address in hex ([::ffff:102:304]); Python 3.13's str
+        # writes it dotted, so it is spelled out here.
+        high, low = int(mapped) >> 16, int(mapped) & 0xFFFF
+        return f"[::ffff:{high:x}:{low:x}]"
+    last = host.removesuffix(".").rpartition(".")[2]
+    if _NUMERIC_LABEL.fullmatch(last):
+        # Ends in a number: browsers read it as an IPv4 address (127.1, 0x7f.0.0.1 and
+        # 1.2.3.4. are 127.0.0.1 / 1.2.3.4 to them); only the dotted-quad form is taken.
+        address = host.removesuffix(".")
+        try:
+            if str(ipaddress.IPv4Address(address)) == address:
+                return address
+        except ValueError:
+            pass
+        raise ValueError(f"origin {origin!r}: write the IPv4 address as four decimal numbers, a.b.c.d")
+    if host.isascii() and "xn--" not in host:
         if not _HOST.fullmatch(host):  # e.g. "*.shop.example": there are no wildcards
             raise ValueError(f"origin {origin!r} has an invalid host name (no wildcards: list each origin)")
-    return f"{scheme}://{host}" + ("" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}")
+        return host
+    # Internationalized: UTS #46 non-transitional processing, as browsers do ("faß.de" is
+    # xn--fa-hia.de, not fass.de as Python's IDNA 2003 codec has it); it also checks the
+    # xn-- labels an operator typed.
+    try:
+        return idna.encode(host, uts46=True, transitional=False).decode("ascii")
+    except idna.IDNAError as exc:
+        raise ValueError(f"origin {origin!r} has an invalid host name ({exc})") from None
 
 
 def server_origins(port: int) -> tuple[str, ...]:

@@ -21,6 +21,8 @@ from typing import Any
 
 from mao_page.protocol import ErrorCode
 
+from mao_embed.config import canonical_origin
+
 _PREFIX = "mao1"
 # Tolerated clock difference between the host that issued a token and the one verifying it.
 CLOCK_SKEW_S = 60
@@ -73,7 +75,8 @@ def issue_token(
     issued = int(time.time() if now is None else now)
     claims: dict[str, Any] = {"sub": user_id, "agt": agent_id, "iat": issued, "exp": issued + ttl_s}
     if origin:
-        claims["org"] = origin
+        # As browsers write it (config.canonical_origin), or the token could never match.
+        claims["org"] = canonical_origin(origin)
     body = _b64encode(json.dumps(claims, separators=(",", ":"), sort_keys=True).encode())
     signed = f"{_PREFIX}.{body}"
     return f"{signed}.{_b64encode(_sign(secret, signed))}"

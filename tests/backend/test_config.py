@@ -47,6 +47,16 @@ def test_origins_merge_flags_and_environment_without_duplicates() -> None:
         ("https://shop.example:80", "https://shop.example:80"),
         ("http://[::1]:3000", "http://[::1]:3000"),
         ("https://商店.example", "https://xn--czrs0t.example"),
+        # UTS #46 non-transitional, as browsers (not Python's IDNA 2003 codec: fass.de).
+        ("https://faß.de", "https://xn--fa-hia.de"),
+        ("https://ςaς.gr", "https://xn--a-xmbb.gr"),
+        ("https://xn--fa-hia.de", "https://xn--fa-hia.de"),
+        ("http://[0:0:0:0:0:0:0:1]", "http://[::1]"),
+        ("http://[2001:DB8::0:1]:8080", "http://[2001:db8::1]:8080"),
+        ("http://[::FFFF:1.2.3.4]", "http://[::ffff:102:304]"),
+        ("http://1.2.3.4.", "http://1.2.3.4"),
+        ("https://shop.example.", "https://shop.example."),
+        ("http://my_host.internal:8000", "http://my_host.internal:8000"),
     ],
 )
 def test_allowlist_entries_take_the_form_browsers_send(entry: str, canonical: str) -> None:
@@ -72,6 +82,13 @@ def test_allowlist_entries_take_the_form_browsers_send(entry: str, canonical: st
         "https://shop.example:http",
         "https://",
         "",
+        "https://a\u200db.example",  # a joiner: an invalid URL to browsers
+        "https://xn--a.example",  # not valid punycode
+        "http://[fe80::1%25eth0]",  # zone ids are not part of origins
+        "http://127.1",  # browsers read 127.0.0.1: written otherwise, it would match nothing
+        "http://0x7f.0.0.1",
+        "http://010.0.0.1",
+        "http://[::g]",
     ],
 )
 def test_allowlist_entries_that_can_match_no_page_are_refused(entry: str) -> None:

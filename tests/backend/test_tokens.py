@@ -64,3 +64,10 @@ def test_refusal_messages_never_contain_the_token() -> None:
         verify_token(SECRET, token)
     assert token not in str(refused.value)
     assert token.split(".")[2] not in refused.value.message
+
+
+def test_a_token_binds_its_origin_as_browsers_write_it() -> None:  # SPEC B5
+    token = issue_token("s", user_id="u", agent_id="a", origin="https://Shop.Example:443/")
+    assert verify_token("s", token).origin == "https://shop.example"
+    with pytest.raises(ValueError, match="origin"):
+        issue_token("s", user_id="u", agent_id="a", origin="shop.example")
