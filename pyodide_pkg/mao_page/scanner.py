@@ -552,6 +552,13 @@ def _describe(
     # opaque.
     decided = []
     parents, all_tags, opened = doc.parents, doc.tags, c[F.OPEN]
+    forms = pick(c[F.FORM])
+    # Each form's owner fields (formId, formName, action, method), once per form: a page has
+    # a few forms and many fields in them.
+    form_owners = {
+        form: (c[F.ID][form], c[F.NAME][form], c[F.FORM_ACTION][form], c[F.FORM_METHOD][form])
+        for form in set(forms) if form >= 0
+    }
     for (
         index, control, (label, source), tag, role, input_type, element_id, name, placeholder, frame_kind, shadow,
         editable, is_password, autocomplete, options_fact, multiple, current_value, aria_value, checked_state,
@@ -560,7 +567,7 @@ def _describe(
         chosen, controls, doc.accessible_names(chosen), tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
         pick(c[F.SHADOW]), pick(c[F.CONTENTEDITABLE]), pick(c[F.IS_PASSWORD]), pick(c[F.AUTOCOMPLETE]),
         pick(c[F.OPTIONS]), pick(c[F.MULTIPLE]), pick(c[F.VALUE]), pick(c[F.ARIA_VALUE]), pick(c[F.CHECKED]),
-        pick(c[F.ARIA_CHECKED]), pick(c[F.ARIA_EXPANDED]), pick(c[F.FORM]), pick(c[F.ARIA_DESCRIBEDBY]), pick(private),
+        pick(c[F.ARIA_CHECKED]), pick(c[F.ARIA_EXPANDED]), forms, pick(c[F.ARIA_DESCRIBEDBY]), pick(private),
         strict=True,
     ):
         if (
@@ -572,8 +579,7 @@ def _describe(
             # checked, expanded, sensitivity or description), without their tests.
             decided.append((
                 role, input_type if tag == "button" else "", label, source, "", None, (), None, None, False,
-                (c[F.ID][form], c[F.NAME][form], c[F.FORM_ACTION][form], c[F.FORM_METHOD][form]) if form >= 0 else None,
-                "", "",
+                form_owners.get(form), "", "",
             ))
             continue
         opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
@@ -620,9 +626,6 @@ def _describe(
         parent = parents[index]
         if expanded is None and tag == "summary" and parent >= 0 and all_tags[parent] == "details":
             expanded = bool(opened[parent])
-        owner: tuple[str, str, str, str] | None = None
-        if form >= 0:
-            owner = (c[F.ID][form], c[F.NAME][form], c[F.FORM_ACTION][form], c[F.FORM_METHOD][form])
         decided.append((
             "opaque" if opaque else kind_of(role, tag),  # kind
             (input_type if tag in ("input", "button") else "") or ("text" if tag == "input" else ""),  # type
@@ -634,7 +637,7 @@ def _describe(
             checked,  # checked
             expanded,  # expanded
             sensitive,  # sensitive
-            owner,  # form
+            form_owners.get(form),  # form
             doc.description(index) if describedby else "",  # description
             opaque,  # opaque
         ))
