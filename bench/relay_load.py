@@ -4,9 +4,8 @@ For each session count (default 100, 500, 1,000) and each of two servers:
 
 * **mao**: the real backend (``mao_embed.app.create_app`` on the same uvicorn settings as
   ``mao-embed serve``: token check, Origin check, protocol validation, relay, rate limits,
-  heartbeat, audit log in SQLite with answers held until their record committed, records
-  sharing commits within the default group-commit window, ``ServerConfig.
-  audit_commit_window_ms``);
+  heartbeat, the audit log on disk with every answer given only after its record is in the
+  audit journal, and the journal imported into SQLite on its thread, ``audit`` docstring);
 * **echo**: a bare relay on the same stack (Starlette + uvicorn + the same WebSocket and HTTP
   implementations): ``POST /api/sessions/{id}/tools/{tool}`` forwards the body to that
   session's WebSocket and answers with what comes back, matched by id. No validation, no
@@ -92,15 +91,13 @@ def _raise_fd_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def _serve_mao(db: Path, durable: bool, commit_window_ms: float | None = None) -> None:
+def _serve_mao(db: Path) -> None:
     from mao_embed.config import ServerConfig
     from mao_embed.server import serve_forever
 
-    # None: the product's default window.
-    window = {} if commit_window_ms is None else {"audit_commit_window_ms": commit_window_ms}
     config = ServerConfig(
         host="127.0.0.1", port=0, secret=SECRET, allowed_origins=(ORIGIN,), db_path=db,
-        sdk_dir=db.parent, demo_dir=db.parent, durable_audit=durable, **window,
+        sdk_dir=db.parent, demo_dir=db.parent,
     )
     serve_forever(config, lambda url: print(f"READY {url}", flush=True))
 
@@ -439,12 +436,8 @@ def _spawn(*args: str) -> subprocess.Popen[str]:
     )
 
 
-def _measure(mode: str, sessions: int, seconds: float, rate: float, tmp: Path,
-             durable: bool = True) -> dict[str, Any]:
-    server_args = ["server", "--mode", mode, "--db", str(tmp / f"{mode}-{sessions}.db")]
-    if not durable:
-        server_args.append("--no-durable-audit")
-    server = _spawn(*server_args)
+def _measure(mode: str, sessions: int, seconds: float, rate: float, tmp: Path) -> dict[str, Any]:
+    server = _spawn("server", "--mode", mode, "--db", str(tmp / f"{mode}-{sessions}.db"))
     try:
         assert server.stdout is not None
         ready = server.stdout.readline()
@@ -468,7 +461,6 @@ def _measure(mode: str, sessions: int, seconds: float, rate: float, tmp: Path,
         out, _ = loadgen.communicate(timeout=seconds * 4 + 120)
         result = json.loads(out.strip().splitlines()[-1])
         result["mode"] = mode
-        result["durableAudit"] = durable
         result["serverRssBefore"] = rss_before
         result["serverRssIdle"] = rss_idle
         result["memoryPerIdleSession"] = (rss_idle - rss_before) / sessions
@@ -500,10 +492,6 @@ def run(ctx: RunContext) -> dict[str, Any]:
                     result = _measure(mode, sessions, seconds, rate, Path(tmp))
                     result["round"] = round_index
                     results.append(result)
-        # The price of holding answers until their audit record committed (SPEC P6).
-        middle = levels[len(levels) // 2]
-        ctx.log(f"[relay_load] mao without durable audit (answers do not wait for the commit): {middle} sessions")
-        results.append(_measure("mao", middle, seconds, rate, Path(tmp), durable=False))
     return {
         "config": {"runs": 1, "rounds": rounds, "sessionLevels": levels, "seconds": seconds,
                    "openLoopRate": rate, "pool": POOL},
@@ -512,10 +500,8 @@ def run(ctx: RunContext) -> dict[str, Any]:
     }
 
 
-def _select(results: list[dict[str, Any]], mode: str, sessions: int,
-            durable: bool = True) -> list[dict[str, Any]]:
-    return [r for r in results
-            if (r["mode"], r["sessions"], r["durableAudit"]) == (mode, sessions, durable)]
+def _select(results: list[dict[str, Any]], mode: str, sessions: int) -> list[dict[str, Any]]:
+    return [r for r in results if (r["mode"], r["sessions"]) == (mode, sessions)]
 
 
 def _median(rows: list[dict[str, Any]], phase: str, key: str) -> float:
@@ -570,19 +556,6 @@ def _summary(results: list[dict[str, Any]]) -> dict[str, Any]:
                               max(max(r["loadAverage1m"]) for r in mao + echo)],
             "errors": sum(r["open"]["errors"] + r["closed"]["errors"] for r in mao),
         }
-    plain = [r for r in results if not r["durableAudit"]]
-    if plain:
-        durable = _select(results, "mao", plain[0]["sessions"])
-        if durable:
-            out["durableAuditCost"] = {
-                "sessions": plain[0]["sessions"],
-                "p50Ms": [_median(durable, "open", "p50Ms"), plain[0]["open"]["p50Ms"]],
-                "p99Ms": [_median(durable, "open", "p99Ms"), plain[0]["open"]["p99Ms"]],
-                "maxCallsPerS": [_median(durable, "closed", "callsPerS"),
-                                 plain[0]["closed"]["callsPerS"]],
-                "cpuUsPerCall": [_median(durable, "open", "serverCpuUsPerCall"),
-                                 plain[0]["open"]["serverCpuUsPerCall"]],
-            }
     out["memoryPerIdleSession"] = describe(
         r["memoryPerIdleSession"] for r in results if r["mode"] == "mao"
     )
@@ -628,16 +601,6 @@ def summary_table(result: dict[str, Any]) -> str:
          "RSS/idle session", "echo RSS", "load avg", "errors"],
         rows,
     )
-    cost = result["summary"].get("durableAuditCost")
-    if cost:
-        text += (
-            f"\ndurable audit at {cost['sessions']} sessions (answers wait for their audit commit / "
-            "answers go at once; both commit every record): "
-            f"p50 {cost['p50Ms'][0]:.1f} / {cost['p50Ms'][1]:.1f} ms, "
-            f"p99 {cost['p99Ms'][0]:.1f} / {cost['p99Ms'][1]:.1f} ms, "
-            f"max {cost['maxCallsPerS'][0]:,.0f} / {cost['maxCallsPerS'][1]:,.0f} calls/s, "
-            f"CPU {cost['cpuUsPerCall'][0]:,.0f} / {cost['cpuUsPerCall'][1]:,.0f} us/call"
-        )
     return text
 
 
@@ -652,9 +615,6 @@ def main(argv: list[str] | None = None) -> int:
     server = commands.add_parser("server")
     server.add_argument("--mode", choices=["mao", "echo"], required=True)
     server.add_argument("--db", type=Path, required=True)
-    server.add_argument("--no-durable-audit", action="store_true")
-    server.add_argument("--audit-commit-window-ms", type=float, default=None,
-                        help="group-commit window (default: the server's own default)")
     loadgen = commands.add_parser("loadgen")
     loadgen.add_argument("--url", required=True)
     loadgen.add_argument("--sessions", type=int, required=True)
@@ -667,8 +627,7 @@ def main(argv: list[str] | None = None) -> int:
     _raise_fd_limit()
     if args.command == "server":
         if args.mode == "mao":
-            _serve_mao(args.db, durable=not args.no_durable_audit,
-                       commit_window_ms=args.audit_commit_window_ms)
+            _serve_mao(args.db)
         else:
             _serve_echo()
         return 0

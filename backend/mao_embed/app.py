@@ -34,15 +34,12 @@ from mao_embed.sdk_socket import SdkSocket
 def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starlette:
     """Build the app. ``app.state`` holds ``config``, ``relay``, ``audit`` and ``origins``."""
     if audit is None:
-        audit = AuditLog(
-            config.db_path, commit_window_s=config.audit_commit_window_ms / 1000
-        )
+        audit = AuditLog(config.db_path)
     relay = Relay(
         audit=audit,
         default_timeout_ms=config.default_timeout_ms,
         resume_window_ms=config.resume_window_ms,
         response_grace_ms=config.response_grace_ms,
-        durable_audit=config.durable_audit,
     )
     origins = OriginPolicy(config.allowed_origins)
     chat = ChatAgent(config.llm, relay, audit)

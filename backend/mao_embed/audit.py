@@ -1,68 +1,63 @@
-"""The backend audit log: SQLite in WAL mode (SPEC B2, P6).
+"""The backend audit log: SQLite in WAL mode, fed through an append-only journal (SPEC B2, P6).
 
 What is recorded: sessions connecting, resuming, disconnecting and being refused; every tool
 call with its requestId, sessionId, tool, result code and duration; page results the relay
 ignored (late, duplicate, unknown). What is never recorded: token values, tool arguments
 (they may carry what the user typed) and page content.
 
-Records made on an event loop are committed on that loop's thread (one INSERT, which in
-autocommit mode is one transaction, per up to 500 records); records made elsewhere (the CLI,
-synchronous tests) are committed at once by the caller. An earlier design handed batches to a
-writer thread: at 1,000 tool calls/s the thread used ~75 us of CPU per call and the loop thread
-as much again to hand batches over and take answers back, while a one-row commit costs ~40 us;
-committing on the loop cut the server's CPU per call by 13-17% in alternated benchmark series
-(issue 7, bench/README.md, relay_load fourth round). In WAL mode with ``synchronous=NORMAL`` a
-commit appends to the WAL file without fsync; the fsyncs happen in checkpoints, and those run
-on a checkpoint thread with its own connection (the committing connection has
-``wal_autocheckpoint=0``), so a slow disk does not stall the loop on a checkpoint. The loop
-does wait for a commit's ``write`` calls, and at most ``_BUSY_TIMEOUT_S`` for another process's
-write lock on the same file.
+Where records go. The audit log is the SQLite database (``audit`` table, WAL mode,
+``synchronous=NORMAL``); operators query it. A record reaches it in two steps:
 
-Group commit. About half of a one-record commit is fixed cost (the transaction, the WAL frame
-headers and ``write`` calls, the locks), the rest is per record (mostly the two indexes):
-measured in isolation, 1 record ~24 us of CPU, 2 ~35, 4 ~54. A server that keeps up with
-1,000 calls/s gives every call its own loop iteration and so its own commit. So, like
-PostgreSQL's ``commit_delay``, records may wait up to ``commit_window_s``
-(``ServerConfig.audit_commit_window_ms``, default 1 ms; 0 commits once per loop iteration) for
-others to share their commit. The window opens only when it can help: when the previous record
-came less than a window before this one (records arrive faster than one per window, so another
-is likely to come). A lone record after a quiet spell is committed in the next loop iteration,
-as without a window. A window closes early, in the loop iteration of the record that closes
-it, once ``_EARLY_COMMIT_ROWS`` records wait (the fixed cost per record is then small, and
-holding more answers would only add latency) or when a record comes after half the window has
-passed: the batch has had most of the sharing the window can give, and committing then spares
-the loop a wake-up for the timer (records coming steadily every half to one window share
-commits in pairs, and no timer wakes the loop). Nothing else changes: the callbacks of
-``record_then`` still run only after their record committed. uvloop rounds a timer to whole
-milliseconds (a window under 0.5 ms ends in the next loop iteration), so the default window
-ends 1.0-1.1 ms after it opened on an idle loop; on a busy or starved loop a timer, like any
-callback, runs late.
+1. ``record`` appends the record to this process's journal file, one JSON line with one
+   ``os.write``, and returns. When ``record`` has returned, the record is in the OS page
+   cache: a ``kill -9`` of the server the next instant does not lose it, which is exactly the
+   durability a WAL commit with ``synchronous=NORMAL`` gave (that does not fsync either; an OS
+   crash or power loss may lose the last records in both designs). The relay answers a tool
+   call only after its record returned, so every answer an agent saw is in the journal.
+2. An importer thread moves new journal lines into SQLite every ``import_interval_s``, many
+   records per transaction, together with how far the journal has been imported (table
+   ``audit_journal``), so a crash between the two never imports a line twice. It also
+   checkpoints the WAL (the fsyncs) every ``checkpoint_interval_s``. ``query``, ``flush`` and
+   ``close`` import first, so they see every record made before them.
 
-Durability. ``record`` is fire-and-forget. ``record_then`` calls a function once the record's
-transaction has committed; the relay answers a tool call only after that, so a tool call an
-agent saw answered is on disk (in the WAL) even if the process is killed the next instant
-(``kill -9``; tested in ``tests/backend/test_chaos.py``). "Acknowledged" means exactly that:
-the agent received the result. ``synchronous=NORMAL`` is the documented safe setting for WAL:
-a committed transaction survives a process crash; only an OS crash or power loss may lose the
-last transactions, never corrupt the file. Records that are only ``record``-ed (connections,
-refusals) may be lost if the process dies before their commit (at most a commit window).
+Why a journal (issue 7): a SQLite commit of one record cost ~40 us of CPU back to back and
+80-138 us run cold on a busy server (WAL frame writes, locks, two index updates), and tool
+calls at 1,000/s each got their own commit; answers also waited a loop iteration for it. A
+journal line is ~4 us (JSON encoding and one ``write``), the answer goes out in the same loop
+iteration, and the import costs ~7 us per record in batches of hundreds, off the event loop.
+Readers of the database from another process see records up to one import interval late;
+the log itself never loses or repeats one.
+
+Recovery. Each ``AuditLog`` on a file writes its own journal,
+``<db>.mao-journal.<pid>-<random>``, and holds an exclusive ``flock`` on it for its lifetime
+(the lock goes when the process dies, however it dies). An ``AuditLog`` opening the database
+imports every journal nobody holds (a crashed server's), from where its import had got to,
+then deletes it; a journal still locked belongs to a running server on the same database and
+is left to it. A journal is created under a temporary name and renamed once locked, so nobody
+can take a new journal for an orphan. Journals are rotated after ``_ROTATE_BYTES`` imported
+bytes. A line that does not decode (a torn write at a full disk) is skipped and logged as an
+error with its position; the records around it are imported.
+
+With ``path=None`` (tests, embedded servers) the database is in memory and the journal is a
+list; it is imported when 1,000 records wait and on ``query``, ``flush`` and ``close``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import functools
+import contextlib
+import errno
+import fcntl
+import json
 import logging
+import os
+import secrets
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
-
-from mao_embed.config import DEFAULT_AUDIT_COMMIT_WINDOW_MS
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +76,9 @@ class AuditEvent(StrEnum):
     # Reported by the page's authorization center (protocol ``audit_event``, SPEC P6).
     PAGE_AUTHORIZATION = "page_authorization"
     PAGE_ACTION = "page_action"
+
+
+_EVENTS = frozenset(AuditEvent)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +100,11 @@ _COLUMNS = tuple(f.name for f in fields(AuditRecord))
 _VALUE_COLUMNS = _COLUMNS[2:]
 _Row = tuple[Any, ...]
 # ``id`` is the rowid without AUTOINCREMENT: SQLite then picks max(rowid) + 1, which in an
-# append-only table is the same increasing sequence, and a commit skips the sqlite_sequence
-# row (one WAL page fewer: ~2.5 us of the loop thread's ~40 us per commit, issue 7). Databases
-# created with AUTOINCREMENT keep it (CREATE TABLE IF NOT EXISTS); both order by id alike.
-# The two indexes cost ~9 us per commit each; they keep the audit queries by session and by
-# request from scanning the table.
+# append-only table is the same increasing sequence (databases created with AUTOINCREMENT keep
+# it; both order by id alike). The two indexes keep the audit queries by session and by
+# request from scanning the table. ``audit_journal``: how many bytes of each journal file are
+# in ``audit``, written in the same transaction as the rows; rows of journals since deleted
+# stay, so a late reader of a deleted journal finds it fully imported.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS audit (
     id INTEGER PRIMARY KEY,
@@ -124,34 +122,33 @@ CREATE TABLE IF NOT EXISTS audit (
 );
 CREATE INDEX IF NOT EXISTS audit_session ON audit (session_id, at);
 CREATE INDEX IF NOT EXISTS audit_request ON audit (request_id);
+CREATE TABLE IF NOT EXISTS audit_journal (
+    name TEXT PRIMARY KEY,
+    imported INTEGER NOT NULL
+);
 """
 
-# One multi-row INSERT per chunk rather than executemany, which steps (and releases and re-takes
-# the GIL) once per row. 11 columns x 500 rows stays under SQLite's 32,766 bound parameters.
-_ROWS_PER_INSERT = 500
-# How long a commit waits for another connection's write lock (a second server on the same
-# file) before the batch is reported as failed; the event loop waits with it.
-_BUSY_TIMEOUT_S = 0.1
-# WAL checkpoints (the fsyncs) are taken this often on the checkpoint thread.
+_INSERT = f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' for _ in _COLUMNS)})"
+_SET_IMPORTED = "INSERT OR REPLACE INTO audit_journal (name, imported) VALUES (?, ?)"
+# The importer's connection is the only one writing the file in this process; it may wait
+# this long for another server's write lock on the same file (off the event loop).
+_BUSY_TIMEOUT_S = 5.0
+# How often new journal lines are imported, and the WAL checkpointed (both on the importer
+# thread). 0.25 s at 1,000 calls/s is ~250 records per transaction.
+IMPORT_INTERVAL_S = 0.25
 CHECKPOINT_INTERVAL_S = 1.0
-# Group commit (module docstring): how long records may wait for others to share their commit.
-COMMIT_WINDOW_S = DEFAULT_AUDIT_COMMIT_WINDOW_MS / 1000
-# A window closes at once when this many records wait: a commit's fixed cost (~12 us of the
-# ~24 us of a one-record commit) is then well under 1 us per record.
-_EARLY_COMMIT_ROWS = 32
-
-
-@functools.lru_cache(maxsize=_ROWS_PER_INSERT)
-def _insert_statement(rows: int) -> str:
-    values = "(" + ", ".join("?" for _ in _COLUMNS) + ")"
-    return f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES {', '.join([values] * rows)}"
+# A journal is replaced by a new one once this much of it has been imported (~40,000 records).
+_ROTATE_BYTES = 8 << 20
+# At most this much journal is read per import transaction.
+_READ_CHUNK = 4 << 20
+# The in-memory journal is imported by ``record`` once this many records wait.
+_MEMORY_IMPORT_ROWS = 1000
+_JOURNAL_INFIX = ".mao-journal."
+_NEW_JOURNAL_INFIX = ".mao-journal-new."
 
 
 def _row_of(event: AuditEvent, values: dict[str, Any]) -> _Row:
-    """One record as its row, in ``_COLUMNS`` order. Records wait for their commit as rows:
-    building an ``AuditRecord`` (a frozen dataclass sets its 11 fields one
-    ``object.__setattr__`` at a time) and reading it back cost ~3 us per record on the loop
-    thread (issue 7); ``query`` still answers ``AuditRecord``s."""
+    """One record as its row, in ``_COLUMNS`` order."""
     at = values.pop("at", None)
     row = (event, time.time() if at is None else at, *map(values.pop, _VALUE_COLUMNS, _NONES))
     if values:
@@ -160,22 +157,9 @@ def _row_of(event: AuditEvent, values: dict[str, Any]) -> _Row:
 
 
 _NONES = (None,) * len(_VALUE_COLUMNS)
-_Callback = Callable[[sqlite3.Error | None], None]
-
-
-class _Batch:
-    """What one event loop recorded since its last commit: rows, and the ``record_then``
-    callbacks to run (on that loop) once they have committed."""
-
-    __slots__ = ("callbacks", "opened", "rows", "timer")
-
-    def __init__(self, opened: float) -> None:
-        self.rows: list[_Row] = []
-        self.callbacks: list[_Callback] = []
-        # When the first record came (time.monotonic), and the timer that ends the batch's
-        # window while one is open; the timer is only used on the loop's own thread.
-        self.opened = opened
-        self.timer: asyncio.TimerHandle | None = None
+# A StrEnum member encodes as its value; ensure_ascii (the default) escapes every control
+# character, so a line never contains a newline of its own.
+_encode = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class AuditLog:
@@ -185,60 +169,44 @@ class AuditLog:
         self,
         path: Path | None,
         *,
+        import_interval_s: float = IMPORT_INTERVAL_S,
         checkpoint_interval_s: float = CHECKPOINT_INTERVAL_S,
-        commit_window_s: float = COMMIT_WINDOW_S,
+        rotate_bytes: int = _ROTATE_BYTES,
     ) -> None:
-        if commit_window_s < 0:
-            raise ValueError("commit_window_s must be 0 or more")
         self.path = path
-        self._window_s = commit_window_s
-        # When the latest record was enqueued on a loop (time.monotonic): whether the next
-        # one opens a window.
-        self._last_enqueued = float("-inf")
-        # Transactions written and records in them, for tests and benchmarks.
-        self.commits = 0
-        self.committed_records = 0
+        # Import transactions and records imported, for tests and benchmarks.
+        self.imports = 0
+        self.imported_records = 0
         # An unusable path (permissions, read-only disk) fails here, at start-up, not mid-call.
         self._connection = _open(path)
-        # The connection is used by each loop's thread and by callers off any loop (query,
-        # flush, close); sqlite3 objects must not be used by two threads at once.
-        self._connection_lock = threading.Lock()
-        # Records made on each event loop since its last commit, committed together (group
-        # commit, module docstring).
-        self._batches: dict[asyncio.AbstractEventLoop, _Batch] = {}
-        self._batches_lock = threading.Lock()
-        self._checkpoints = (
-            _Checkpointer(path, checkpoint_interval_s) if path is not None else None
-        )
+        # Held while importing and while anything uses the connection.
+        self._import_lock = threading.Lock()
         self._closed = False
+        self._rotate_bytes = rotate_bytes
+        self._journal: _FileJournal | _MemoryJournal
+        if path is None:
+            self._journal = _MemoryJournal()
+            self._importer: _Importer | None = None
+            return
+        for orphan in _orphan_journals(path):
+            with self._import_lock:
+                self._import_orphan(orphan)
+        self._journal = _FileJournal.create(path)
+        self._importer = _Importer(self, import_interval_s, checkpoint_interval_s)
 
-    def record(self, event: AuditEvent, **values: Any) -> None:
+    def record(self, event: AuditEvent, **values: Any) -> OSError | None:
+        """Append one record to the journal. When this returns ``None`` the record survives a
+        crash of this process (module docstring). An ``OSError`` (disk full) is logged and
+        returned: the record may be lost, and the caller decides what to tell whom. After
+        ``close`` nothing is written."""
         if self._closed:
-            return
-        row = _row_of(event, values)
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            # Off any event loop: commit now, in the caller's thread.
-            self._write([row])
-            return
-        self._enqueue(loop, row, None)
-
-    def record_then(
-        self,
-        on_commit: Callable[[sqlite3.Error | None], None],
-        event: AuditEvent,
-        **values: Any,
-    ) -> None:
-        """Like ``record``, and ``on_commit(None)`` (or ``on_commit(error)`` if the write
-        failed) runs on the calling loop once the record is committed; call it from a running
-        loop. The commit and the callbacks run in the same loop iteration, directly: a future's
-        done-callbacks would run one iteration later each, and under load an iteration takes
-        milliseconds (issue 7). After ``close`` it is called at once, nothing written."""
-        if self._closed:
-            on_commit(None)
-            return
-        self._enqueue(asyncio.get_running_loop(), _row_of(event, values), on_commit)
+            return None
+        error = self._journal.append(_row_of(event, values))
+        if error is not None:
+            logger.error("could not write an audit record (%s): %s", event, error)
+        elif self._importer is None and self._journal.waiting >= _MEMORY_IMPORT_ROWS:
+            self._import_all()
+        return error
 
     def query(
         self,
@@ -248,7 +216,7 @@ class AuditLog:
         request_id: str | None = None,
         limit: int = 1000,
     ) -> list[AuditRecord]:
-        """Records in the order written, after everything recorded so far has been committed."""
+        """Records in the order written, after everything recorded so far has been imported."""
         clauses, params = [], []
         for column, value in (
             ("event", event),
@@ -263,158 +231,371 @@ class AuditLog:
         params.append(limit)
         if self._closed:
             raise RuntimeError("audit log is closed")
-        self._commit_all()
-        with self._connection_lock:
+        with self._import_lock:
+            self._import_locked()
             rows = self._connection.execute(sql, params).fetchall()
         return [AuditRecord(AuditEvent(row[0]), *row[1:]) for row in rows]
 
     def flush(self) -> None:
-        """Commit everything recorded so far, from whichever loop."""
+        """Import everything recorded so far into the database."""
         if self._closed:
             raise RuntimeError("audit log is closed")
-        self._commit_all()
+        self._import_all()
 
     def close(self) -> None:
+        """Import everything, delete this process's journal, close the database."""
         if self._closed:
             return
         self._closed = True
-        self._commit_all()
-        if self._checkpoints is not None:
-            self._checkpoints.stop()
-        with self._connection_lock:
+        if self._importer is not None:
+            self._importer.stop()
+        with self._import_lock:
+            imported = self._import_locked()
+            if isinstance(self._journal, _FileJournal):
+                if imported:
+                    self._journal.delete()
+                else:  # left, unlocked, for the next start to import
+                    self._journal.close()
             # The last connection to close checkpoints the WAL into the database file.
             self._connection.close()
 
-    def _enqueue(
-        self, loop: asyncio.AbstractEventLoop, row: _Row, on_commit: _Callback | None
-    ) -> None:
-        now = time.monotonic()
-        with self._batches_lock:
-            batch = self._batches.get(loop)
-            first = batch is None
-            if batch is None:
-                batch = self._batches[loop] = _Batch(now)
-            batch.rows.append(row)
-            if on_commit is not None:
-                batch.callbacks.append(on_commit)
-            waiting = len(batch.rows)
-            busy = now - self._last_enqueued < self._window_s
-            self._last_enqueued = now
-        if first:
-            if busy:
-                batch.timer = loop.call_later(self._window_s, self._commit_batch, loop, batch)
-            else:
-                loop.call_soon(self._commit_batch, loop, batch)
-        elif batch.timer is not None and (
-            waiting >= _EARLY_COMMIT_ROWS or now - batch.opened >= self._window_s / 2
-        ):
-            # Close the window now, in the loop iteration this record woke the loop for,
-            # rather than wake it once more for the timer: a record that finds the window
-            # half over has had most of the sharing a window gives.
-            batch.timer.cancel()
-            batch.timer = None
-            loop.call_soon(self._commit_batch, loop, batch)
+    # ------------------------------------------------------------------ importing
 
-    def _commit_batch(self, loop: asyncio.AbstractEventLoop, batch: _Batch) -> None:
-        """On ``loop``'s thread: commit ``batch``, then run its callbacks right away. A flush
-        from another thread may have taken the batch first; then nothing is left to do."""
-        with self._batches_lock:
-            if self._batches.get(loop) is not batch:
-                return
-            del self._batches[loop]
-        if batch.timer is not None:
-            batch.timer.cancel()
-        _run_callbacks(batch.callbacks, self._write(batch.rows))
+    def _import_all(self) -> bool:
+        with self._import_lock:
+            return self._import_locked()
 
-    def _commit_all(self) -> None:
-        """Commit every loop's pending records from the calling thread; their callbacks are
-        handed to their own loops (which may be blocked in this very call)."""
-        with self._batches_lock:
-            batches = list(self._batches.items())
-            self._batches.clear()
-        for loop, batch in batches:
-            error = self._write(batch.rows)
-            if batch.callbacks:
-                try:
-                    loop.call_soon_threadsafe(_run_callbacks, batch.callbacks, error)
-                except RuntimeError:
-                    # That loop has closed (server shut down): nobody is waiting any more.
-                    continue
+    def _import_locked(self) -> bool:
+        """Import every complete line of this process's journal; False if the database
+        refused (logged; the lines stay in the journal for the next try)."""
+        if not self._drain(self._journal):
+            return False
+        journal = self._journal
+        if isinstance(journal, _FileJournal) and journal.offset >= self._rotate_bytes:
+            self._rotate(journal)
+        return True
 
-    def _write(self, rows: list[_Row]) -> sqlite3.Error | None:
+    def _drain(self, journal: _FileJournal | _MemoryJournal) -> bool:
+        while True:
+            rows, mark = journal.read()
+            if not rows and mark is None:
+                return True
+            if not self._insert(rows, journal.name, mark):
+                journal.unread(rows)
+                return False
+            journal.consumed(mark)
+
+    def _insert(self, rows: list[_Row], journal: str | None, imported: int | None) -> bool:
+        """One transaction: the rows, and how far into their journal they reach."""
+        connection = self._connection
         try:
-            with self._connection_lock:
-                # Autocommit: each INSERT is its own transaction, committed when execute
-                # returns.
-                for start in range(0, len(rows), _ROWS_PER_INSERT):
-                    chunk = rows[start : start + _ROWS_PER_INSERT]
-                    self._connection.execute(
-                        _insert_statement(len(chunk)),
-                        [value for row in chunk for value in row],
-                    )
-                    self.commits += 1
-                    self.committed_records += len(chunk)
-        except sqlite3.Error as error:
-            # The audit trail must not take the relay down with it; losing records is
-            # reported loudly instead, and to whoever waits for the commit.
-            logger.exception("could not write %d audit records", len(rows))
-            return error
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                connection.executemany(_INSERT, rows)
+                if journal is not None:
+                    connection.execute(_SET_IMPORTED, (journal, imported))
+                connection.execute("COMMIT")
+            except BaseException:
+                connection.execute("ROLLBACK")
+                raise
+        except sqlite3.Error:
+            logger.exception("could not import %d audit records; will retry", len(rows))
+            return False
+        self.imports += 1
+        self.imported_records += len(rows)
+        return True
+
+    def _rotate(self, old: _FileJournal) -> None:
+        """Start a new journal; import the rest of the old one and delete it."""
+        assert self.path is not None
+        try:
+            fresh = _FileJournal.create(self.path)
+        except OSError:
+            logger.exception("could not start a new audit journal; keeping %s", old.name)
+            return
+        old.hand_over_to(fresh)
+        self._journal = fresh
+        if not self._import_orphan(old):
+            logger.error("audit journal %s left for the next start to import", old.name)
+
+    def _import_orphan(self, journal: _FileJournal) -> bool:
+        """Import the rest of a journal nobody writes any more (a crashed server's, or ours
+        after rotation), then delete it. If the database refuses, the file stays (and its
+        lock goes) for the next start."""
+        row = self._connection.execute(
+            "SELECT imported FROM audit_journal WHERE name = ?", (journal.name,)
+        ).fetchone()
+        if row is not None:
+            journal.consumed(row[0])
+        if not self._drain(journal):
+            journal.close()
+            return False
+        torn = journal.torn_tail()
+        if torn:
+            # Never acknowledged: the write that left it did not complete.
+            logger.error(
+                "audit journal %s ends in %d bytes of an incomplete record", journal.name, torn
+            )
+        journal.delete()
+        return True
+
+    def _checkpoint(self) -> None:
+        with self._import_lock:
+            if self._closed:
+                return
+            try:
+                # PASSIVE: copies what no reader still needs, never waits for them.
+                self._connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            except sqlite3.Error:
+                # The WAL keeps growing until a later checkpoint succeeds; nothing lost.
+                logger.exception("audit WAL checkpoint failed")
+
+
+class _MemoryJournal:
+    """``path=None``: records wait in a list (nothing survives the process anyway), as the
+    same JSON text a file journal holds: a str is invisible to the garbage collector, a row
+    tuple holding enum members is not (issue 7)."""
+
+    name = None
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+        self._lock = threading.Lock()
+
+    @property
+    def waiting(self) -> int:
+        return len(self._lines)
+
+    def append(self, row: _Row) -> None:
+        line = _encode(row)
+        with self._lock:
+            self._lines.append(line)
+
+    def read(self) -> tuple[list[_Row], None]:
+        with self._lock:
+            lines, self._lines = self._lines, []
+        return [row for row in map(_decode, lines) if row is not None], None
+
+    def unread(self, rows: list[_Row]) -> None:
+        lines = [_encode(row) for row in rows]
+        with self._lock:
+            self._lines[:0] = lines
+
+    def consumed(self, mark: int | None) -> None:
+        pass
+
+
+class _FileJournal:
+    """One journal file: appended to by ``record`` (any thread), read by the importer."""
+
+    def __init__(self, path: Path, read_fd: int, write_fd: int | None) -> None:
+        self.path = path
+        self.name = path.name
+        self._read_fd = read_fd
+        # None for an orphan (nobody writes it any more).
+        self._write_fd = write_fd
+        self._write_lock = threading.Lock()
+        # After rotation: where records go instead.
+        self._successor: _FileJournal | None = None
+        # Where the next import starts (a line boundary).
+        self.offset = 0
+        # A failed write may have left part of a line: the next one starts on a new line.
+        self._torn = False
+
+    # Records in a file journal wait for the importer thread, not for ``record``.
+    waiting = 0
+
+    @classmethod
+    def create(cls, db: Path) -> _FileJournal:
+        token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        fresh = db.with_name(db.name + _NEW_JOURNAL_INFIX + token)
+        final = db.with_name(db.name + _JOURNAL_INFIX + token)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+        write_fd = os.open(fresh, flags, 0o600)
+        try:
+            fcntl.flock(write_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # Locked before it gets a name other servers look for (module docstring).
+            os.rename(fresh, final)
+            read_fd = os.open(final, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            os.close(write_fd)
+            with contextlib.suppress(OSError):
+                os.unlink(fresh)
+            raise
+        return cls(final, read_fd, write_fd)
+
+    def append(self, row: _Row) -> OSError | None:
+        line = (_encode(row) + "\n").encode()
+        with self._write_lock:
+            fd = self._write_fd
+            if fd is not None:
+                if self._torn:
+                    line = b"\n" + line
+                try:
+                    written = os.write(fd, line)
+                    while written < len(line):  # a short write (disk nearly full)
+                        written += os.write(fd, line[written:])
+                except OSError as error:
+                    self._torn = True
+                    return error
+                self._torn = False
+                return None
+            successor = self._successor
+        # Rotated away while the caller held this journal: the record goes to the new one.
+        if successor is not None:
+            return successor.append(row)
+        return OSError(errno.EBADF, f"audit journal {self.name} is closed")
+
+    def hand_over_to(self, fresh: _FileJournal) -> None:
+        """Rotation: from now on records go to ``fresh``; this journal becomes an orphan."""
+        with self._write_lock:
+            write_fd, self._write_fd = self._write_fd, None
+            self._successor = fresh
+        if write_fd is not None:
+            os.close(write_fd)
+
+    def read(self) -> tuple[list[_Row], int | None]:
+        """The complete lines after the import offset, decoded, and the offset after them;
+        ``([], None)`` when there is none."""
+        data = os.pread(self._read_fd, _READ_CHUNK, self.offset)
+        end = data.rfind(b"\n") + 1
+        if end == 0:
+            if len(data) == _READ_CHUNK:  # one line longer than a chunk: not ours, skip it
+                logger.error("audit journal %s: a line of over %d bytes at %d skipped",
+                             self.name, _READ_CHUNK, self.offset)
+                return [], self.offset + len(data)
+            return [], None
+        rows = []
+        position = self.offset
+        for line in data[:end].split(b"\n")[:-1]:
+            row = _decode(line)
+            if row is not None:
+                rows.append(row)
+            elif line:
+                logger.error("audit journal %s: an undecodable record at byte %d skipped",
+                             self.name, position)
+            position += len(line) + 1
+        return rows, self.offset + end
+
+    def unread(self, rows: list[_Row]) -> None:
+        pass  # the offset did not move
+
+    def consumed(self, mark: int | None) -> None:
+        if mark is not None:
+            self.offset = mark
+
+    def torn_tail(self) -> int:
+        return os.fstat(self._read_fd).st_size - self.offset
+
+    def delete(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        self.close()
+
+    def close(self) -> None:
+        for fd in (self._write_fd, self._read_fd):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._write_fd = None
+
+
+def _decode(line: bytes) -> _Row | None:
+    try:
+        row = json.loads(line)
+    except ValueError:
         return None
+    if (
+        not isinstance(row, list)
+        or len(row) != len(_COLUMNS)
+        or row[0] not in _EVENTS
+        or not isinstance(row[1], int | float)
+    ):
+        return None
+    return tuple(row)
 
 
-class _Checkpointer:
-    """Checkpoints the WAL into the database file on its own thread and connection, so their
-    fsyncs never run on an event loop (the committing connection never checkpoints)."""
+def _orphan_journals(db: Path) -> list[_FileJournal]:
+    """Journals of ``db`` nobody holds: those of servers that died, oldest first."""
+    orphans = []
+    if not db.parent.is_dir():
+        return orphans
+    for entry in sorted(db.parent.iterdir(), key=_mtime):
+        if not entry.name.startswith(db.name + ".mao-journal"):
+            continue
+        try:
+            fd = os.open(entry, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as error:
+            os.close(fd)
+            if error.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                continue  # a live server's journal
+            raise
+        if os.fstat(fd).st_nlink == 0:  # another server imported and deleted it meanwhile
+            os.close(fd)
+            continue
+        if entry.name.startswith(db.name + _NEW_JOURNAL_INFIX):
+            # Died between creating and naming it: nothing was ever written to it.
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(entry)
+            os.close(fd)
+            continue
+        orphans.append(_FileJournal(entry, fd, None))
+    return orphans
 
-    def __init__(self, path: Path, interval_s: float) -> None:
-        self._path = path
+
+def _mtime(entry: Path) -> float:
+    try:
+        return entry.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+class _Importer:
+    """Imports journal lines and checkpoints the WAL on its own thread."""
+
+    def __init__(self, log: AuditLog, interval_s: float, checkpoint_interval_s: float) -> None:
+        self._log = log
         self._interval_s = interval_s
+        self._checkpoint_interval_s = checkpoint_interval_s
         self._stopping = threading.Event()
         self._thread = threading.Thread(
-            target=self._run, name="mao-embed-audit-checkpoint", daemon=True
+            target=self._run, name="mao-embed-audit-import", daemon=True
         )
         self._thread.start()
 
     def stop(self) -> None:
         self._stopping.set()
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=30)
 
     def _run(self) -> None:
-        connection = sqlite3.connect(self._path, isolation_level=None)
-        try:
-            while not self._stopping.wait(self._interval_s):
-                try:
-                    # PASSIVE: copies what no reader still needs, never waits for the writer.
-                    connection.execute("PRAGMA wal_checkpoint(PASSIVE)")
-                except sqlite3.Error:
-                    # The WAL keeps growing until a later checkpoint succeeds; nothing lost.
-                    logger.exception("audit WAL checkpoint failed")
-        finally:
-            connection.close()
+        last_checkpoint = time.monotonic()
+        while not self._stopping.wait(self._interval_s):
+            try:
+                self._log._import_all()
+                if time.monotonic() - last_checkpoint >= self._checkpoint_interval_s:
+                    last_checkpoint = time.monotonic()
+                    self._log._checkpoint()
+            except Exception:
+                # Whatever it was, the journal still holds the records; try again later.
+                logger.exception("audit import failed")
 
 
 def _open(path: Path | None) -> sqlite3.Connection:
-    # isolation_level=None: autocommit, see ``AuditLog._write``.
+    # isolation_level=None: autocommit outside ``with connection`` blocks, see ``_insert``.
     if path is None:
-        connection = sqlite3.connect(
-            ":memory:", check_same_thread=False, isolation_level=None, timeout=_BUSY_TIMEOUT_S
-        )
+        connection = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
     else:
         path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(
             path, check_same_thread=False, isolation_level=None, timeout=_BUSY_TIMEOUT_S
         )
         connection.execute("PRAGMA journal_mode=WAL")
+        # Checkpoints (fsyncs) only on the importer thread, on its schedule.
         connection.execute("PRAGMA wal_autocheckpoint=0")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.executescript(_SCHEMA)
     return connection
-
-
-def _run_callbacks(callbacks: list[_Callback], error: sqlite3.Error | None) -> None:
-    for on_commit in callbacks:
-        try:
-            on_commit(error)
-        except Exception:
-            # One waiter's failure must not keep the others waiting.
-            logger.exception("audit commit callback failed")

@@ -7,9 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from mao_embed.config import (
-    DEFAULT_AUDIT_COMMIT_WINDOW_MS,
     ENV_ORIGINS,
-    MAX_AUDIT_COMMIT_WINDOW_MS,
     canonical_origin,
     load_config,
     resolve_origins,
@@ -44,14 +42,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--db", metavar="FILE", help="audit database (default: XDG state dir)")
     serve.add_argument("--secret", help="token signing secret (default: env or per-user file)")
-    serve.add_argument(
-        "--audit-commit-window-ms",
-        type=float,
-        default=DEFAULT_AUDIT_COMMIT_WINDOW_MS,
-        metavar="MS",
-        help="under load, audit records (and the answers waiting for them) may wait this long "
-        "to share one commit; 0 commits each loop iteration (default 1)",
-    )
 
     token = commands.add_parser("token", help="print one SDK token signed with the serve secret")
     token.add_argument("--user", required=True)
@@ -107,8 +97,6 @@ def _token(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
 
 def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     # Checked before the asset build: a bad flag is refused at once, with the usage line.
-    if not 0 <= args.audit_commit_window_ms <= MAX_AUDIT_COMMIT_WINDOW_MS:
-        parser.error(f"--audit-commit-window-ms must be between 0 and {MAX_AUDIT_COMMIT_WINDOW_MS}")
     try:  # an origin that can match no page would refuse every handshake without a word
         resolve_origins(args.allow_origin)
     except ValueError as exc:
@@ -133,7 +121,6 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         allow_origins=origins,
         db_path=args.db,
         demo=args.demo,
-        audit_commit_window_ms=args.audit_commit_window_ms,
     )
 
     def announce(url: str) -> None:

@@ -36,11 +36,6 @@ DEFAULT_DEMO_DIR = PACKAGE_DIR / "demo_pages"
 _SECRET_BYTES = 32
 
 
-# ``ServerConfig.audit_commit_window_ms``: its default and the longest window a server accepts.
-DEFAULT_AUDIT_COMMIT_WINDOW_MS = 1.0
-MAX_AUDIT_COMMIT_WINDOW_MS = 1000
-
-
 @dataclass(frozen=True, slots=True)
 class LlmConfig:
     """The model behind the panel chat. ``base_url`` ends before ``/chat/completions``
@@ -81,20 +76,10 @@ class ServerConfig:
     demo_dir: Path = DEFAULT_DEMO_DIR
     # None: the panel chat answers "no model configured" (SPEC B3).
     llm: LlmConfig | None = None
-    # Answer a tool call only after its audit record committed (SPEC P6, ``audit`` docstring).
-    durable_audit: bool = True
-    # Group commit: how long an audit record (and so a tool call's answer) may wait for others
-    # to share its commit when records arrive faster than one per window; a lone call is not
-    # held. 0 commits once per event loop iteration. ``audit`` module docstring.
-    audit_commit_window_ms: float = DEFAULT_AUDIT_COMMIT_WINDOW_MS
 
     def __post_init__(self) -> None:
         if not self.secret:
             raise ValueError("ServerConfig.secret must be set; use resolve_secret()")
-        if not 0 <= self.audit_commit_window_ms <= MAX_AUDIT_COMMIT_WINDOW_MS:
-            raise ValueError(
-                f"ServerConfig.audit_commit_window_ms must be 0-{MAX_AUDIT_COMMIT_WINDOW_MS} ms"
-            )
         object.__setattr__(
             self, "allowed_origins", tuple(canonical_origin(o) for o in self.allowed_origins)
         )

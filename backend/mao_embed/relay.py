@@ -22,20 +22,18 @@ Guarantees (tested in ``tests/backend/test_relay.py`` and ``test_sdk_socket.py``
 - A page that reconnects within the resume window with the same user, agent and origin gets
   its sessionId back, and with it the result cache, so a retried requestId still answers
   ``disconnected`` instead of replaying a write (SPEC W3, W4).
-- With ``durable_audit`` (the default) ``call_tool`` returns only after the tool call's audit
-  record has committed, so no answered call is missing from the audit log after a crash
-  (SPEC P6; ``audit`` module docstring).
+- ``call_tool`` returns only after the tool call's audit record is in the audit journal, so
+  no answered call is missing from the audit log after a crash (SPEC P6; ``audit`` module
+  docstring).
 """
 
 from __future__ import annotations
 
 import asyncio
-import functools
 import itertools
 import logging
 import re
 import secrets
-import sqlite3
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Coroutine
@@ -64,10 +62,6 @@ logger = logging.getLogger(__name__)
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,80}")
 _TOOL_NAMES = frozenset(t.value for t in ToolName)
-# How long an answer waits for its audit commit before going out anyway. The audit log calls
-# back in the loop iteration after the record; should a callback ever not come, that must not
-# hang every agent. The miss is logged as an error.
-_AUDIT_COMMIT_WAIT_S = 10.0
 
 
 class CloseCode(IntEnum):
@@ -143,7 +137,7 @@ class Attachment:
     resumed: bool
 
 
-# _Pending and _Uncommitted are made once per tool call: a named tuple is built in about half
+# _Pending is made once per tool call: a named tuple is built in about half
 # the time of a frozen dataclass (which sets its fields one object.__setattr__ at a time).
 class _Pending(NamedTuple):
     request: PageToolRequest
@@ -153,15 +147,6 @@ class _Pending(NamedTuple):
     waiters: list[asyncio.Future[PageToolResult]]
     timer: asyncio.TimerHandle
     started: float
-
-
-class _Uncommitted(NamedTuple):
-    """An answer held until its audit record commits (SPEC P6)."""
-
-    waiters: list[asyncio.Future[PageToolResult]]
-    result: PageToolResult
-    request_id: str
-    since: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,11 +250,9 @@ class Relay:
         resume_window_ms: int = 60_000,
         completed_cache_size: int = 1000,
         response_grace_ms: int = 500,
-        durable_audit: bool = True,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._audit = audit
-        self._durable_audit = durable_audit and audit is not None
         self.default_timeout_ms = default_timeout_ms
         self._resume_window_s = resume_window_ms / 1000
         self._cache_size = completed_cache_size
@@ -281,12 +264,6 @@ class Relay:
         self._detached: dict[str, _Detached] = {}
         self._session_added = asyncio.Event()
         self._background: set[asyncio.Task[None]] = set()
-        # Answers waiting for their audit commit, oldest first, and one timer for all of them
-        # that releases any held longer than _AUDIT_COMMIT_WAIT_S (a per-answer timer and
-        # wait future cost more than the commit itself under load, issue 7).
-        self._uncommitted: dict[int, _Uncommitted] = {}
-        self._uncommitted_keys = itertools.count()
-        self._commit_watchdog: asyncio.TimerHandle | None = None
 
     # ------------------------------------------------------------------ sessions
 
@@ -724,55 +701,14 @@ class Relay:
         result: PageToolResult,
         **values: Any,
     ) -> None:
-        """Audit one answered tool call and give ``result`` to ``waiters`` once they may have
-        it: with durable audit when the record has committed (SPEC P6), within reason."""
-        if self._audit is None:
-            _deliver(waiters, result)
-            return
-        if not self._durable_audit:
-            self._audit.record(AuditEvent.TOOL_CALL, **values)
-            _deliver(waiters, result)
-            return
-        key = next(self._uncommitted_keys)
-        loop = asyncio.get_running_loop()
-        # The loop's clock, not self._clock (tests move that one to expire resume windows).
-        self._uncommitted[key] = _Uncommitted(waiters, result, values["request_id"], loop.time())
-        if self._commit_watchdog is None:
-            self._commit_watchdog = loop.call_later(
-                _AUDIT_COMMIT_WAIT_S / 4, self._release_overdue
-            )
-        self._audit.record_then(
-            functools.partial(self._committed, key), AuditEvent.TOOL_CALL, **values
-        )
-
-    def _committed(self, key: int, error: sqlite3.Error | None) -> None:
-        held = self._uncommitted.pop(key, None)
-        if held is None:
-            return  # released by the watchdog already
-        if error is not None:
-            # Already logged by the audit log; the page has acted, so the agent still gets
-            # the result rather than a false failure.
+        """Audit one answered tool call, then give ``result`` to ``waiters``: the record is in
+        the audit journal before any caller can see the answer (SPEC P6)."""
+        if self._audit is not None and self._audit.record(AuditEvent.TOOL_CALL, **values):
+            # Logged by the audit log (disk full); the page has acted, so the agent still
+            # gets the result rather than a false failure.
             logger.error("audit record of %s could not be written; answering anyway",
-                         held.request_id)
-        _deliver(held.waiters, held.result)
-
-    def _release_overdue(self) -> None:
-        """A missing commit callback must not hang every agent: answers held longer than
-        _AUDIT_COMMIT_WAIT_S go out anyway, each logged as an error."""
-        self._commit_watchdog = None
-        horizon = asyncio.get_running_loop().time() - _AUDIT_COMMIT_WAIT_S
-        while self._uncommitted:
-            key, held = next(iter(self._uncommitted.items()))
-            if held.since > horizon:
-                break
-            del self._uncommitted[key]
-            logger.error("audit record of %s not committed within %.0f s; answering anyway",
-                         held.request_id, _AUDIT_COMMIT_WAIT_S)
-            _deliver(held.waiters, held.result)
-        if self._uncommitted:
-            self._commit_watchdog = asyncio.get_running_loop().call_later(
-                _AUDIT_COMMIT_WAIT_S / 4, self._release_overdue
-            )
+                         values["request_id"])
+        _deliver(waiters, result)
 
 
 def _deliver(waiters: list[asyncio.Future[PageToolResult]], result: PageToolResult) -> None:

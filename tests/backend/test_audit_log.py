@@ -1,16 +1,19 @@
-"""The SQLite audit log (SPEC B2, P6)."""
+"""The audit log: SQLite in WAL mode fed through a per-process journal (SPEC B2, P6)."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
+import errno
+import logging
+import os
+import signal
 import sqlite3
-import threading
+import subprocess
+import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
+import pytest
 from mao_embed.audit import AuditEvent, AuditLog
 
 
@@ -87,80 +90,188 @@ def test_records_after_close_are_dropped_quietly(tmp_path: Path) -> None:
     log.record(AuditEvent.SESSION_CONNECTED, session_id="late")
 
 
-async def committed(log: AuditLog, event: AuditEvent, **values: Any) -> None:
-    """``record_then``, awaited: returns once the commit callback ran (raises its error)."""
-    done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-
-    def on_commit(error: sqlite3.Error | None) -> None:
-        if error is None:
-            done.set_result(None)
-        else:
-            done.set_exception(error)
-
-    log.record_then(on_commit, event, **values)
-    await done
+def _journals(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if ".mao-journal" in p.name)
 
 
-async def test_record_then_calls_back_once_another_connection_can_read_it(
-    tmp_path: Path,
-) -> None:
-    # SPEC P6: the relay holds a tool call's answer until this callback, so once it runs the
-    # record must be on disk for any reader (and so for a restart after kill -9).
-    log = AuditLog(tmp_path / "audit.db")
+def _rows(path: Path) -> list[str]:
+    with contextlib.closing(sqlite3.connect(path)) as reader:
+        return [row[0] for row in reader.execute("SELECT request_id FROM audit ORDER BY id")]
+
+
+def test_a_record_is_in_the_journal_when_record_returns(tmp_path: Path) -> None:
+    # SPEC P6: the relay answers a tool call once ``record`` returned; the record must then be
+    # where a crash cannot take it (the journal, in the page cache), imported or not.
+    log = AuditLog(tmp_path / "audit.db", import_interval_s=3600)
     try:
-        await committed(log, AuditEvent.TOOL_CALL, request_id="r-1", code="ok")
-        with sqlite3.connect(tmp_path / "audit.db") as reader:
-            rows = reader.execute("SELECT request_id FROM audit").fetchall()
-        assert rows == [("r-1",)]
+        assert log.record(AuditEvent.TOOL_CALL, request_id="r-1", code="ok") is None
+        [journal] = _journals(tmp_path)
+        line = (tmp_path / journal).read_bytes()
+        assert line.endswith(b"\n") and b'"r-1"' in line and line.count(b"\n") == 1
+        assert _rows(tmp_path / "audit.db") == []  # not imported yet
+    finally:
+        log.close()
+    assert _rows(tmp_path / "audit.db") == ["r-1"]
+    assert _journals(tmp_path) == []  # imported and deleted on close
+
+
+def test_the_importer_thread_moves_records_into_the_database(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.db", import_interval_s=0.02)
+    try:
+        log.record(AuditEvent.TOOL_CALL, request_id="r-1")
+        deadline = time.monotonic() + 10
+        while _rows(tmp_path / "audit.db") != ["r-1"]:
+            assert time.monotonic() < deadline, "not imported within 10 s"
+            time.sleep(0.02)
     finally:
         log.close()
 
 
-async def test_record_then_after_close_calls_back_without_writing(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path / "audit.db")
-    log.close()
-    await committed(log, AuditEvent.TOOL_CALL, request_id="r-2")
+_CRASHING_SERVER = r"""
+import os, signal, sys
+from pathlib import Path
+from mao_embed.audit import AuditEvent, AuditLog
+
+log = AuditLog(Path(sys.argv[1]), import_interval_s=3600)
+for n in range(50):
+    log.record(AuditEvent.TOOL_CALL, request_id=f"r-{n}")
+log.flush()  # the first 50 imported, the journal's offset with them
+for n in range(50, 120):
+    log.record(AuditEvent.TOOL_CALL, request_id=f"r-{n}", detail="é\n\u2028")
+os.kill(os.getpid(), signal.SIGKILL)
+"""
 
 
-async def test_record_then_calls_back_on_its_own_loop_thread_after_the_commit(
+def test_after_kill_9_the_next_start_imports_the_rest_of_the_journal_once(
     tmp_path: Path,
 ) -> None:
-    # The commit runs on the loop that recorded, in the same iteration as the callback: no
-    # writer thread to wake and wait for (issue 7).
-    log = AuditLog(tmp_path / "audit.db")
-    seen: list[tuple[int, list[Any]]] = []
-    done = asyncio.get_running_loop().create_future()
-
-    def on_commit(error: sqlite3.Error | None) -> None:
-        with sqlite3.connect(tmp_path / "audit.db") as reader:
-            rows = reader.execute("SELECT request_id FROM audit").fetchall()
-        seen.append((threading.get_ident(), rows))
-        done.set_result(error)
-
+    db = tmp_path / "audit.db"
+    died = subprocess.run([sys.executable, "-c", _CRASHING_SERVER, str(db)], check=False)
+    assert died.returncode == -signal.SIGKILL
+    assert len(_rows(db)) == 50 and len(_journals(tmp_path)) == 1
+    log = AuditLog(db)
     try:
-        log.record_then(on_commit, AuditEvent.TOOL_CALL, request_id="r-1")
-        assert await done is None
-        assert seen == [(threading.get_ident(), [("r-1",)])]
+        assert [r.request_id for r in log.query(limit=500)] == [f"r-{n}" for n in range(120)]
+        assert log.query(request_id="r-119")[0].detail == "é\n\u2028"
+    finally:
+        log.close()
+    assert _journals(tmp_path) == []
+
+
+def test_a_running_servers_journal_is_left_to_it(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    first = AuditLog(db, import_interval_s=3600)
+    first.record(AuditEvent.TOOL_CALL, request_id="first")
+    second = AuditLog(db, import_interval_s=3600)
+    try:
+        second.record(AuditEvent.TOOL_CALL, request_id="second")
+        assert [r.request_id for r in second.query()] == ["second"]
+        assert len(_journals(tmp_path)) == 2
+        first.close()
+        assert sorted(r.request_id for r in second.query()) == ["first", "second"]
+    finally:
+        first.close()
+        second.close()
+    assert sorted(_rows(db)) == ["first", "second"]
+
+
+def test_rotation_keeps_every_record_exactly_once(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.db", import_interval_s=0.005, rotate_bytes=2_000)
+    try:
+        for n in range(600):
+            log.record(AuditEvent.TOOL_CALL, request_id=f"r-{n}")
+            if n % 40 == 0:
+                time.sleep(0.02)  # let the importer rotate while records keep coming
+        assert [r.request_id for r in log.query(limit=1000)] == [f"r-{n}" for n in range(600)]
+        assert log.imports > 5
+        assert len(_journals(tmp_path)) == 1  # old journals deleted once imported
     finally:
         log.close()
 
 
-async def test_a_query_from_another_thread_commits_what_a_loop_holds_and_wakes_that_loop(
-    tmp_path: Path,
+def test_a_torn_tail_and_a_garbled_line_are_skipped_and_logged(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    log = AuditLog(tmp_path / "audit.db")
-    done = asyncio.get_running_loop().create_future()
-    loop_thread = threading.get_ident()
+    # A crashed server's journal as a full disk could leave it: a line that does not decode,
+    # and an unfinished last line (its write never completed, so it was never acknowledged).
+    def line(request_id: str) -> bytes:
+        return (
+            f'["tool_call",1.5,null,null,null,null,"{request_id}",null,"ok",null,null]\n'
+        ).encode()
 
-    def on_commit(error: sqlite3.Error | None) -> None:
-        done.set_result(threading.get_ident())
+    orphan = tmp_path / "audit.db.mao-journal.4242-00c0ffee"
+    orphan.write_bytes(
+        line("r-1")
+        + b'["tool_call",1.5,nu\n'
+        + b'{"not": "a row"}\n'
+        + line("r-2")
+        + line("r-3")[:20]
+    )
+    with caplog.at_level(logging.ERROR, logger="mao_embed.audit"):
+        log = AuditLog(tmp_path / "audit.db", import_interval_s=3600)
+    try:
+        assert [r.request_id for r in log.query()] == ["r-1", "r-2"]
+        messages = [r.getMessage() for r in caplog.records]
+        assert sum("undecodable record" in m for m in messages) == 2
+        assert any("20 bytes of an incomplete record" in m for m in messages)
+        assert not orphan.exists()
+    finally:
+        log.close()
+
+
+def test_a_failed_write_is_reported_and_the_next_record_still_lands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = AuditLog(tmp_path / "audit.db", import_interval_s=3600)
+    real_write = os.write
+
+    def disk_full_midway(fd: int, data: bytes) -> int:
+        monkeypatch.setattr(os, "write", real_write)
+        real_write(fd, data[:10])
+        raise OSError(errno.ENOSPC, "No space left on device")
 
     try:
-        log.record_then(on_commit, AuditEvent.TOOL_CALL, request_id="r-1")
-        # The loop is blocked in this call, so the query thread commits the loop's batch.
-        found = await asyncio.to_thread(log.query, request_id="r-1")
-        assert [r.request_id for r in found] == ["r-1"]
-        assert await done == loop_thread
+        monkeypatch.setattr(os, "write", disk_full_midway)
+        with caplog.at_level(logging.ERROR, logger="mao_embed.audit"):
+            error = log.record(AuditEvent.TOOL_CALL, request_id="lost")
+            assert isinstance(error, OSError) and error.errno == errno.ENOSPC
+            assert log.record(AuditEvent.TOOL_CALL, request_id="kept") is None
+            assert [r.request_id for r in log.query()] == ["kept"]
+        assert any("undecodable record" in r.getMessage() for r in caplog.records)
+    finally:
+        log.close()
+
+
+def test_records_wait_in_the_journal_while_the_database_is_locked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr("mao_embed.audit._BUSY_TIMEOUT_S", 0.05)
+    db = tmp_path / "audit.db"
+    log = AuditLog(db, import_interval_s=3600)
+    try:
+        log.record(AuditEvent.TOOL_CALL, request_id="r-1")
+        with contextlib.closing(sqlite3.connect(db, isolation_level=None)) as other:
+            other.execute("BEGIN IMMEDIATE")  # another writer holds the lock
+            with caplog.at_level(logging.ERROR, logger="mao_embed.audit"):
+                log.flush()
+            assert any("will retry" in r.getMessage() for r in caplog.records)
+            other.execute("ROLLBACK")
+        log.record(AuditEvent.TOOL_CALL, request_id="r-2")
+        assert [r.request_id for r in log.query()] == ["r-1", "r-2"]
+    finally:
+        log.close()
+
+
+def test_the_in_memory_log_imports_in_batches_and_on_query() -> None:
+    log = AuditLog(None)
+    try:
+        for n in range(999):
+            log.record(AuditEvent.TOOL_CALL, request_id=f"r-{n}")
+        assert log.imported_records == 0
+        log.record(AuditEvent.TOOL_CALL, request_id="r-999")
+        assert log.imported_records == 1000
+        log.record(AuditEvent.TOOL_CALL, request_id="r-1000")
+        assert len(log.query(limit=5000)) == 1001
     finally:
         log.close()
 
@@ -175,8 +286,11 @@ def _checkpointed_request_ids(path: Path) -> list[str]:
         return [row[0] for row in reader.execute("SELECT request_id FROM audit ORDER BY id")]
 
 
-def test_committing_never_checkpoints_so_no_fsync_runs_on_the_event_loop(tmp_path: Path) -> None:
-    log = AuditLog(tmp_path / "audit.db", checkpoint_interval_s=3600)
+def test_importing_never_checkpoints_so_fsyncs_run_only_on_the_importer_thread(
+    tmp_path: Path,
+) -> None:
+    # A query imports on the caller's thread (an event loop's, say): that must not fsync.
+    log = AuditLog(tmp_path / "audit.db", import_interval_s=3600, checkpoint_interval_s=3600)
     try:
         # Far past SQLite's default auto-checkpoint threshold of 1,000 WAL pages.
         for n in range(3000):
@@ -196,10 +310,10 @@ def _checkpointed_request_ids_or_none(path: Path) -> list[str] | None:
         return None
 
 
-def test_the_checkpoint_thread_moves_committed_records_into_the_database_file(
+def test_the_importer_thread_checkpoints_records_into_the_database_file(
     tmp_path: Path,
 ) -> None:
-    log = AuditLog(tmp_path / "audit.db", checkpoint_interval_s=0.02)
+    log = AuditLog(tmp_path / "audit.db", import_interval_s=0.02, checkpoint_interval_s=0.02)
     try:
         log.record(AuditEvent.TOOL_CALL, request_id="r-1")
         deadline = time.monotonic() + 10
@@ -209,150 +323,3 @@ def test_the_checkpoint_thread_moves_committed_records_into_the_database_file(
         assert _checkpointed_request_ids(tmp_path / "audit.db") == ["r-1"]
     finally:
         log.close()
-
-
-# --------------------------------------------------------------------------- group commit
-
-
-class _Commits:
-    """``record_then`` callbacks that note, when they run, the time and which request ids
-    another connection can already read: a callback must never run before its record is
-    committed (the relay answers from it, SPEC P6)."""
-
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self.seen: dict[str, tuple[float, set[str]]] = {}
-        self.enqueued: dict[str, float] = {}
-        self.all_done = asyncio.Event()
-        self.expected = 0
-
-    def record(self, log: AuditLog, request_id: str) -> None:
-        self.expected += 1
-        self.all_done.clear()
-        self.enqueued[request_id] = time.monotonic()
-
-        def on_commit(error: sqlite3.Error | None) -> None:
-            assert error is None
-            with sqlite3.connect(self._path) as reader:
-                visible = {row[0] for row in reader.execute("SELECT request_id FROM audit")}
-            self.seen[request_id] = (time.monotonic(), visible)
-            if len(self.seen) == self.expected:
-                self.all_done.set()
-
-        log.record_then(on_commit, AuditEvent.TOOL_CALL, request_id=request_id)
-
-    def waited(self, request_id: str) -> float:
-        return self.seen[request_id][0] - self.enqueued[request_id]
-
-    def assert_each_committed_before_its_callback(self) -> None:
-        for request_id, (_, visible) in self.seen.items():
-            assert request_id in visible
-
-    async def record_spaced(self, log: AuditLog, count: int, gap_s: float) -> None:
-        """Record ``r-0`` .. ``r-{count-1}`` ``gap_s`` apart, then wait until all settled."""
-        for n in range(count):
-            self.record(log, f"r-{n}")
-            await asyncio.sleep(gap_s)
-        await self.settled()
-
-    async def settled(self) -> None:
-        """Wait until every recorded callback ran; each found its own record committed."""
-        await asyncio.wait_for(self.all_done.wait(), 10)
-        self.assert_each_committed_before_its_callback()
-
-
-@contextlib.contextmanager
-def _windowed(tmp_path: Path, window_s: float) -> Iterator[tuple[AuditLog, _Commits]]:
-    """An audit log with a commit window of ``window_s``, and callbacks watching it."""
-    log = AuditLog(tmp_path / "audit.db", commit_window_s=window_s)
-    try:
-        yield log, _Commits(tmp_path / "audit.db")
-    finally:
-        log.close()
-
-
-async def test_records_arriving_close_together_share_one_commit(tmp_path: Path) -> None:
-    # Records a loop iteration or more apart but within the window share one transaction
-    # (group commit), and each callback still runs only after its record committed.
-    with _windowed(tmp_path, 0.5) as (log, commits):
-        await commits.record_spaced(log, 10, 0.001)
-        # The first record found the log idle and went at once; the nine after it shared one.
-        assert (log.commits, log.committed_records) == (2, 10)
-        assert commits.waited("r-0") < 0.25
-
-
-async def test_a_lone_record_is_not_held_for_the_window(tmp_path: Path) -> None:
-    # Records further apart than the window (low load): nothing would share the commit, so
-    # none waits for the window.
-    with _windowed(tmp_path, 0.2) as (log, commits):
-        for n in range(3):
-            commits.record(log, f"r-{n}")
-            await asyncio.wait_for(commits.all_done.wait(), 10)
-            await asyncio.sleep(0.3)
-        commits.assert_each_committed_before_its_callback()
-        assert max(commits.waited(f"r-{n}") for n in range(3)) < 0.15
-        assert log.commits == 3
-
-
-async def test_a_record_waits_no_longer_than_the_window(tmp_path: Path) -> None:
-    with _windowed(tmp_path, 0.1) as (log, commits):
-        commits.record(log, "r-0")
-        await asyncio.sleep(0)  # the next record comes a loop iteration later: busy
-        commits.record(log, "r-1")
-        await commits.settled()
-        # It did wait for company (it was the first of its batch), and then went: the window
-        # plus scheduling slack on a loaded machine.
-        assert 0.09 <= commits.waited("r-1") < 0.6
-        assert log.commits == 2
-
-
-async def test_a_window_closes_early_once_many_records_wait(tmp_path: Path) -> None:
-    with _windowed(tmp_path, 30) as (log, commits):
-        commits.record(log, "first")
-        await asyncio.wait_for(commits.all_done.wait(), 10)
-        # A burst: the window opens with the first of it and closes when 32 wait.
-        for n in range(40):
-            commits.record(log, f"r-{n}")
-            await asyncio.sleep(0)
-        started = time.monotonic()
-        while len(commits.seen) < 33:
-            assert time.monotonic() - started < 10, "the full batch did not commit early"
-            await asyncio.sleep(0.01)
-        commits.assert_each_committed_before_its_callback()
-        assert log.committed_records == 33
-        assert log.commits == 2
-
-
-async def test_without_a_window_each_loop_iteration_commits(tmp_path: Path) -> None:
-    with _windowed(tmp_path, 0) as (log, commits):
-        await commits.record_spaced(log, 5, 0.001)
-        assert log.commits == 5
-
-
-async def test_a_flush_from_another_thread_commits_a_batch_waiting_in_its_window(
-    tmp_path: Path,
-) -> None:
-    with _windowed(tmp_path, 30) as (log, commits):
-        commits.record(log, "r-0")
-        await asyncio.wait_for(commits.all_done.wait(), 10)
-        commits.record(log, "r-1")  # opens a 30 s window
-        await asyncio.to_thread(log.flush)
-        await commits.settled()
-        await asyncio.sleep(0.05)
-        assert (log.commits, log.committed_records) == (2, 2)
-
-
-async def test_a_record_past_half_the_window_commits_its_batch_at_once(tmp_path: Path) -> None:
-    # It closes the window in its own loop iteration instead of waiting for the timer.
-    # A 1 s window and a record 0.6 s into it: 0.4 s of slack before the timer would fire,
-    # for a loaded machine oversleeping.
-    with _windowed(tmp_path, 1.0) as (log, commits):
-        commits.record(log, "r-0")
-        await asyncio.sleep(0)
-        commits.record(log, "r-1")  # opens the window
-        await asyncio.sleep(0.6)
-        commits.record(log, "r-2")
-        await commits.settled()
-        assert commits.waited("r-2") < 0.1
-        assert 0.55 < commits.waited("r-1") < 0.99
-        assert (log.commits, log.committed_records) == (2, 3)
