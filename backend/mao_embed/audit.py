@@ -31,14 +31,19 @@ another process see records up to one import interval late; the log itself never
 repeats one.
 
 Recovery. Each ``AuditLog`` on a file writes its own journal,
-``<db>.mao-journal.<pid>-<random>``, and holds an exclusive ``flock`` on it for its lifetime
-(the lock goes when the process dies, however it dies). An ``AuditLog`` opening the database
-imports every journal nobody holds (a crashed server's), from where its import had got to,
-then deletes it; a journal still locked belongs to a running server on the same database and
-is left to it. A journal is created under a temporary name and renamed once locked, so nobody
-can take a new journal for an orphan. Journals are rotated after ``_ROTATE_BYTES`` imported
-bytes. A line that does not decode (a torn write at a full disk) is skipped and logged as an
-error with its position; the records around it are imported.
+``<db>.mao-journal.<pid>-<128 random bits>``, and holds an exclusive ``flock`` on it from its
+creation until it is deleted (the lock goes when the process dies, however it dies). An
+``AuditLog`` opening the database imports every journal nobody holds (a crashed server's),
+from where its import had got to, then deletes it; a journal still locked belongs to a running
+server on the same database and is left to it. A journal is created under a temporary name,
+locked, then linked to its real name (``link`` never replaces a file), so nobody can take a
+new journal for an orphan; a temporary name younger than a minute is left alone. Journals are
+rotated after ``_ROTATE_BYTES`` imported bytes: records go to a new journal at once, the old
+one stays locked until its rest is imported and it is deleted. ``record`` refuses (raises for)
+any value the database could not store or the journal could not give back, so a record once
+acknowledged is always importable; a line that does not decode anyway (a torn write at a full
+disk, a hand-edited file) is skipped and logged as an error with its position, and a row the
+database refuses is skipped and logged, the records around it imported.
 
 With ``path=None`` (tests, embedded servers) the database is in memory and the journal is a
 list; it is imported when 1,000 records wait and on ``query``, ``flush`` and ``close``.
@@ -52,6 +57,7 @@ import fcntl
 import functools
 import json
 import logging
+import math
 import os
 import secrets
 import sqlite3
@@ -153,6 +159,9 @@ _READ_CHUNK = 4 << 20
 _MEMORY_IMPORT_ROWS = 1000
 _JOURNAL_INFIX = ".mao-journal."
 _NEW_JOURNAL_INFIX = ".mao-journal-new."
+# A journal is created under a temporary name, locked, then named (``_FileJournal.create``);
+# a temporary name younger than this may be a live server's, between creating and locking.
+_NEW_JOURNAL_GRACE_S = 60.0
 
 
 @functools.lru_cache(maxsize=_ROWS_PER_INSERT)
@@ -162,12 +171,33 @@ def _insert_statement(rows: int) -> str:
 
 
 def _row_of(event: AuditEvent, values: dict[str, Any]) -> _Row:
-    """One record as its row, in ``_COLUMNS`` order."""
+    """One record as its row, in ``_COLUMNS`` order, checked: a value the database could not
+    store (or the journal could not give back) raises here, before anything is written,
+    instead of being acknowledged and then refused by every import after it."""
     at = values.pop("at", None)
     row = (event, time.time() if at is None else at, *map(values.pop, _VALUE_COLUMNS, _NONES))
     if values:
         raise TypeError(f"unknown audit record fields: {', '.join(sorted(values))}")
+    if event not in _EVENTS:
+        raise ValueError(f"unknown audit event {event!r}")
+    if not _is_number(row[1]):
+        raise TypeError(f"audit record time must be a finite number, not {row[1]!r}")
+    for name, value in zip(_VALUE_COLUMNS, row[2:], strict=True):
+        if value is None:
+            continue
+        if isinstance(value, str):
+            if not value.isascii():
+                value.encode()  # a lone surrogate raises UnicodeEncodeError: SQLite refuses it
+        elif name != "duration_ms" or not _is_number(value):
+            raise TypeError(f"audit record field {name} cannot be {value!r}")
     return row
+
+
+def _is_number(value: Any) -> bool:
+    kind = type(value)
+    if kind is float:
+        return math.isfinite(value)
+    return kind is int and -(2**63) <= value < 2**63  # bool is not: type(True) is bool
 
 
 _NONES = (None,) * len(_VALUE_COLUMNS)
@@ -222,14 +252,21 @@ class AuditLog:
 
     def record(self, event: AuditEvent, **values: Any) -> OSError | None:
         """Append one record to the journal. When this returns ``None`` the record survives a
-        crash of this process (module docstring). An ``OSError`` (disk full) is logged and
-        returned: the record may be lost, and the caller decides what to tell whom. After
-        ``close`` nothing is written."""
+        crash of this process (module docstring). An ``OSError`` (disk full; the log closed)
+        is returned, and logged unless the log is closed: the record may be lost, and the
+        caller decides what to tell whom. A value the log cannot keep (an unknown event or
+        field, a type other than str / None, a number other than a finite time or duration,
+        a lone surrogate, a record over 4 MiB) raises ``TypeError`` / ``ValueError`` and
+        writes nothing."""
+        line = _encode(_row_of(event, values))
+        if len(line) >= _READ_CHUNK:
+            raise ValueError(f"audit record of {len(line)} bytes; the limit is {_READ_CHUNK}")
         if self._closed:
-            return None
-        error = self._journal.append(_row_of(event, values))
+            return _closed_error()
+        error = self._journal.append(line)
         if error is not None:
-            logger.error("could not write an audit record (%s): %s", event, error)
+            if not self._closed:
+                logger.error("could not write an audit record (%s): %s", event, error)
         elif self._importer is None and self._journal.waiting >= _MEMORY_IMPORT_ROWS:
             self._import_all()
         return error
@@ -275,6 +312,8 @@ class AuditLog:
         self._closed = True
         if self._importer is not None:
             self._importer.stop()
+        # From here a record racing this close gets an error; none lands after the last import.
+        self._journal.seal()
         with self._import_lock:
             imported = self._import_locked()
             if isinstance(self._journal, _FileJournal):
@@ -312,28 +351,52 @@ class AuditLog:
             journal.consumed(mark)
 
     def _insert(self, rows: list[_Row], journal: str | None, imported: int | None) -> bool:
-        """One transaction: the rows, and how far into their journal they reach."""
-        connection = self._connection
+        """One transaction: the rows, and how far into their journal they reach. False if
+        the database is busy or failing (logged; retried at the next import). A row the
+        database refuses for what it holds (only a hand-edited journal has one: ``record``
+        checks every value) is skipped and logged, so it cannot block the rows after it."""
         try:
-            connection.execute("BEGIN IMMEDIATE")
             try:
-                for start in range(0, len(rows), _ROWS_PER_INSERT):
-                    chunk = rows[start : start + _ROWS_PER_INSERT]
-                    connection.execute(
-                        _insert_statement(len(chunk)), [value for row in chunk for value in row]
-                    )
-                if journal is not None:
-                    connection.execute(_SET_IMPORTED, (journal, imported))
-                connection.execute("COMMIT")
-            except BaseException:
-                connection.execute("ROLLBACK")
+                self._transaction(rows, journal, imported, skip_bad_rows=False)
+            except sqlite3.OperationalError:
                 raise
+            except (sqlite3.Error, ValueError, TypeError, OverflowError):
+                self._transaction(rows, journal, imported, skip_bad_rows=True)
         except sqlite3.Error:
             logger.exception("could not import %d audit records; will retry", len(rows))
             return False
         self.imports += 1
         self.imported_records += len(rows)
         return True
+
+    def _transaction(
+        self, rows: list[_Row], journal: str | None, imported: int | None, *, skip_bad_rows: bool
+    ) -> None:
+        connection = self._connection
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if skip_bad_rows:
+                statement = _insert_statement(1)
+                for row in rows:
+                    try:
+                        connection.execute(statement, row)
+                    except sqlite3.OperationalError:
+                        raise
+                    except (sqlite3.Error, ValueError, TypeError, OverflowError) as error:
+                        logger.error("audit record skipped, the database refused it (%s): %r",
+                                     error, row)
+            else:
+                for start in range(0, len(rows), _ROWS_PER_INSERT):
+                    chunk = rows[start : start + _ROWS_PER_INSERT]
+                    connection.execute(
+                        _insert_statement(len(chunk)), [value for row in chunk for value in row]
+                    )
+            if journal is not None:
+                connection.execute(_SET_IMPORTED, (journal, imported))
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
 
     def _rotate(self, old: _FileJournal) -> None:
         """Start a new journal; import the rest of the old one and delete it."""
@@ -391,15 +454,22 @@ class _MemoryJournal:
     def __init__(self) -> None:
         self._lines: list[str] = []
         self._lock = threading.Lock()
+        self._sealed = False
 
     @property
     def waiting(self) -> int:
         return len(self._lines)
 
-    def append(self, row: _Row) -> None:
-        line = _encode(row)
+    def append(self, line: str) -> OSError | None:
         with self._lock:
+            if self._sealed:
+                return _closed_error()
             self._lines.append(line)
+        return None
+
+    def seal(self) -> None:
+        with self._lock:
+            self._sealed = True
 
     def read(self) -> tuple[list[_Row], None]:
         with self._lock:
@@ -417,18 +487,27 @@ class _MemoryJournal:
         pass
 
 
-class _FileJournal:
-    """One journal file: appended to by ``record`` (any thread), read by the importer."""
+def _closed_error() -> OSError:
+    return OSError(errno.EBADF, "the audit log is closed")
 
-    def __init__(self, path: Path, read_fd: int, write_fd: int | None) -> None:
+
+class _FileJournal:
+    """One journal file: appended to by ``record`` (any thread), read by the importer. Its
+    owner holds an exclusive ``flock`` on it from creation until the file is deleted (or the
+    process dies): whoever can take the lock may import it as an orphan."""
+
+    def __init__(self, path: Path, read_fd: int, lock_fd: int | None) -> None:
         self.path = path
         self.name = path.name
         # None once closed.
         self._read_fd: int | None = read_fd
-        # None for an orphan (nobody writes it any more).
-        self._write_fd = write_fd
+        # The descriptor records are written to and the lock is held by; None for an orphan
+        # found at start (its lock is on read_fd). Kept open, and so locked, until close.
+        self._lock_fd = lock_fd
         self._write_lock = threading.Lock()
-        # After rotation: where records go instead.
+        # False once sealed (closing) or handed over (rotation): records go to the successor
+        # if there is one, else they get an error.
+        self._writable = lock_fd is not None
         self._successor: _FileJournal | None = None
         # Where the next import starts (a line boundary).
         self.offset = 0
@@ -440,34 +519,39 @@ class _FileJournal:
 
     @classmethod
     def create(cls, db: Path) -> _FileJournal:
-        token = f"{os.getpid()}-{secrets.token_hex(4)}"
+        # 128 random bits: a name is never used twice, even by a server that is always pid 1.
+        token = f"{os.getpid()}-{secrets.token_hex(16)}"
         fresh = db.with_name(db.name + _NEW_JOURNAL_INFIX + token)
         final = db.with_name(db.name + _JOURNAL_INFIX + token)
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
-        write_fd = os.open(fresh, flags, 0o600)
+        lock_fd = os.open(fresh, flags, 0o600)
         try:
-            fcntl.flock(write_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            # Locked before it gets a name other servers look for (module docstring).
-            os.rename(fresh, final)
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            # Locked before it gets the name other servers look for; link, unlike rename,
+            # never replaces an existing file. The lock is on the file, not on a name.
+            os.link(fresh, final)
+            with contextlib.suppress(OSError):
+                os.unlink(fresh)
             read_fd = os.open(final, os.O_RDONLY | os.O_CLOEXEC)
         except OSError:
-            os.close(write_fd)
+            os.close(lock_fd)
             with contextlib.suppress(OSError):
                 os.unlink(fresh)
             raise
-        return cls(final, read_fd, write_fd)
+        return cls(final, read_fd, lock_fd)
 
-    def append(self, row: _Row) -> OSError | None:
-        line = (_encode(row) + "\n").encode()
+    def append(self, line: str) -> OSError | None:
+        data = (line + "\n").encode()
         with self._write_lock:
-            fd = self._write_fd
-            if fd is not None:
+            if self._writable:
                 if self._torn:
-                    line = b"\n" + line
+                    data = b"\n" + data
+                fd = self._lock_fd
+                assert fd is not None
                 try:
-                    written = os.write(fd, line)
-                    while written < len(line):  # a short write (disk nearly full)
-                        written += os.write(fd, line[written:])
+                    written = os.write(fd, data)
+                    while written < len(data):  # a short write (disk nearly full)
+                        written += os.write(fd, data[written:])
                 except OSError as error:
                     self._torn = True
                     return error
@@ -476,16 +560,20 @@ class _FileJournal:
             successor = self._successor
         # Rotated away while the caller held this journal: the record goes to the new one.
         if successor is not None:
-            return successor.append(row)
-        return OSError(errno.EBADF, f"audit journal {self.name} is closed")
+            return successor.append(line)
+        return _closed_error()
 
     def hand_over_to(self, fresh: _FileJournal) -> None:
-        """Rotation: from now on records go to ``fresh``; this journal becomes an orphan."""
+        """Rotation: from now on records go to ``fresh``; this journal becomes an orphan of
+        ours (still locked: no other server may import it while we do)."""
         with self._write_lock:
-            write_fd, self._write_fd = self._write_fd, None
+            self._writable = False
             self._successor = fresh
-        if write_fd is not None:
-            os.close(write_fd)
+
+    def seal(self) -> None:
+        """No record may land after this (``AuditLog.close``)."""
+        with self._write_lock:
+            self._writable = False
 
     def read(self) -> tuple[list[_Row], int | None]:
         """The complete lines after the import offset, decoded, and the offset after them;
@@ -524,9 +612,10 @@ class _FileJournal:
         # Under the write lock: a record racing a close gets an error, never a write to
         # whatever file reuses the descriptor number.
         with self._write_lock:
-            write_fd, self._write_fd = self._write_fd, None
+            self._writable = False
+            lock_fd, self._lock_fd = self._lock_fd, None
             read_fd, self._read_fd = self._read_fd, None
-        for fd in (write_fd, read_fd):
+        for fd in (lock_fd, read_fd):
             if fd is not None:
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -580,6 +669,9 @@ def _orphan_journals(db: Path) -> list[_FileJournal]:
     for entry in sorted(db.parent.iterdir(), key=_mtime):
         if not entry.name.startswith(db.name + ".mao-journal"):
             continue
+        fresh = entry.name.startswith(db.name + _NEW_JOURNAL_INFIX)
+        if fresh and time.time() - _mtime(entry) < _NEW_JOURNAL_GRACE_S:
+            continue  # a live server may be between creating and locking it
         try:
             fd = os.open(entry, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -594,8 +686,9 @@ def _orphan_journals(db: Path) -> list[_FileJournal]:
         if os.fstat(fd).st_nlink == 0:  # another server imported and deleted it meanwhile
             os.close(fd)
             continue
-        if entry.name.startswith(db.name + _NEW_JOURNAL_INFIX):
-            # Died between creating and naming it: nothing was ever written to it.
+        if fresh:
+            # Its server died before naming it (nothing was written to it) or between naming
+            # it and removing this second name (the journal is under its own name too).
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(entry)
             os.close(fd)

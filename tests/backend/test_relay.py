@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import sqlite3
 from collections.abc import Iterator
@@ -460,36 +461,48 @@ async def test_cancelled_caller_leaves_the_request_and_a_repeat_caller_alone(
 
 
 async def test_the_answer_comes_only_once_its_record_is_in_the_journal(
-    tmp_path: Path, clock: FakeClock
+    tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # SPEC P6: when the caller has the result, the record is where a kill -9 cannot take it.
+    # SPEC P6: the moment a caller's future gets the result, its record is where a kill -9
+    # cannot take it (the journal file), though not yet in the database.
+    import mao_embed.relay as relay_module
+
     log = AuditLog(tmp_path / "audit.db", import_interval_s=3600)
     relay = Relay(audit=log, response_grace_ms=0, clock=clock)
     session_id, page = await attach(relay)
-    journaled_when_answered: dict[str, bool] = {}
+    journaled_at_delivery: dict[str, bool] = {}
+    deliver = relay_module._deliver
 
-    async def call(request_id: str) -> None:
-        result = await relay.call_tool(session_id, "page_fill", FILL, request_id=request_id)
-        assert result.success
+    def checking_deliver(waiters: Any, result: PageToolResult) -> None:
         [journal] = tmp_path.glob("audit.db.mao-journal.*")
-        journaled_when_answered[request_id] = f'"{request_id}"'.encode() in journal.read_bytes()
+        needle = f'"{result.request_id}"'.encode()
+        journaled_at_delivery.setdefault(result.request_id, needle in journal.read_bytes())
+        deliver(waiters, result)
 
+    monkeypatch.setattr(relay_module, "_deliver", checking_deliver)
     try:
-        calls = [asyncio.create_task(call(f"r{n}")) for n in range(3)]
+        calls = [
+            asyncio.create_task(
+                relay.call_tool(session_id, "page_fill", FILL, request_id=f"r{n}")
+            )
+            for n in range(3)
+        ]
         await page.wait_for("page_tool_request", 3)
         for n in range(3):
             relay.accept_result(session_id, ok(f"r{n}"))
-        await asyncio.wait_for(asyncio.gather(*calls), 5)
-        assert journaled_when_answered == {"r0": True, "r1": True, "r2": True}
-        with sqlite3.connect(tmp_path / "audit.db") as reader:  # not imported yet
-            assert reader.execute(
-                "SELECT count(*) FROM audit WHERE event = 'tool_call'"
-            ).fetchone() == (0,)
+        assert all(r.success for r in await asyncio.wait_for(asyncio.gather(*calls), 5))
+        assert journaled_at_delivery == {"r0": True, "r1": True, "r2": True}
+        with contextlib.closing(sqlite3.connect(tmp_path / "audit.db")) as reader:
+            imported = reader.execute("SELECT count(*) FROM audit WHERE event = 'tool_call'")
+            assert imported.fetchone() == (0,)  # not imported yet: the journal is what holds it
     finally:
         log.close()
-    assert [
-        r.request_id for r in AuditLog(tmp_path / "audit.db").query(event=AuditEvent.TOOL_CALL)
-    ] == ["r0", "r1", "r2"]
+    reopened = AuditLog(tmp_path / "audit.db")
+    try:
+        calls_recorded = reopened.query(event=AuditEvent.TOOL_CALL)
+        assert [r.request_id for r in calls_recorded] == ["r0", "r1", "r2"]
+    finally:
+        reopened.close()
 
 
 async def test_answer_goes_out_when_the_audit_record_cannot_be_written(
