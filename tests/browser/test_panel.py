@@ -130,7 +130,8 @@ def test_sensitive_value_is_masked_on_the_card_and_marked_high_risk(mao_embed):
         expect(card(page)).to_contain_text("••••••")
         assert "hunter2" not in card(page).inner_text()
         answer(page, "Allow once")
-        assert pending.result(timeout=30)["success"]
+        result = pending.result(timeout=30)
+        assert result["success"], result  # the failure's code, if it ever fails
     finally:
         agent.close()
 
@@ -201,7 +202,8 @@ def test_user_typing_on_the_page_mid_task_pauses_it_and_tells_the_agent(mao_embe
     embedded = mao_embed(NAME_FIELD)
     page = embedded.page
     snapshot = embedded.inspect()
-    assert embedded.call("page_fill", **ref(snapshot, "Name"), value="Ada")["success"]
+    result = embedded.call("page_fill", **ref(snapshot, "Name"), value="Ada")
+    assert result["success"], result  # the failure's code, if it ever fails
     page.click("#notes")
     page.keyboard.type("mine")
     result = embedded.call("page_fill", **ref(snapshot, "Name"), value="Grace")
@@ -216,7 +218,8 @@ def test_user_typing_on_the_page_mid_task_pauses_it_and_tells_the_agent(mao_embe
 def test_synthetic_events_from_scripts_do_not_pause_the_task(mao_embed):
     embedded = mao_embed(NAME_FIELD)
     snapshot = embedded.inspect()
-    assert embedded.call("page_fill", **ref(snapshot, "Name"), value="Ada")["success"]
+    result = embedded.call("page_fill", **ref(snapshot, "Name"), value="Ada")
+    assert result["success"], result  # the failure's code, if it ever fails
     embedded.page.evaluate("""() => {
         const notes = document.getElementById('notes');
         notes.dispatchEvent(new PointerEvent('pointerdown', {bubbles: true}));
