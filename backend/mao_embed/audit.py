@@ -271,8 +271,10 @@ class AuditLog:
         if error is not None:
             if not self._closed:
                 logger.error("could not write an audit record (%s): %s", event, error)
-        elif self._importer is None and self._journal.waiting >= _MEMORY_IMPORT_ROWS:
-            self._import_all()
+        elif self._importer is None:  # in memory: no importer thread, ``record`` imports
+            journal = self._journal
+            if isinstance(journal, _MemoryJournal) and journal.waiting >= _MEMORY_IMPORT_ROWS:
+                self._import_all()
         return error
 
     def query(
@@ -319,7 +321,9 @@ class AuditLog:
         # From here a record racing this close gets an error; none lands after the last import.
         self._journal.seal()
         with self._import_lock:
-            imported = self._import_locked()
+            # Drained, not rotated: a fresh journal now would only be created to be deleted,
+            # and a record racing this close could be handed over to it after its import.
+            imported = self._drain(self._journal)
             if isinstance(self._journal, _FileJournal):
                 if imported:
                     self._journal.delete()
@@ -412,7 +416,7 @@ class AuditLog:
         except OSError:
             logger.exception("could not start a new audit journal; keeping %s", old.name)
             return
-        old.hand_over_to(fresh)
+        old.seal(successor=fresh)
         self._journal = fresh
         if not self._import_orphan(old):
             logger.error("audit journal %s left for the next start to import", old.name)
@@ -520,9 +524,6 @@ class _FileJournal:
         # A failed write may have left part of a line: the next one starts on a new line.
         self._torn = False
 
-    # Records in a file journal wait for the importer thread, not for ``record``.
-    waiting = 0
-
     @classmethod
     def create(cls, db: Path) -> _FileJournal:
         # 128 random bits: a name is never used twice, even by a server that is always pid 1.
@@ -569,17 +570,13 @@ class _FileJournal:
             return successor.append(line)
         return _closed_error()
 
-    def hand_over_to(self, fresh: _FileJournal) -> None:
-        """Rotation: from now on records go to ``fresh``; this journal becomes an orphan of
-        ours (still locked: no other server may import it while we do)."""
+    def seal(self, successor: _FileJournal | None = None) -> None:
+        """No record lands here after this: they go to ``successor`` (rotation; this journal
+        becomes an orphan of ours, still locked, so no other server imports it while we do),
+        or get an error (``AuditLog.close``)."""
         with self._write_lock:
             self._writable = False
-            self._successor = fresh
-
-    def seal(self) -> None:
-        """No record may land after this (``AuditLog.close``)."""
-        with self._write_lock:
-            self._writable = False
+            self._successor = successor
 
     def read(self) -> tuple[list[_Row], int | None]:
         """The complete lines after the import offset, decoded, and the offset after them;
@@ -660,7 +657,7 @@ def _is_row(row: Any) -> bool:
         type(row) is list
         and len(row) == _ROW_LENGTH
         and row[0] in _EVENTS
-        and type(row[1]) in (float, int)
+        and _is_number(row[1])
     )
 
 

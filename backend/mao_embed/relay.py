@@ -691,9 +691,9 @@ class Relay:
         for session_id in [s for s, d in self._detached.items() if d.dropped_at < horizon]:
             del self._detached[session_id]
 
-    def _record(self, event: AuditEvent, **values: Any) -> None:
-        if self._audit is not None:
-            self._audit.record(event, **values)
+    def _record(self, event: AuditEvent, **values: Any) -> OSError | None:
+        """Audit one event; the journal's write error, if any (``AuditLog.record``)."""
+        return self._audit.record(event, **values) if self._audit is not None else None
 
     def _answer_after_audit(
         self,
@@ -703,7 +703,7 @@ class Relay:
     ) -> None:
         """Audit one answered tool call, then give ``result`` to ``waiters``: the record is in
         the audit journal before any caller can see the answer (SPEC P6)."""
-        if self._audit is not None and self._audit.record(AuditEvent.TOOL_CALL, **values):
+        if self._record(AuditEvent.TOOL_CALL, **values):
             # Logged by the audit log (disk full); the page has acted, so the agent still
             # gets the result rather than a false failure.
             logger.error("audit record of %s could not be written; answering anyway",
