@@ -459,3 +459,28 @@ def test_the_importer_thread_checkpoints_records_into_the_database_file(
         assert _checkpointed_request_ids(tmp_path / "audit.db") == ["r-1"]
     finally:
         log.close()
+
+
+def test_close_imports_without_starting_a_new_journal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past the rotation size at close: the rest is imported and the journal deleted; a new
+    # journal made then would only be deleted, and could catch a record racing the close.
+    from mao_embed import audit
+
+    created: list[Path] = []
+    create = audit._FileJournal.create
+
+    def counting_create(db: Path) -> audit._FileJournal:
+        journal = create(db)
+        created.append(journal.path)
+        return journal
+
+    monkeypatch.setattr(audit._FileJournal, "create", staticmethod(counting_create))
+    log = AuditLog(tmp_path / "audit.db", import_interval_s=3600, rotate_bytes=100)
+    for n in range(10):
+        log.record(AuditEvent.TOOL_CALL, request_id=f"r-{n}")
+    log.close()
+    assert len(created) == 1
+    assert _journals(tmp_path) == []
+    assert _rows(tmp_path / "audit.db") == [f"r-{n}" for n in range(10)]
