@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Chromium's own stderr (through Playwright's driver), shown with a failed test's captured
+    # output: a renderer that dies ("Target crashed") leaves its reason there and nowhere else.
+    # Two CI runs in session 7 lost a renderer mid-test without a word of why.
+    os.environ.setdefault("DEBUG", "pw:browser")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
