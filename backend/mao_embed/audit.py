@@ -24,8 +24,8 @@ Why a journal (issue 7): a SQLite commit of one record cost ~40 us of CPU back t
 80-138 us run cold on a busy server (WAL frame writes, locks, two index updates), and tool
 calls at 1,000/s each got their own commit; answers also waited a loop iteration for it. A
 journal record costs ~5 us on the event loop's thread (the row, its JSON, one ``write``), the
-answer goes out in the same loop iteration, and the import costs ~9 us per record in batches
-of hundreds on its own thread (measured in process: ``record`` 20,000 times, then ``flush``).
+answer goes out in the same loop iteration, and the import costs ~8-10 us per record in
+batches of thousands on its own thread (``IMPORT_INTERVAL_S`` says what the cost depends on).
 bench/README "Eighth round" has the end-to-end figures. Readers of the database from
 another process see records up to one import interval late; the log itself never loses or
 repeats one.
@@ -150,11 +150,18 @@ _SET_IMPORTED = "INSERT OR REPLACE INTO audit_journal (name, imported) VALUES (?
 # this long for another server's write lock on the same file (off the event loop).
 _BUSY_TIMEOUT_S = 5.0
 # How often new journal lines are imported, and the WAL checkpointed (both on the importer
-# thread). 1 s at 1,000 calls/s is ~1,000 records per transaction: with 500 sessions spread
-# over the session index, an import cost ~9.5 us per record in batches of 1,000 and ~12.9 in
-# batches of 250 (fewer index pages rewritten per record; in process, 20,000 rows already in).
-IMPORT_INTERVAL_S = 1.0
-CHECKPOINT_INTERVAL_S = 1.0
+# thread). The cost of an import is mostly the session index: with 500 sessions calling in
+# turn, each record lands on another leaf page of it, and every page a transaction changes is
+# written to the WAL and again at the checkpoint. More records per transaction share those
+# page writes. At 1,000 calls/s, 5 s is ~5,000 records per transaction: SQLite time ~8 us per
+# record with the cache below, ~16 with 1,000 per transaction and the default 2 MiB cache
+# (issue 7, session 8; 60,000-100,000 rows in, /tmp/s8/sq2.py in the closing note).
+IMPORT_INTERVAL_S = 5.0
+CHECKPOINT_INTERVAL_S = 5.0
+# The importer's page cache (SQLite's default is 2 MiB): the session index's leaves that a
+# busy server keeps touching stay in memory instead of being read back from the OS. Pages are
+# allocated as they are used, so a small database costs what it holds.
+_CACHE_KIB = 32 * 1024
 # A journal is replaced by a new one once this much of it has been imported (~40,000 records).
 _ROTATE_BYTES = 8 << 20
 # At most this much journal is read per import transaction.
@@ -749,6 +756,7 @@ def _open(path: Path | None) -> sqlite3.Connection:
         connection.execute("PRAGMA journal_mode=WAL")
         # Checkpoints (fsyncs) only on the importer thread, on its schedule.
         connection.execute("PRAGMA wal_autocheckpoint=0")
+        connection.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.executescript(_SCHEMA)
     return connection
