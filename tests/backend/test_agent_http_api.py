@@ -208,6 +208,45 @@ async def test_unknown_session_is_404(server: RunningServer) -> None:
     assert answer.status_code == 404 and answer.json()["error"]["code"] == "session_not_found"
 
 
+@pytest.mark.parametrize("framing", ["content-length", "chunked"])
+async def test_a_body_over_the_message_limit_is_413_and_nothing_reaches_the_page(
+    make_server: Callable[..., RunningServer], make_page: MakePage, framing: str
+) -> None:
+    # SPEC W4 (message size limits). The endpoint reads the body itself (issue 7), so this
+    # checks the limit for a declared length and for a chunked body whose size is only known
+    # while it streams in.
+    limit = 4096
+    running = make_server(max_message_bytes=limit)
+    page = await connected(running, make_page)
+    url = tool_url(running, page.session_id, "page_fill")
+    over = json.dumps({**FILL, "value": "x" * limit}).encode()
+    at_limit = json.dumps({**FILL, "value": "y" * (limit - len(json.dumps(FILL)) + 3)}).encode()
+    assert len(at_limit) == limit
+
+    def body(data: bytes) -> object:
+        if framing == "content-length":
+            return data
+
+        async def chunks():  # noqa: ANN202
+            for start in range(0, len(data), 1000):
+                yield data[start : start + 1000]
+
+        return chunks()
+
+    async with httpx.AsyncClient() as client:
+        refused = await client.post(url, content=body(over), headers={"X-Request-Id": "big-1"})
+        assert refused.status_code == 413
+        answer = refused.json()
+        assert answer["error"]["code"] == "message_too_large" and answer["requestId"] == "big-1"
+        assert page.requests == []
+        # A body of exactly the limit is a tool call like any other, reassembled intact.
+        accepted = await client.post(url, content=body(at_limit))
+    assert accepted.status_code == 200 and accepted.json()["success"] is True
+    assert [request.actions[0].value for request in page.requests if request.actions] == [
+        "y" * (limit - len(json.dumps(FILL)) + 3)
+    ]
+
+
 async def test_repeated_x_request_id_is_executed_once(
     server: RunningServer, make_page: MakePage
 ) -> None:
