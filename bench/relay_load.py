@@ -74,8 +74,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("relay_load")
     group.add_argument("--relay-sessions", default="100,500,1000",
                        help="session counts, comma-separated (default 100,500,1000)")
-    group.add_argument("--relay-seconds", type=float, default=6.0,
-                       help="seconds per load phase (default 6)")
+    # 15 s: three of the audit importer's 5 s intervals per phase, so each phase pays for
+    # importing about as many records as it made (with 6 s, one phase could end just before
+    # an import and hand its cost to the next).
+    group.add_argument("--relay-seconds", type=float, default=15.0,
+                       help="seconds per load phase (default 15)")
     group.add_argument("--relay-rate", type=float, default=1000.0,
                        help="open-loop calls per second (default 1000)")
     group.add_argument("--relay-rounds", type=int, default=3,
@@ -477,7 +480,7 @@ def _measure(mode: str, sessions: int, seconds: float, rate: float, tmp: Path) -
 def run(ctx: RunContext) -> dict[str, Any]:
     options = ctx.options
     levels = [int(n) for n in str(options.get("relay_sessions", "100,500,1000")).split(",")]
-    seconds = float(options.get("relay_seconds", 6.0))
+    seconds = float(options.get("relay_seconds", 15.0))
     rate = float(options.get("relay_rate", 1000.0))
     rounds = int(options.get("relay_rounds", 3))
     results: list[dict[str, Any]] = []
