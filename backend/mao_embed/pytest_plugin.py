@@ -49,6 +49,7 @@ from .testing import (
     embed_snippet,
     page_html,
     random_secret,
+    renderer_crashes,
 )
 
 _page_counter = itertools.count(1)
@@ -147,6 +148,7 @@ def mao_browser() -> Iterator[Any]:
 @pytest.fixture
 def mao_context(mao_browser: Any) -> Iterator[Any]:
     context = mao_browser.new_context(viewport={"width": 1280, "height": 800})
+    renderer_crashes.watch(context)
     yield context
     context.close()
 

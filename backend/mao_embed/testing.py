@@ -12,6 +12,7 @@ import json
 import os
 import secrets
 import socket
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,6 +39,40 @@ CHROMIUM_ARGS = (
     "--disable-quic",
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
 )
+
+
+class RendererCrashes:
+    """Chromium renderer crashes of the pages of watched browser contexts.
+
+    A crashed renderer takes its page with it: Playwright calls on it fail with "Target
+    crashed" and the page's session ends, so its pending tool calls answer ``disconnected``.
+    Watching a context says so on stderr (shown with a failed test's captured output) and lets
+    a test runner tell such a failure from the test's own (``tests/browser/conftest.py``
+    reruns it once, and says so)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._crashed: list[Any] = []
+
+    def watch(self, context: Any) -> None:
+        """Watch every page of a Playwright ``BrowserContext``, open now or later."""
+        context.on("page", self._watch_page)
+        for page in context.pages:
+            self._watch_page(page)
+
+    def crashed(self, page: Any) -> bool:
+        return any(page is crashed for crashed in self._crashed)
+
+    def _watch_page(self, page: Any) -> None:
+        page.on("crash", self._on_crash)
+
+    def _on_crash(self, page: Any) -> None:
+        self.count += 1
+        self._crashed.append(page)
+        print(f"mao-embed: the Chromium renderer of {page.url} crashed", file=sys.stderr)
+
+
+renderer_crashes = RendererCrashes()
 
 
 def chromium_path() -> str:

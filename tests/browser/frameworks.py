@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from mao_embed.pytest_plugin import EmbeddedPage
-from mao_embed.testing import embed_snippet, page_html
+from mao_embed.testing import embed_snippet, page_html, renderer_crashes
 
 REPO = Path(__file__).resolve().parents[2]
 NODE_PREFIX = REPO / "build" / "test-node"
@@ -153,6 +153,8 @@ class ReusablePages:
 
     def open(self, key: str, body: str, *, head: str = "", title: str = "Test page") -> EmbeddedPage:
         embedded = self._open.get(key)
+        if embedded is not None and renderer_crashes.crashed(embedded.page):
+            embedded.page.close()  # a crashed renderer answers nothing; boot a fresh page
         if embedded is None or embedded.page.is_closed() or embedded.page.url != embedded.url:
             embedded = self._open[key] = self._embed(key, body, head=head, title=title)
         embedded.page.evaluate("() => window.__mount()")
@@ -189,6 +191,7 @@ class ReusablePages:
         # The same steps as the plugin's ``mao_embed``, in a context that outlives one test.
         if self._context is None:
             self._context = self._browser.new_context(viewport={"width": 1280, "height": 800})
+            renderer_crashes.watch(self._context)
         user_id, agent_id = "test-user", "test-agent"
         token = self._backend.issue_token(user_id, agent_id, origin=self._pages.origin)
         snippet = embed_snippet(self._backend.url, agent_id=agent_id, user_id=user_id, token=token)
