@@ -53,12 +53,32 @@ class RendererCrashes:
     def __init__(self) -> None:
         self.count = 0
         self._crashed: list[Any] = []
+        self._contexts: list[Any] = []
 
     def watch(self, context: Any) -> None:
         """Watch every page of a Playwright ``BrowserContext``, open now or later."""
+        self._contexts.append(context)
+        context.on("close", self._forget)
         context.on("page", self._watch_page)
         for page in context.pages:
             self._watch_page(page)
+
+    def settle(self) -> None:
+        """Take delivery of crash events still on their way. Playwright's sync API dispatches
+        events only while it is being called, so a test that saw its page fail through the
+        agent API alone (``disconnected``) has not heard of the crash yet: one round trip to
+        the driver per open watched context."""
+        from playwright.sync_api import Error
+
+        for context in list(self._contexts):
+            try:
+                context.cookies()
+            except Error:  # closed meanwhile (its browser went with a module's fixtures)
+                self._forget(context)
+
+    def _forget(self, context: Any) -> None:
+        if context in self._contexts:
+            self._contexts.remove(context)
 
     def crashed(self, page: Any) -> bool:
         return any(page is crashed for crashed in self._crashed)

@@ -36,6 +36,7 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
     for attempt in (1, 2):
         crashes_before = renderer_crashes.count
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
+        renderer_crashes.settle()
         crashed = renderer_crashes.count > crashes_before
         if attempt == 1 and crashed and reports[0].passed and any(r.failed for r in reports):
             failure = next(r for r in reports if r.failed)
