@@ -247,6 +247,30 @@ async def test_a_body_over_the_message_limit_is_413_and_nothing_reaches_the_page
     ]
 
 
+async def test_a_client_gone_mid_body_reaches_nothing_and_the_next_call_works(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    # The endpoint reads the body itself (issue 7): a disconnect before the body is complete
+    # must end the request quietly, with nothing sent to the page.
+    from urllib.parse import urlsplit
+
+    page = await connected(server, make_page)
+    url = urlsplit(tool_url(server, page.session_id, "page_fill"))
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    writer.write(
+        f"POST {url.path} HTTP/1.1\r\nHost: {url.netloc}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: 1000\r\n\r\n{{\"snapshotId\": \"s1\"".encode()
+    )
+    await writer.drain()
+    writer.close()
+    await writer.wait_closed()
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(tool_url(server, page.session_id, "page_fill"), json=FILL)
+    assert answer.status_code == 200 and answer.json()["success"] is True
+    assert len(page.requests) == 1 and page.requests[0].actions is not None
+    assert page.requests[0].actions[0].value == "Ada"
+
+
 async def test_repeated_x_request_id_is_executed_once(
     server: RunningServer, make_page: MakePage
 ) -> None:
