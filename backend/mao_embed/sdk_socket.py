@@ -23,7 +23,6 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Callable
 from typing import Any
 
 from mao_page.protocol import (
@@ -33,7 +32,6 @@ from mao_page.protocol import (
     ErrorMessage,
     Hello,
     PageAuditEvent,
-    PageToolRequest,
     PageToolResult,
     Ping,
     Pong,
@@ -75,12 +73,10 @@ class WebSocketTransport:
     never overtake the ``welcome`` that tells the page its sessionId.
     """
 
-    __slots__ = ("_lock", "_open", "_opened", "_websocket", "closed", "on_request")
+    __slots__ = ("_lock", "_open", "_opened", "_websocket", "closed")
 
     def __init__(self, websocket: WebSocket) -> None:
         self._websocket = websocket
-        # Called for every tool request sent (the connection credits its rate limit).
-        self.on_request: Callable[[], None] | None = None
         self._lock = asyncio.Lock()
         self._open = False
         # Created only if something is sent before ``open()``: an asyncio.Event per
@@ -109,8 +105,6 @@ class WebSocketTransport:
         if isinstance(message, WireModel):
             # The same JSON as to_wire() + json.dumps, serialized in one pass (issue 7 load).
             text = message.model_dump_json(exclude_none=True)
-            if self.on_request is not None and isinstance(message, PageToolRequest):
-                self.on_request()
         else:
             text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
         async with self._lock:
@@ -132,16 +126,9 @@ class WebSocketTransport:
 
 
 class _InboundRateLimit:
-    """Token bucket over the frames a page sends unasked (SPEC W4).
+    """Token bucket over inbound frames; a page only answers what it was asked (SPEC W4)."""
 
-    Each tool request sent to the page is credited (``owe_answer``): the page may answer every
-    request it was sent whatever the bucket holds, so an agent calling one page faster than the
-    rate does not have its answers dropped (they were, and its calls then waited for their
-    timeout: the relay benchmark's closed loop at 100 sessions, ~90 calls/s per page, ended
-    with every call in flight timed out). What a page can send is still bounded: the requests
-    it was sent plus the rate."""
-
-    __slots__ = ("_burst", "_last_warning", "_owed", "_rate", "_stamp", "_tokens")
+    __slots__ = ("_burst", "_last_warning", "_rate", "_stamp", "_tokens")
 
     def __init__(self, rate_per_s: float, burst: int) -> None:
         self._rate = rate_per_s
@@ -149,15 +136,8 @@ class _InboundRateLimit:
         self._tokens = float(burst)
         self._stamp = time.monotonic()
         self._last_warning = 0.0
-        self._owed = 0
-
-    def owe_answer(self) -> None:
-        self._owed += 1
 
     def allow(self) -> bool:
-        if self._owed:
-            self._owed -= 1
-            return True
         now = time.monotonic()
         self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
         self._stamp = now
@@ -336,7 +316,6 @@ class _Connection:
         self._session_id = session_id
         self.missed_pings = 0
         self._rate = _InboundRateLimit(config.inbound_rate_per_s, config.inbound_burst)
-        transport.on_request = self._rate.owe_answer
         # The ping being sent (held here: the loop keeps only weak references to tasks).
         self._ping: asyncio.Task[None] | None = None
 
