@@ -355,8 +355,15 @@ async def test_session_events_are_audited_without_tokens(
     call = records[1]
     assert (call.request_id, call.tool, call.code) == ("r-a", "page_observe", "ok")
     assert call.duration_ms is not None and call.duration_ms >= 0
-    assert server.config.db_path is not None
-    assert page.token.encode() not in server.config.db_path.read_bytes()
+    db = server.config.db_path
+    assert db is not None
+    # Everything the audit log wrote: the database, its WAL (the records are there until a
+    # checkpoint) and the journal (``audit`` module docstring).
+    written = [path for path in db.parent.iterdir() if path.name.startswith(db.name)]
+    assert {path.name for path in written} >= {db.name, f"{db.name}-wal"}
+    assert any(".mao-journal." in path.name for path in written)
+    for path in written:
+        assert page.token.encode() not in path.read_bytes(), path.name
 
 
 class _RecordingWebSocket:
