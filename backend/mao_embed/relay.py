@@ -549,6 +549,11 @@ class Relay:
             detail=why,
         )
 
+    def is_pending(self, session_id: str, request_id: str) -> bool:
+        """Whether ``request_id`` was sent to that session's page and awaits its answer."""
+        session = self._sessions.get(session_id)
+        return session is not None and request_id in session.pending
+
     async def notify(self, session_id: str, message: dict[str, Any]) -> bool:
         """Send a backend-initiated message (a chat event) to the session's current
         connection, wherever it has resumed. False when the page is not connected."""

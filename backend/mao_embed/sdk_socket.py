@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import time
 from typing import Any
 
@@ -54,6 +55,13 @@ from mao_embed.tokens import TokenError, verify_token
 logger = logging.getLogger(__name__)
 
 _MAX_ERROR_CHARS = 1000
+# The head of a page_tool_result frame as the SDK writes it: type, then requestId (compact
+# JSON; whitespace allowed as any JSON writer may put it).
+_RESULT_HEAD = re.compile(
+    r'\s*\{\s*"type"\s*:\s*"page_tool_result"\s*,\s*"requestId"\s*:\s*"([A-Za-z0-9_.:-]{1,80})"'
+)
+# ``_Connection._answered`` is pruned to the still-pending requestIds past this size.
+_ANSWERED_KEPT = 256
 
 
 class HandshakeRefused(Exception):
@@ -287,6 +295,7 @@ class _Connection:
         "_config",
         "_heartbeat",
         "_ping",
+        "_answered",
         "_rate",
         "_relay",
         "_session_id",
@@ -316,6 +325,8 @@ class _Connection:
         self._session_id = session_id
         self.missed_pings = 0
         self._rate = _InboundRateLimit(config.inbound_rate_per_s, config.inbound_burst)
+        # requestIds whose answer passed the rate limit (``_answers_a_pending_request``).
+        self._answered: set[str] = set()
         # The ping being sent (held here: the loop keeps only weak references to tasks).
         self._ping: asyncio.Task[None] | None = None
 
@@ -362,7 +373,7 @@ class _Connection:
                 return f"page closed the connection (code {message.get('code', 1005)})"
             # Any frame from the page proves it is alive, not only pong.
             self.missed_pings = 0
-            if not self._rate.allow():
+            if not self._rate.allow() and not self._answers_a_pending_request(message):
                 if self._rate.should_warn():
                     await self._send_error(
                         ErrorCode.RATE_LIMITED, "too many messages; frames dropped"
@@ -392,6 +403,29 @@ class _Connection:
                 )
                 continue
             await self._dispatch(parsed, data)
+
+    def _answers_a_pending_request(self, message: dict[str, Any]) -> bool:
+        """A frame over the rate limit still passes if it is the first to answer a request
+        that was sent to this page and is pending (SPEC W4): the page may answer what it was
+        asked however fast an agent asks, and a dropped answer left the agent's call waiting
+        for its timeout. Read from the frame's head without parsing it (the SDK writes
+        ``type`` then ``requestId`` first); one pass per requestId, so a page cannot send
+        many frames in the name of one request."""
+        text = message.get("text")
+        head = _RESULT_HEAD.match(text) if text is not None else None
+        if head is None:
+            return False
+        request_id = head[1]
+        if request_id in self._answered or not self._relay.is_pending(
+            self._session_id, request_id
+        ):
+            return False
+        if len(self._answered) >= _ANSWERED_KEPT:
+            self._answered = {
+                r for r in self._answered if self._relay.is_pending(self._session_id, r)
+            }
+        self._answered.add(request_id)
+        return True
 
     async def _dispatch(self, parsed: Any, data: str | bytes) -> None:
         if isinstance(parsed, PageToolResult):

@@ -332,6 +332,38 @@ async def test_flood_of_frames_is_rate_limited(
     assert error.code is ErrorCode.RATE_LIMITED
 
 
+async def test_answers_to_pending_requests_pass_the_rate_limit_and_nothing_else_does(
+    make_server: Callable[..., RunningServer], make_page: MakePage
+) -> None:
+    # SPEC W4. The real SDK sends an audit_event (kind action) before each result; with the
+    # page over its rate, answers were dropped and the agent's calls waited for their timeout.
+    server = make_server(inbound_rate_per_s=1, inbound_burst=5)
+    page = make_page(server)
+
+    async def audit_then_answer(request: PageToolRequest) -> PageToolResult:
+        await page.send({"type": "audit_event", "kind": "action", "level": "full",
+                         "requestId": request.request_id, "outcome": "ok", "atMs": 1.0})
+        return PageToolResult(request_id=request.request_id, success=True, result={"n": 1})
+
+    page.answer = audit_then_answer
+    await page.connect()
+    results = [
+        await server.run_async(
+            server.relay.call_tool(page.session_id, "page_observe", {}, timeout_ms=1500)
+        )
+        for _ in range(12)
+    ]
+    assert [r.error.code if r.error else "ok" for r in results] == ["ok"] * 12
+    # Unasked frames are still limited, and so are results naming no pending request (the
+    # warning goes out at most once a second: wait that out first).
+    await asyncio.sleep(1.1)
+    for index in range(20):
+        await page.send({"type": "page_tool_result", "requestId": f"never-{index}",
+                         "success": True})
+    error = await page.next_error()
+    assert error.code is ErrorCode.RATE_LIMITED
+
+
 async def test_session_events_are_audited_without_tokens(
     server: RunningServer, make_page: MakePage
 ) -> None:
