@@ -243,7 +243,10 @@ async def _read_body(receive: Receive, limit: int) -> bytes | None:
 
 async def unknown_endpoint(request: Request, exc: Exception) -> Response:
     """404 for any path the router did not match; under /api in the agent API's JSON shape."""
-    if request.url.path.startswith("/api/"):
+    path = request.url.path
+    # "/api" itself too: a client normalizing "/api/sessions/../tools/.." sends "/api" (found
+    # by tests/backend/test_fuzz_inbound.py).
+    if path == "/api" or path.startswith("/api/"):
         return JSONResponse(
             error_body(
                 ErrorCode.INVALID_REQUEST,

@@ -202,6 +202,14 @@ async def test_unknown_paths_under_api_are_a_structured_404_never_a_redirect(
     assert wrong_method.status_code == 405
 
 
+async def test_api_root_and_dot_segment_paths_get_the_structured_404(server: RunningServer) -> None:
+    async with httpx.AsyncClient() as client:
+        for path in ("/api", "/api/", "/api/sessions/../tools/.."):  # the last becomes /api
+            answer = await client.post(f"{server.url}{path}", content=b"")
+            assert answer.status_code == 404, path
+            assert answer.json()["error"]["code"] == "invalid_request", path
+
+
 async def test_unknown_session_is_404(server: RunningServer) -> None:
     async with httpx.AsyncClient() as client:
         answer = await client.post(tool_url(server, "ses-gone", "page_observe"), json={})
