@@ -51,9 +51,13 @@ class RendererCrashes:
     reruns it once, and says so)."""
 
     def __init__(self) -> None:
-        self.count = 0
         self._crashed: list[Any] = []
         self._contexts: list[Any] = []
+
+    @property
+    def count(self) -> int:
+        """Crashes seen so far."""
+        return len(self._crashed)
 
     def watch(self, context: Any) -> None:
         """Watch every page of a Playwright ``BrowserContext``, open now or later."""
@@ -87,7 +91,6 @@ class RendererCrashes:
         page.on("crash", self._on_crash)
 
     def _on_crash(self, page: Any) -> None:
-        self.count += 1
         self._crashed.append(page)
         print(f"mao-embed: the Chromium renderer of {page.url} crashed", file=sys.stderr)
 
