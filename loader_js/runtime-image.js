@@ -1,0 +1,130 @@
+// The booted-runtime image: a Pyodide memory snapshot taken after our packages were imported
+// and the protocol models built, plus what lives outside the wasm heap and must be rebuilt
+// around it (docs/startup.md).
+//
+// Shared by the page loader (restoring) and the build step (loader_js/make-snapshot.mjs,
+// Pyodide in Node): both must prepare the runtime in exactly the same way, or the heap of the
+// snapshot does not fit the runtime it is copied into. What that preparation is:
+//
+// * site-packages: the unpacked wheels, written into Pyodide's in-memory file system before the
+//   interpreter starts. Python's imports are in the heap; the files are JS-side state.
+// * dynamic libraries (pydantic-core's extension module): instantiated before the C runtime
+//   starts, so Emscripten places them at the bottom of the heap and at the end of the function
+//   table, at the same addresses in both runs. A library loaded later, by Python's dlopen,
+//   would sit wherever malloc put it and could not be re-created at that address.
+// * after restoring: dlopen handles recorded in the heap point at those libraries again.
+"use strict";
+
+const MaoImage = (() => {
+  const TAR_BLOCK = 512;
+
+  // Files of a ustar archive as [path, bytes]; the build writes it with Python's tarfile.
+  function untar(buffer) {
+    const bytes = buffer instanceof Uint8Array ? buffer : new Uint8Array(buffer);
+    const text = (start, length) => {
+      let end = start;
+      while (end < start + length && bytes[end] !== 0) end++;
+      return new TextDecoder().decode(bytes.subarray(start, end));
+    };
+    const files = [];
+    for (let offset = 0; offset + TAR_BLOCK <= bytes.length;) {
+      const name = text(offset, 100);
+      if (!name) break; // two zero blocks end the archive
+      const size = parseInt(text(offset + 124, 12).trim() || "0", 8);
+      const type = String.fromCharCode(bytes[offset + 156] || 48);
+      const prefix = text(offset + 345, 155);
+      const body = offset + TAR_BLOCK;
+      if (type === "0") files.push([prefix ? prefix + "/" + name : name, bytes.subarray(body, body + size)]);
+      offset = body + Math.ceil(size / TAR_BLOCK) * TAR_BLOCK;
+    }
+    return files;
+  }
+
+  function writeFiles(FS, root, files) {
+    const made = new Set();
+    for (const [path, data] of files) {
+      const dir = (root + "/" + path).replace(/\/[^/]*$/, "");
+      if (!made.has(dir)) { FS.mkdirTree(dir); made.add(dir); }
+      FS.writeFile(root + "/" + path, data, { canOwn: true });
+    }
+  }
+
+  // Where the next library would go: the function-table length and the heap's break.
+  function layout(Module) {
+    return { tableLength: Module.wasmTable.length, heapTop: Module.HEAPU32[Module._emscripten_get_sbrk_ptr() >>> 2] };
+  }
+
+  // `bytes`, when given, also go into the file system: Python's import needs the file to find
+  // the module it then dlopens (already loaded, by name). The build passes them; the page does
+  // not, its interpreter has imported the module already.
+  async function loadDylibs(Module, sitePackages, dylibs) {
+    for (const { path, module, bytes } of dylibs) {
+      const full = sitePackages + "/" + path;
+      if (bytes) Module.FS.writeFile(full, bytes);
+      const dso = Module.newDSO(full, undefined, "loading");
+      dso.refcount = Infinity; // never unloaded: its memory is part of the image
+      dso.global = false; // Python extension modules are opened RTLD_LOCAL
+      dso.exports = await Module.loadWebAssemblyModule(module, { loadAsync: true, nodelete: true }, full, {});
+    }
+  }
+
+  // dlopen handles (pointers into the heap) by library path, to re-attach after restoring.
+  function dlopenHandles(Module) {
+    const handles = {};
+    for (const [handle, dso] of Object.entries(Module.LDSO.loadedLibsByHandle)) {
+      if (Number(handle) !== 0) (handles[dso.name] ||= []).push(Number(handle));
+    }
+    return handles;
+  }
+
+  function attachHandles(Module, handles) {
+    for (const [name, list] of Object.entries(handles || {})) {
+      const dso = Module.LDSO.loadedLibsByName[name];
+      if (!dso) throw new Error(`library ${name} of the snapshot was not loaded`);
+      for (const handle of list) Module.LDSO.loadedLibsByHandle[handle] = dso;
+    }
+  }
+
+  function sameLayout(a, b) {
+    return !!a && !!b && a.tableLength === b.tableLength && a.heapTop === b.heapTop;
+  }
+
+  // loadPyodide options that prepare the runtime; `files`, `dylibs` and `snapshot` (the bytes
+  // to restore, or null when building one) may be promises.
+  // `expected` is the layout recorded with the snapshot (restoring), or null (building).
+  // Errors inside Emscripten's pre-run hooks are swallowed there, so they are kept and
+  // rethrown once the module exists, before any heap is restored into it.
+  function prepare({ createModule, files, dylibs, snapshot, expected }) {
+    let failure = null;
+    let Module = null;
+    const state = { layout: null };
+    return {
+      state,
+      options: {
+        async createPyodideModule(settings) {
+          Module = settings;
+          const module = await createModule(settings);
+          if (failure) throw failure;
+          if (expected && !sameLayout(state.layout, expected)) {
+            throw new Error(`libraries landed at ${JSON.stringify(state.layout)}, snapshot expects ${JSON.stringify(expected)}`);
+          }
+          // Pyodide sizes the memory from the snapshot only when the wasm imports its memory;
+          // ours defines it, so grow it here, before the heap is copied in.
+          if (snapshot) module.growMemory((await snapshot).length);
+          return module;
+        },
+        async fsInit(FS, { sitePackages }) {
+          try {
+            writeFiles(FS, sitePackages, await files);
+            await loadDylibs(Module, sitePackages, await dylibs);
+            state.layout = layout(Module);
+          } catch (error) {
+            failure = error;
+          }
+        },
+      },
+    };
+  }
+
+  return { untar, prepare, dlopenHandles, attachHandles, layout };
+})();
