@@ -49,9 +49,29 @@ const MaoImage = (() => {
     }
   }
 
-  // Where the next library would go: the function-table length and the heap's break.
-  function layout(Module) {
-    return { tableLength: Module.wasmTable.length, heapTop: Module.HEAPU32[Module._emscripten_get_sbrk_ptr() >>> 2] };
+  // Where the libraries went: the heap's break after them, and what the function table holds
+  // from `tableStart` on (each wasm function's index in its module, "-" for an empty slot).
+  // Function pointers in the heap are table indices, so both runs must agree on every slot.
+  function layout(Module, tableStart) {
+    const slots = [];
+    for (let i = tableStart; i < Module.wasmTable.length; i++) {
+      const fn = Module.wasmTable.get(i);
+      slots.push(fn ? fn.name : "-");
+    }
+    return { tableStart, tableLength: Module.wasmTable.length, heapTop: Module.HEAPU32[Module._emscripten_get_sbrk_ptr() >>> 2], slots: slots.join(",") };
+  }
+
+  function layoutDifference(actual, expected) {
+    if (!actual) return "libraries were not loaded";
+    for (const key of ["tableStart", "tableLength", "heapTop"]) {
+      if (actual[key] !== expected[key]) {
+        const a = actual.slots.split(","), e = expected.slots.split(",");
+        const i = a.findIndex((name, n) => name !== e[n]);
+        return `${key} ${actual[key]} where the snapshot has ${expected[key]}` +
+          (i >= 0 ? `; first differing table slot ${actual.tableStart + i}: ${a[i]} vs ${e[i]}` : "");
+      }
+    }
+    return actual.slots === expected.slots ? null : "the function table differs from the snapshot's";
   }
 
   // `bytes`, when given, also go into the file system: Python's import needs the file to find
@@ -68,6 +88,15 @@ const MaoImage = (() => {
     }
   }
 
+  // Pyodide makes a wasm-GC trampoline for calls into C before our hook runs, in the next table
+  // slot, and stores its index in the heap. An engine without wasm GC (the Node 20 that builds the
+  // snapshot, Safari before 18.2) makes none and the slot stays out; reserve it then, so the
+  // libraries land at the same slots either way. After restoring, the heap holds the build's
+  // value, so this engine's own is written back.
+  function trampolineCell(Module) {
+    return (Module.__PyRuntime + Module.HEAP32[Module.__PyEM_EMSCRIPTEN_TRAMPOLINE_OFFSET >>> 2]) >>> 2;
+  }
+
   // dlopen handles (pointers into the heap) by library path, to re-attach after restoring.
   function dlopenHandles(Module) {
     const handles = {};
@@ -77,17 +106,17 @@ const MaoImage = (() => {
     return handles;
   }
 
-  function attachHandles(Module, handles) {
+  // What the restored heap expects of this runtime's JS side: dlopen handles that point at our
+  // libraries, and this engine's trampoline.
+  function afterRestore(Module, state, handles) {
     for (const [name, list] of Object.entries(handles || {})) {
       const dso = Module.LDSO.loadedLibsByName[name];
       if (!dso) throw new Error(`library ${name} of the snapshot was not loaded`);
       for (const handle of list) Module.LDSO.loadedLibsByHandle[handle] = dso;
     }
+    Module.HEAP32[trampolineCell(Module)] = state.trampoline;
   }
 
-  function sameLayout(a, b) {
-    return !!a && !!b && a.tableLength === b.tableLength && a.heapTop === b.heapTop;
-  }
 
   // loadPyodide options that prepare the runtime; `files`, `dylibs` and `snapshot` (the bytes
   // to restore, or null when building one) may be promises.
@@ -97,7 +126,7 @@ const MaoImage = (() => {
   function prepare({ createModule, files, dylibs, snapshot, expected }) {
     let failure = null;
     let Module = null;
-    const state = { layout: null };
+    const state = { layout: null, trampoline: 0 };
     return {
       state,
       options: {
@@ -105,9 +134,8 @@ const MaoImage = (() => {
           Module = settings;
           const module = await createModule(settings);
           if (failure) throw failure;
-          if (expected && !sameLayout(state.layout, expected)) {
-            throw new Error(`libraries landed at ${JSON.stringify(state.layout)}, snapshot expects ${JSON.stringify(expected)}`);
-          }
+          const difference = expected && layoutDifference(state.layout, expected);
+          if (difference) throw new Error(`libraries did not land where the snapshot has them: ${difference}`);
           // Pyodide sizes the memory from the snapshot only when the wasm imports its memory;
           // ours defines it, so grow it here, before the heap is copied in.
           if (snapshot) module.growMemory((await snapshot).length);
@@ -115,9 +143,12 @@ const MaoImage = (() => {
         },
         async fsInit(FS, { sitePackages }) {
           try {
+            state.trampoline = Module.HEAP32[trampolineCell(Module)];
+            if (!state.trampoline) Module.wasmTable.grow(1);
             writeFiles(FS, sitePackages, await files);
+            const tableStart = Module.wasmTable.length;
             await loadDylibs(Module, sitePackages, await dylibs);
-            state.layout = layout(Module);
+            state.layout = layout(Module, tableStart);
           } catch (error) {
             failure = error;
           }
@@ -126,5 +157,5 @@ const MaoImage = (() => {
     };
   }
 
-  return { untar, prepare, dlopenHandles, attachHandles, layout };
+  return { untar, prepare, dlopenHandles, afterRestore };
 })();
