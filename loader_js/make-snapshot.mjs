@@ -95,6 +95,7 @@ const heapTop = Module.HEAPU32[Module._emscripten_get_sbrk_ptr() >>> 2];
 const full = pyodide.makeMemorySnapshot();
 const headerBytes = new Uint32Array(full.buffer, full.byteOffset, 2)[1];
 const snapshot = full.subarray(0, headerBytes + Math.ceil(heapTop / 65536) * 65536);
+const freshBits = MaoImage.freshPages(snapshot.subarray(headerBytes), image.state.fresh);
 fs.writeFileSync(path.join(assetDir, "snapshot.bin"), snapshot);
 const meta = {
   format: 1,
@@ -106,6 +107,7 @@ const meta = {
   layout: image.state.layout,
   dylibs: dylibList,
   handles: MaoImage.dlopenHandles(Module),
+  freshPages: MaoImage.toBase64(freshBits),
   modules: modules.length,
 };
 fs.writeFileSync(path.join(assetDir, "snapshot.json"), JSON.stringify(meta, null, 1));

@@ -97,9 +97,13 @@
     const createModule = import(assetBase + "pyodide.asm.mjs").then((m) => m.default);
     const snapshot = fetchOk(assetBase + "snapshot.bin").then((r) => r.arrayBuffer()).then((b) => new Uint8Array(b));
     const files = fetchOk(assetBase + "site-packages.tar").then((r) => r.arrayBuffer()).then((b) => MaoImage.untar(b));
-    const dylibs = meta.then((m) => Promise.all(m.dylibs.map(async (path) => ({
-      path, module: await WebAssembly.compileStreaming(fetchOk(assetBase + "dylibs/" + path)),
-    }))));
+    // A full image has imported the libraries' Python modules already and needs only their
+    // code; a smaller one imports them after the restore, and Python's import wants the file.
+    const dylibs = meta.then((m) => Promise.all(m.dylibs.map(async (path) => {
+      if (m.scope === "full") return { path, module: await WebAssembly.compileStreaming(fetchOk(assetBase + "dylibs/" + path)) };
+      const bytes = new Uint8Array(await (await fetchOk(assetBase + "dylibs/" + path)).arrayBuffer());
+      return { path, bytes, module: await WebAssembly.compile(bytes) };
+    })));
     for (const p of [meta, createModule, snapshot, files, dylibs]) p.catch(() => {}); // reported by restoreImage
     return { meta, createModule, snapshot, files, dylibs };
   }
@@ -115,7 +119,7 @@
     });
     const prepared = MaoImage.prepare({
       createModule: await image.createModule, files: image.files, dylibs: image.dylibs,
-      snapshot, expected: meta.layout,
+      snapshot, expected: meta.layout, freshBits: meta.freshPages,
     });
     // The snapshot is passed as a promise: Pyodide starts fetching its wasm before awaiting it.
     const pyodide = await loadPyodide({ ...pyodideOptions(), ...prepared.options, _loadSnapshot: snapshot });

@@ -118,27 +118,67 @@ const MaoImage = (() => {
   }
 
 
+  // Pages of the snapshot's heap that are what a freshly started runtime holds anyway (the
+  // runtime's and the libraries' static data the interpreter never wrote) are not shipped: the
+  // build zeroes them in snapshot.bin and lists them, and the page copies them from its own
+  // fresh memory, taken once the C runtime is initialized and before Python starts.
+  const PAGE = 4096;
+  const SNAPSHOT_MAGIC = 0x706e7300; // Pyodide's, "\0snp"
+
+  function freshPages(heap, fresh) {
+    const count = Math.floor(Math.min(heap.length, fresh.length) / PAGE);
+    const bits = new Uint8Array(Math.ceil(count / 8));
+    for (let p = 0; p < count; p++) {
+      const a = heap.subarray(p * PAGE, (p + 1) * PAGE), b = fresh.subarray(p * PAGE, (p + 1) * PAGE);
+      let same = true;
+      for (let i = 0; i < PAGE; i += 4) if (a[i] !== b[i] || a[i + 1] !== b[i + 1] || a[i + 2] !== b[i + 2] || a[i + 3] !== b[i + 3]) { same = false; break; }
+      if (same && a.some((byte) => byte !== 0)) { bits[p >> 3] |= 1 << (p & 7); a.fill(0); }
+    }
+    return bits;
+  }
+
+  function fillFreshPages(heap, fresh, bits) {
+    for (let p = 0; p < bits.length * 8; p++) {
+      if (bits[p >> 3] & (1 << (p & 7))) heap.set(fresh.subarray(p * PAGE, (p + 1) * PAGE), p * PAGE);
+    }
+  }
+
+  const toBase64 = (bytes) => btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join(""));
+  const fromBase64 = (text) => Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+
   // loadPyodide options that prepare the runtime; `files`, `dylibs` and `snapshot` (the bytes
   // to restore, or null when building one) may be promises.
   // `expected` is the layout recorded with the snapshot (restoring), or null (building).
   // Errors inside Emscripten's pre-run hooks are swallowed there, so they are kept and
   // rethrown once the module exists, before any heap is restored into it.
-  function prepare({ createModule, files, dylibs, snapshot, expected }) {
+  // `freshBits` (base64, restoring) lists the heap pages to take from the fresh runtime.
+  function prepare({ createModule, files, dylibs, snapshot, expected, freshBits }) {
     let failure = null;
     let Module = null;
-    const state = { layout: null, trampoline: 0 };
+    const state = { layout: null, trampoline: 0, fresh: null };
     return {
       state,
       options: {
         async createPyodideModule(settings) {
           Module = settings;
+          // The build keeps the memory a fresh runtime has, before Python starts (main runs
+          // right after this callback), to find the pages the page can take from its own.
+          if (!snapshot) settings.onRuntimeInitialized = () => { state.fresh = settings.HEAPU8.slice(0, state.layout ? state.layout.heapTop : 0); };
           const module = await createModule(settings);
           if (failure) throw failure;
           const difference = expected && layoutDifference(state.layout, expected);
           if (difference) throw new Error(`libraries did not land where the snapshot has them: ${difference}`);
           // Pyodide sizes the memory from the snapshot only when the wasm imports its memory;
           // ours defines it, so grow it here, before the heap is copied in.
-          if (snapshot) module.growMemory((await snapshot).length);
+          if (snapshot) {
+            const bytes = await snapshot;
+            module.growMemory(bytes.length);
+            if (freshBits) {
+              const [magic, offset] = new Uint32Array(bytes.buffer, bytes.byteOffset, 2);
+              if (magic !== SNAPSHOT_MAGIC || offset >= bytes.length) throw new Error("the snapshot's header is corrupt");
+              fillFreshPages(bytes.subarray(offset), module.HEAPU8, fromBase64(freshBits));
+            }
+          }
           return module;
         },
         async fsInit(FS, { sitePackages }) {
@@ -157,5 +197,5 @@ const MaoImage = (() => {
     };
   }
 
-  return { untar, prepare, dlopenHandles, afterRestore };
+  return { untar, prepare, dlopenHandles, afterRestore, freshPages, toBase64 };
 })();
