@@ -114,10 +114,12 @@ class SessionInfo:
     title: str
     ready: bool
     connected_at: float
+    # Cluster mode: the instance the page's WebSocket is on (an additive field).
+    instance: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """The CONTRACT shape of one ``GET /api/sessions`` entry."""
-        return {
+        wire = {
             "sessionId": self.session_id,
             "userId": self.user_id,
             "agentId": self.agent_id,
@@ -129,6 +131,9 @@ class SessionInfo:
             .isoformat(timespec="milliseconds")
             .replace("+00:00", "Z"),
         }
+        if self.instance is not None:
+            wire["instance"] = self.instance
+        return wire
 
 
 @dataclass(frozen=True, slots=True)
@@ -273,6 +278,16 @@ class Relay:
     def get_session(self, session_id: str) -> SessionInfo | None:
         session = self._sessions.get(session_id)
         return session.info() if session else None
+
+    async def list_sessions(self) -> list[dict[str, Any]]:
+        """Every ready session an agent can reach, in the ``GET /api/sessions`` shape: this
+        relay's; a cluster's relay lists every instance's (``cluster.ClusterRelay``)."""
+        return [info.to_wire() for info in self.sessions()]
+
+    async def find_session(self, session_id: str) -> dict[str, Any] | None:
+        """One entry of ``list_sessions``, or None."""
+        info = self.get_session(session_id)
+        return info.to_wire() if info is not None else None
 
     async def wait_for_session(
         self,
