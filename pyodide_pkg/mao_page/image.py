@@ -25,7 +25,7 @@ def prepare_image(scope: str, modules: list[str] | None = None) -> list[str]:
     hold a JavaScript object: the snapshot cannot carry one into the page."""
     if scope == FULL:
         package = importlib.import_module(__package__ or "mao_page")
-        for module in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             importlib.import_module(module.name)
         from . import protocol
 
