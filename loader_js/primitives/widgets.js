@@ -3,12 +3,14 @@
 // acts only; which of them to use, in what order, is decided in Python.
 
 // Body-level containers with rendered content: portals (popups, menus, dialogs) live there.
-// Compared before and after an open, they tell which popup the open produced.
-function popupRoots(doc, exclude) {
+// With `before` (the roots rendered before an open), the ones the open produced.
+function popupRoots(doc, exclude, before) {
   const out = [];
   const body = doc.body;
   if (!body) return out;
+  const known = new Set(before || []);
   for (const child of body.children) {
+    if (known.has(child)) continue;
     if (exclude && (child === exclude || composedContains(exclude, child) || composedContains(child, exclude))) continue;
     if (child.localName === "script" || child.localName === "style" || child.localName === "template") continue;
     if (hasRenderedContent(child, 400)) out.push(child);

@@ -20,6 +20,23 @@ from ..actionability import ensure_actionable
 from ..context import ActionContext, Target
 from . import popup
 
+# Text fields that may be a select's face: a read-only one is a picker's display, an editable
+# one may filter a list of suggestions as it is typed into.
+_FIELD_TYPES = ("text", "search", "")
+
+
+def opens_choices(target: Target) -> bool:
+    """Whether choosing on this element may open a list of choices, from what it states
+    (role, aria-expanded) or is (a text field); clicking anything else to find out could act
+    on a button the agent did not mean to press."""
+    row = target.row
+    roles = {target.entry.role, row[F.ROLE]}
+    if roles & {"combobox", "listbox"}:
+        return True
+    if row[F.ARIA_EXPANDED] in ("true", "false"):
+        return True
+    return row[F.TAG] == "input" and (row[F.TYPE] or "").lower() in _FIELD_TYPES
+
 
 def _expanded(ctx: ActionContext, target: Target) -> str | None:
     """The widget's own aria-expanded ("true"/"false"), or None when it states none."""
