@@ -12,7 +12,7 @@ from ..scanner import is_fillable
 from . import select
 from .actionability import ensure_actionable
 from .context import ActionContext, Target
-from .widgets import rate, slider
+from .widgets import date, rate, slider
 
 # Value formats of the input types whose value is not free text (HTML §4.10.5.1).
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -75,6 +75,9 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
     expected_value = " ".join(value.split()) if row[F.CONTENTEDITABLE] else value
     if final == expected_value:
         status = "applied"
+    elif value != "" and final in ("", previous) and await date.commit_with_enter(ctx, target, value) == value:
+        final, status = value, "applied"
+        outcome["committedWith"] = "Enter"
     elif value != "" and final in ("", previous):
         raise ToolFailure(
             ErrorCode.VERIFICATION_FAILED,

@@ -131,8 +131,10 @@ def find(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
         candidates = page.choices_in(scope, label, target.handle)  # type: ignore[attr-defined]
         # Portals are appended at the end of <body>: the last match is the freshest popup.
         for candidate in reversed(candidates):
+            # The text itself first, where a user clicks: a tree item's row is wider than its
+            # title, and only the title chooses; a click on an option's text reaches the option.
             item, _role = page.choice_item(candidate)  # type: ignore[attr-defined]
-            for handle in (item, candidate) if item is not None else (candidate,):
+            for handle in (candidate, item) if item is not None else (candidate,):
                 hit = page.hit_test(handle)
                 if hit.ok:
                     return Choice(handle, label, via, hit)
