@@ -6,9 +6,11 @@
 //   [tag, display, role, flags, extra, order, listed, children]
 // whose children are items and strings (its text, raw; Python collapses white space).
 // What is not rendered is not read at all, like innerText: display:none subtrees, the
-// content of closed <details> and content-visibility:hidden, text whose computed visibility is
-// not visible, subtrees with opacity 0 (the scanner's "transparent": nothing is painted), and
-// the SDK's own UI (`exclude`, as in collectDocument). Form fields are read as their tag only:
+// content of closed <details> and of hidden="until-found", text whose computed visibility is
+// not visible, and the SDK's own UI (`exclude`, as in collectDocument). Two computed styles
+// are read per element (display, and visibility for its text), as innerText needs: each more
+// (opacity, content-visibility set by a style sheet) cost about as much as the rest of the
+// walk, so text in an opacity-0 box is read, as innerText reads it. Form fields are read as their tag only:
 // their values (and a textarea's text, a select's options) never leave this file.
 // Everything else is a fact for Python to decide on: which content is chrome, aria-hidden,
 // page-owner private, or a sensitive editable field, and how it renders as Markdown.
@@ -103,7 +105,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
     const el = node;
     const style = el.ownerDocument.defaultView.getComputedStyle(el);
     const display = style.display;
-    if (display === "none" || style.opacity === "0") continue;
+    if (display === "none") continue;
     const tag = el.localName;
     let flags = passDisplays.has(display) ? 0 : READ_BLOCKY;
     if (el.getAttribute("aria-hidden") === "true") flags |= READ_ARIA_HIDDEN;
@@ -142,7 +144,8 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       stack.push([inner, null]);
       continue;
     }
-    if (leaf || !el.firstChild && !el.shadowRoot && tag !== "slot" || style.contentVisibility === "hidden") continue;
+    // hidden="until-found" keeps the content in the page unrendered (content-visibility).
+    if (leaf || !el.firstChild && !el.shadowRoot && tag !== "slot" || el.hasAttribute("hidden")) continue;
     let kids = composedChildNodes(el);
     if (tag === "details" && !el.open) {
       // Only the summary of a closed <details> is rendered.
