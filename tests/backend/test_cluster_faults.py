@@ -28,6 +28,7 @@ from mao_embed.tokens import issue_token
 from mao_page.client import Backoff, ClientState, Identity, SdkClient
 from mao_page.dispatcher import Dispatcher
 from mao_page.protocol import PageInfo, PageToolRequest, PageToolResult
+from mcp import Client
 
 FILL = {"snapshotId": "s1", "elementId": "e1", "value": "Ada"}
 
@@ -189,11 +190,15 @@ async def test_kill_9_of_the_pages_instance_behind_nginx_answers_may_have_applie
             stranded = Page(f"ws://127.0.0.1:{doomed.port}/ws/sdk", secret).start()
             await stranded.wait_until(lambda: len(stranded.sessions) == 1)
             assert set(await listing(agent, survivor.url)) == {session_id, stranded.sessions[0]}
+            # MCP through nginx too: whichever instance serves it reaches the page.
+            async with Client(f"{nginx.url}/mcp") as mcp:
+                observed_by_mcp = await mcp.call_tool("page_observe", {"sessionId": session_id})
+            assert not observed_by_mcp.is_error
             call = asyncio.ensure_future(agent.post(
                 f"{survivor.url}/api/sessions/{session_id}/tools/page_fill",
                 json=FILL, headers={"x-request-id": "write-1"},
             ))
-            await page.wait_until(lambda: page.executed == ["write-1"])
+            await page.wait_until(lambda: "write-1" in page.executed)
 
             doomed.kill9()
             killed_at = time.monotonic()
