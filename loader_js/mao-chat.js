@@ -129,6 +129,7 @@
     const restored = pyodide.pyimport("mao_page.image");
     restored.after_restore();
     restored.destroy();
+    performance.mark("image:after-restore");
     return pyodide;
   }
 

@@ -80,7 +80,12 @@ SNAPSHOT_SCRIPT = LOADER_DIR / "make-snapshot.mjs"
 # loader boots Python from scratch, as on a machine without node).
 SNAPSHOT_ENV = "MAO_EMBED_SNAPSHOT"
 SNAPSHOT_SCOPES = ("full", "stdlib", "off")
-DEFAULT_SNAPSHOT_SCOPE = "full"
+# "stdlib" by default: a full snapshot is ~6.5 MB brotli (the heap holds ~17 MB of live data
+# once pydantic is imported) and puts the cold download ~70% over the runtime without it; the
+# standard-library one keeps it within ~30% (bench/README.md "startup").
+DEFAULT_SNAPSHOT_SCOPE = "stdlib"
+# The snapshot is most of a cold download; the slower, larger-window brotli saves ~9% of it.
+SNAPSHOT_BROTLI = {"quality": 10, "lgwin": 24}
 BUILD_PLACEHOLDER = "__MAO_BUILD_ID__"
 
 
@@ -259,7 +264,10 @@ def _precompress(directory: Path) -> None:
         if len(gz) < len(data) * 0.95:
             path.with_name(path.name + ".gz").write_bytes(gz)
         if brotli is not None:
-            br = brotli.compress(data, quality=11 if len(data) < 4_000_000 else 9)
+            if path.name == "snapshot.bin":
+                br = brotli.compress(data, **SNAPSHOT_BROTLI)
+            else:
+                br = brotli.compress(data, quality=11 if len(data) < 4_000_000 else 9)
             if len(br) < len(data) * 0.95:
                 path.with_name(path.name + ".br").write_bytes(br)
 
