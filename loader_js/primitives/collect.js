@@ -231,11 +231,12 @@ function factsOf(el, parentIndex, formIndex, style, scope, texts, pseudo) {
 }
 
 // Walk the top document in composed tree order, into same-origin frames. Returns
-// {nodes, facts, scopes, frames, roots}: nodes[i] is the element described by facts[i];
+// {nodes, facts, scopes, frames, roots, fullRows}: nodes[i] is the element described by facts[i];
 // scopes[s] = [kind, frame, host row]; frames[f] = [owner row, url, x, y, width, height]
 // (the frame's content box in its parent frame's viewport; frame 0 is the top window).
 // `exclude` is the SDK host: it and its subtree never appear (SPEC S4, U2). `keep`, when
 // given (viewportKeep), is the set of elements to walk; it holds every ancestor of its members.
+// With `keep`, fullRows[i] is the row count of nodes[i]'s whole subtree, walked or not.
 function collectDocument(doc, exclude, keep) {
   const nodes = [];
   const facts = [];
@@ -245,6 +246,7 @@ function collectDocument(doc, exclude, keep) {
   const formRow = new Map();
   const roots = []; // the open shadow roots and frame documents met (for the page watch)
   const pseudoIn = [mayGenerateContent(doc)];
+  const fullRows = keep ? [] : null;
   const stack = [[doc.documentElement, -1, 0]];
   while (stack.length) {
     const [el, parent, scope] = stack.pop();
@@ -260,6 +262,7 @@ function collectDocument(doc, exclude, keep) {
     const pseudo = pseudoIn[scope] && style.display !== "none" ? pseudoOf(el, view) : 0;
     nodes.push(el);
     facts.push(factsOf(el, parent, formIndex, style, scope, texts, pseudo));
+    if (fullRows) fullRows.push(keep.get(el));
     let childScope = scope;
     if (el.shadowRoot) {
       childScope = scopes.length;
@@ -287,7 +290,7 @@ function collectDocument(doc, exclude, keep) {
     }
     for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index, childScope]);
   }
-  return { nodes, facts, scopes, frames, roots };
+  return { nodes, facts, scopes, frames, roots, fullRows };
 }
 
 // A frame the viewport-limited walk does not enter: the same-origin frames inside it still
@@ -320,13 +323,18 @@ function countFrames(doc, frames) {
 // scroll containers can all paint inside the viewport from an ancestor outside it).
 // Same-origin frames whose box misses the viewport are not entered: a frame's content never
 // paints outside its box (collectDocument still numbers the frames nested in them).
-// Returns the set of elements to keep, for collectDocument.
+// Returns the elements to keep, for collectDocument: a Map from each to the number of rows of
+// its whole subtree (what Python counts in a field container, mao_page.names.container_label,
+// whether the walk keeps all of it or not).
 const REFERENCE_ATTRIBUTES = ["aria-labelledby", "aria-describedby", "aria-owns"];
 // mao_page.roles.WIDGET_ROLES: an explicit role among these makes an element interactive.
 const WIDGET_ROLE_NAMES = new Set([
   "button", "link", "textbox", "searchbox", "combobox", "listbox", "option", "checkbox", "radio", "switch", "menuitem",
   "menuitemcheckbox", "menuitemradio", "tab", "slider", "spinbutton", "treeitem", "gridcell",
 ]);
+// mao_page.names.CONTAINER_LEVELS / CONTAINER_ROWS: how far up a field container may be.
+const FIELD_CONTAINER_LEVELS = 8;
+const FIELD_CONTAINER_ROWS = 60;
 const LISTABLE_TAGS = new Set(["button", "select", "textarea", "summary", "input", "iframe", "frame"]);
 
 // Whether the scanner may list this element (mao_page.scanner.is_interactive and the opaque
@@ -483,6 +491,17 @@ function viewportKeep(doc, exclude) {
       if (texted[j] > 0) break;
     }
   }
+  // A field container's label (SPEC S3, mao_page.names.container_label and stepper_label):
+  // the small ancestors of a listed element, whole, as far up as Python may look.
+  for (const i of listed) {
+    let node = i;
+    for (let level = 0; level < FIELD_CONTAINER_LEVELS; level++) {
+      const p = parents[node];
+      if (p < 0 || end[p] - p + 1 > FIELD_CONTAINER_ROWS) break;
+      keepSubtree(p);
+      node = p;
+    }
+  }
   // aria-owns anywhere re-parents content in the scan's tree (mao_page.names: owner_of).
   for (const root of scopeRoots) {
     if (!root.querySelectorAll) continue;
@@ -493,8 +512,8 @@ function viewportKeep(doc, exclude) {
   }
   // Frames are numbered in walk order ("frame 2: Checkout"): every frame row is walked.
   for (const i of frameRows) keepWithAncestors(i);
-  const kept = new Set();
-  for (let i = 0; i < count; i++) if (keep[i]) kept.add(all[i]);
+  const kept = new Map();
+  for (let i = 0; i < count; i++) if (keep[i]) kept.set(all[i], end[i] - i + 1);
   return kept;
 }
 
@@ -705,6 +724,14 @@ function columnsOf(result) {
   k += n;
   ints[k++] = textSpans.length;
   ints.set(textSpans, k);
+  // The rows a viewport-limited walk kept only part of: [row, rows of its whole subtree, ...].
+  const partial = [];
+  if (result.fullRows) {
+    for (let i = 0; i < n; i++) {
+      const size = result.fullRows[i];
+      if (size !== ints[endAt + i] - i + 1) partial.push(i, size);
+    }
+  }
   return {
     count: n,
     ints,
@@ -712,11 +739,11 @@ function columnsOf(result) {
     strings: utf8.encode(strings.join("\0")),
     stringCount: strings.length,
     stringIndex,
-    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo])),
+    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo, partial])),
     // The same walk as JSON rows, for the rare page whose strings hold a NUL. UTF-8 bytes:
     // copying a Uint8Array into Python is a memcpy, while a JS string of megabytes into a
     // Python str cost ~20 ms at 8k elements (measured, issue 3).
-    rowsJson: () => utf8.encode(JSON.stringify([result.facts, result.scopes, result.frames])),
+    rowsJson: () => utf8.encode(JSON.stringify([result.facts, result.scopes, result.frames, partial])),
   };
 }
 

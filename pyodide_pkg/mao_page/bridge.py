@@ -342,8 +342,8 @@ def decode_walk(columns: Any) -> tuple[Any, list[list[Any]], list[list[Any]]]:
         json.loads(columns.json.to_bytes()),
     )
     if built is None:  # a string held the separator: the same walk as JSON rows
-        rows, scopes, frames = json.loads(columns.rowsJson().to_bytes())
-        return rows, scopes, frames
+        rows, scopes, frames, partial = json.loads(columns.rowsJson().to_bytes())
+        return F.rows_from_json(rows, partial), scopes, frames
     return built
 
 

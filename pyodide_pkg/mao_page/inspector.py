@@ -293,6 +293,7 @@ class SnapshotElement(NamedTuple):
     pressed: bool | str | None
     description: str
     opaque: str | None
+    name_from: str | None
 
     def wire(self) -> dict[str, Any]:
         return _wire_elements((self.element_id,), (self[1:],))[0]
@@ -308,7 +309,7 @@ def _wire_elements(element_ids: Iterable[str], fields: Iterable[tuple[Any, ...]]
     add = wired.append
     for element_id, (kind, role, type_, label, text, value, options, visible, in_viewport, disabled, readonly, required,
                      (x, y, width, height), checked, selected, expanded, placeholder, href, sensitive, form, frame, invalid,
-                     pressed, description, opaque) in zip(element_ids, fields, strict=True):
+                     pressed, description, opaque, name_from) in zip(element_ids, fields, strict=True):
         wire_options = [
             {"value": v, "label": t, "selected": s, "disabled": d} for v, t, s, d in options
         ] if options else []
@@ -347,6 +348,8 @@ def _wire_elements(element_ids: Iterable[str], fields: Iterable[tuple[Any, ...]]
         out["description"] = description
         if opaque:
             out["opaque"] = opaque
+        if name_from:
+            out["nameFrom"] = name_from
         add(out)
     return wired
 
@@ -356,7 +359,7 @@ def _wire_elements(element_ids: Iterable[str], fields: Iterable[tuple[Any, ...]]
 # Pyodide; the positions found by name, so the scan may add or move fields).
 _ANSWER_FIELDS = ("kind", "role", "type", "label", "text", "value", "options", "visible", "in_viewport", "disabled",
                   "readonly", "required", "rect", "checked", "selected", "expanded", "placeholder", "href", "sensitive",
-                  "form", "frame", "invalid", "pressed", "description", "opaque")
+                  "form", "frame", "invalid", "pressed", "description", "opaque", "name_from")
 _ANSWER_COLUMNS = tuple(map(ScannedElement._fields.index, _ANSWER_FIELDS))
 # What a line of the text form shows, in ``ElementColumns``' order after the id.
 _LINE_COLUMNS = tuple(map(ScannedElement._fields.index, ElementColumns._fields[1:]))
@@ -422,10 +425,11 @@ class SnapshotElements(Sequence[SnapshotElement]):
                     tuple(_new_tuple(SnapshotOption, option) for option in options) if options else (),
                     visible, in_viewport, disabled, readonly, required, rect, checked, selected, expanded,
                     placeholder or None, href or None, sensitive, form, frame, invalid, pressed, description, opaque or None,
+                    name_from or None,
                 ))
                 for element_id, (kind, role, type_, label, text, value, options, visible, in_viewport, disabled, readonly,
                                  required, rect, checked, selected, expanded, placeholder, href, sensitive, form, frame,
-                                 invalid, pressed, description, opaque)
+                                 invalid, pressed, description, opaque, name_from)
                 in zip(self.element_ids, self._answer_fields(), strict=True)
             ]
         return self._made
@@ -441,8 +445,13 @@ def _entry(items: list[ScannedElement], handles: list[Any], control_handles: dic
     return ElementEntry(
         element_id, handles[position], key, role, label, tag, type_, placeholder, sensitive or private, opaque,
         None if control is None else handles[control],
-        label if label_source != "nearby" else None,
+        label if label and label_source not in _NOT_RECHECKED else None,
     )
+
+
+# Labels made from text around the element (names.py fallbacks): the element alone cannot
+# recompute them, so a ref's name is not re-checked against them.
+_NOT_RECHECKED = frozenset({"nearby", "inner", "stepper"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,16 @@ from operator import eq, itemgetter, or_, sub
 from typing import Any, NamedTuple
 
 from . import facts as F
-from .names import DocumentIndex, ascending_once, nearby_text, squash
+from .names import (
+    ControlRows,
+    DocumentIndex,
+    ascending_once,
+    container_label,
+    inner_field_label,
+    nearby_text,
+    squash,
+    stepper_label,
+)
 from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
 from .sensitive import FIELD_TAGS, is_sensitive_field
 
@@ -99,6 +108,8 @@ class ScannedElement(NamedTuple):
     description: str = ""
     opaque: str = ""  # "cross_origin_frame" / "closed_shadow_root": a placeholder
     control: int | None = None  # the real (hidden) input behind a label, for its state
+    # Where the label came from when it is not the accessible name (NAME_FROM), else "".
+    name_from: str = ""
 
 
 class OutlineNode(NamedTuple):
@@ -490,7 +501,10 @@ def _scan_page(
         controls.append(control)
         boxes.append(box)
         in_views.append(in_viewport)
-    elements = _describe(doc, geometry, chosen, targets, controls, boxes, in_views, frame_labels, private, release_sensitive)
+    elements = _describe(
+        doc, geometry, chosen, targets, controls, boxes, in_views, frame_labels, private, release_sensitive,
+        ControlRows(candidates),
+    )
     result = Scan(elements=elements, frames=frame_labels)
     if outline:
         result.outline = _outline(doc, geometry, listed, in_views, ignored, inert, include_offscreen)
@@ -530,6 +544,7 @@ def _picker(indexes: list[int]) -> Any:
 def _describe(
     doc: DocumentIndex, geometry: Geometry, chosen: list[int], targets: list[int], controls: list[int | None],
     boxes: list[Box], in_views: list[bool], frame_labels: list[str], private: list[bool], release_sensitive: bool,
+    control_rows: ControlRows,
 ) -> list[ScannedElement]:
     """The listed elements: ``chosen[k]`` is the row of element k, ``targets[k]`` the row
     acted on (a custom checkbox: its label, ``controls[k]`` the real input), ``boxes[k]`` the
@@ -584,12 +599,12 @@ def _describe(
             continue
         opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
         if control is not None:
-            label, source = element_label(index, doc, hidden_ok=True)
+            label, source = element_label(index, doc, hidden_ok=True, controls=control_rows)
         elif not label and not opaque:
-            label, source = _unnamed_label(index, doc)
+            label, source = _unnamed_label(index, doc, control_rows)
         sensitive = bool(is_password) or (
             (tag in FIELD_TAGS or editable)
-            and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder)
+            and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder, input_type)
         )  # the call only for fields: is_sensitive_field is False for the rest (most listed elements)
         value: str | bool | list[str] | None
         options: tuple[tuple[str, str, bool, bool], ...] = ()
@@ -696,6 +711,7 @@ def _describe(
         descriptions,  # description
         opaques,  # opaque
         controls,  # control
+        map(NAME_FROM.get, sources, repeat("")),  # name_from
         strict=True,
     )))
 
@@ -715,22 +731,56 @@ def _looked_up(values: dict[str, Any], attributes: Sequence[str], count: int) ->
     return map(values.get, attributes) if any(attributes) else repeat(None, count)
 
 
-def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) -> tuple[str, str]:
+# The label sources that are not the accessible name, as the snapshot reports them
+# (``nameFrom``): the element's own text, text beside it, the one field inside it, its place
+# as a spin button's stepper (names.py). An agent cannot find such an element by role and name.
+NAME_FROM = {"text": "text", "nearby": "nearby", "inner": "inner", "stepper": "stepper"}
+
+
+def element_label(
+    index: int, doc: DocumentIndex, *, hidden_ok: bool = False, controls: ControlRows | None = None,
+) -> tuple[str, str]:
     """SPEC S3: the accessible name; for an unnamed clickable element its text; then the
-    nearby text (source "nearby")."""
+    text structurally tied to it (``_unnamed_label``). ``controls``: the walk's interactive
+    rows when the caller has them (a scan), else found here."""
     named = doc.accessible_name(index, hidden_ok=hidden_ok)
-    return named if named[0] else _unnamed_label(index, doc)
+    return named if named[0] else _unnamed_label(index, doc, controls)
 
 
-def _unnamed_label(index: int, doc: DocumentIndex) -> tuple[str, str]:
-    """``element_label`` of an element without an accessible name."""
+def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None) -> tuple[str, str]:
+    """``element_label`` of an element without an accessible name: its text (not for fields),
+    a spin button's stepper name, the name of the one field inside it (what the widget itself
+    says), the text right before it, the label text of its field container (names.py), in
+    that order."""
     if doc.tags[index] not in ("input", "select", "textarea"):
         label = doc.text_content(index, limit=TEXT_LIMIT)
         if label:
             return label, "text"
     if doc.parents[index] < 0:
         return "", ""
-    return nearby_text(index, doc), "nearby"
+    if controls is None:
+        controls = control_rows(doc)
+    label = stepper_label(index, doc, controls, lambda row: element_label(row, doc, controls=controls)[0])
+    if label:
+        return label, "stepper"
+    label = inner_field_label(index, doc, controls)
+    if label:
+        return label, "inner"
+    label = nearby_text(index, doc)
+    if label:
+        return label, "nearby"
+    label = container_label(index, doc, controls)
+    return (label, "nearby") if label else ("", "")
+
+
+def control_rows(doc: DocumentIndex) -> ControlRows:
+    """The interactive rows of a walk (as the scan finds its candidates), for the label
+    fallbacks of an element named outside a scan (a few rows: its subtree and labels)."""
+    roles = doc.columns[F.ROLE]
+    rows = doc.rows
+    return ControlRows([
+        i for i in range(len(rows)) if is_interactive(i, explicit_role(rows[i]) if roles[i] else "", doc)
+    ])
 
 
 # -- outline for the text form ---------------------------------------------------------------
