@@ -8,7 +8,7 @@ One module per concept:
 - ``relay``: sessions, request/response correlation, dedup, timeouts, resume (SPEC B2, W2-W4)
 - ``sdk_socket``: the ``/ws/sdk`` endpoint (handshake, framing, heartbeat)
 - ``sdk_files``: SDK assets under ``/sdk/`` (SPEC E3)
-- ``tools``: the twelve page tools as agents see them (SPEC B1)
+- ``tools``: the page tools as agents see them (SPEC B1)
 - ``agent_api``: the agent HTTP API; ``mcp_server``: the MCP endpoint (SPEC B4)
 - ``agent_loop``: the panel chat's agent loop on an OpenAI-compatible model (SPEC B3)
 - ``audit``: the SQLite audit log (SPEC P6)

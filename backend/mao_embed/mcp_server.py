@@ -6,7 +6,7 @@ signatures. Tools offered:
 
 - ``list_sessions``: the connected pages, as in ``GET /api/sessions``;
 - ``select_session``: the page the ``page_*`` tools act on for this MCP client;
-- the twelve ``page_*`` tools, each also accepting an optional ``sessionId`` that overrides
+- the ``page_*`` tools, each also accepting an optional ``sessionId`` that overrides
   the selection. With no selection and exactly one connected page, that page is used.
 
 Page results are returned as structured JSON in a text block and ``structuredContent``,

@@ -112,6 +112,25 @@ class DocumentFacts:
         self._nodes = None
 
 
+class TextWalk:
+    """A ``readText`` walk: its items (``mao_page.pagetext``) and the elements behind them."""
+
+    __slots__ = ("items", "truncated", "_nodes")
+
+    def __init__(self, items: list[Any], truncated: bool, nodes: JsProxy) -> None:
+        self.items = items
+        self.truncated = truncated
+        self._nodes: JsProxy | None = nodes
+
+    def handle(self, order: int) -> ElementHandle:
+        if self._nodes is None:
+            raise BridgeError("text walk already released")
+        return ElementHandle(self._nodes[order])
+
+    def release(self) -> None:
+        self._nodes = None
+
+
 class DialogGuard:
     """Page dialogs answered and recorded while an action runs; ``restore`` puts the page's
     own ``alert``/``confirm``/``prompt`` back and returns what was raised."""
@@ -275,6 +294,30 @@ class Page:
 
     async def next_frame(self) -> None:
         await self._primitives.nextFrame(self._window)
+
+    # -- reading (loader_js/primitives/read.js) ---------------------------------------------
+
+    def read_text(self, root: ElementHandle | None, listed: list[ElementHandle] | None, text_limit: int) -> TextWalk:
+        """The rendered text of the page (or of ``root``'s subtree) as ``readText`` items, in
+        one crossing (UTF-8 JSON: a copy, where a proxy per item would cost a crossing each);
+        ``listed`` elements carry their position in that list."""
+        from pyodide.ffi import to_js  # type: ignore[import-not-found]
+
+        target = root.proxy if root is not None else self._window.document
+        chosen = to_js([handle.proxy for handle in listed]) if listed else None
+        try:
+            result = self._primitives.readText(target, self._sdk_host, chosen, text_limit)
+        except JsException as error:
+            raise BridgeError(f"readText: {error}") from error
+        return TextWalk(json.loads(result.json.to_bytes()), bool(result.truncated), result.nodes)
+
+    def check_regex(self, pattern: str) -> str:
+        """'' when JavaScript compiles ``pattern``, else its error message."""
+        return str(self._primitives.checkRegex(pattern))
+
+    async def regex_search(self, text: str, pattern: str, max_hits: int, count_limit: int, timeout_ms: int) -> dict[str, Any]:
+        answer = await self._primitives.regexSearch(self._window, text, pattern, max_hits, count_limit, timeout_ms)
+        return answer.to_py()
 
     # -- screenshot (issue 5; primitives in loader_js/primitives/screenshot.js) --------------
 

@@ -105,6 +105,8 @@ class ToolName(StrEnum):
     KEYBOARD = "page_keyboard"
     WAIT = "page_wait"
     OBSERVE = "page_observe"
+    FIND = "page_find"
+    EXTRACT = "page_extract"
 
 
 class WireModel(BaseModel):
@@ -289,6 +291,40 @@ class ScreenshotOptions(WireModel):
     annotate: bool = False
 
 
+# The read tools (SPEC T1, T2): page text as Markdown, and text search with refs.
+MAX_EXTRACT_CHARS = 200_000  # the whole page's Markdown never exceeds this (seed 000 §3)
+
+
+class _ReadScope(WireModel):
+    snapshot_id: SnapshotRef | None = None
+    element_id: ElementRef | None = Field(
+        default=None, description="Read only this listed element's subtree (default: the whole page)."
+    )
+
+    @model_validator(mode="after")
+    def _ref_needs_snapshot(self) -> _ReadScope:
+        if self.element_id is not None and self.snapshot_id is None:
+            raise ValueError("elementId needs the snapshotId of the page_inspect that listed it")
+        return self
+
+
+class ExtractOptions(_ReadScope):
+    from_char: Annotated[int, Field(ge=0, le=MAX_EXTRACT_CHARS)] = Field(
+        default=0, description="Where this part starts: 0, or the nextFromChar of the previous part."
+    )
+    max_chars: Annotated[int, Field(ge=500, le=50_000)] = Field(
+        default=8000, description="Longest part returned; parts end at a block boundary."
+    )
+
+
+class FindOptions(_ReadScope):
+    query: Annotated[str, Field(min_length=1, max_length=1000)] = Field(
+        description="Text to find, case-insensitive; with regex: true a JavaScript regular expression."
+    )
+    regex: bool = Field(default=False, description="Treat query as a regular expression (time-limited).")
+    max_results: Annotated[int, Field(ge=1, le=200)] = Field(default=20, description="Most hits returned.")
+
+
 # ---------------------------------------------------------------------------
 # Messages.
 # ---------------------------------------------------------------------------
@@ -352,6 +388,8 @@ class PageToolRequest(WireModel):
     actions: Annotated[list[PageAction], Field(max_length=MAX_BATCH_ACTIONS)] | None = None
     inspect: InspectOptions | None = None
     screenshot: ScreenshotOptions | None = None
+    extract: ExtractOptions | None = None
+    find: FindOptions | None = None
     require_confirmation: bool = False
     timeout_ms: Annotated[int, Field(ge=100, le=120_000)] = 30_000
 
@@ -374,6 +412,15 @@ class PageToolRequest(WireModel):
                 raise ValueError("page_inspect takes inspect options only")
             if self.tool is ToolName.SCREENSHOT and self.inspect is not None:
                 raise ValueError("page_screenshot takes screenshot options only")
+            given = {"inspect": self.inspect, "screenshot": self.screenshot, "extract": self.extract,
+                     "find": self.find}
+            own = {ToolName.INSPECT: "inspect", ToolName.SCREENSHOT: "screenshot",
+                   ToolName.EXTRACT: "extract", ToolName.FIND: "find"}.get(self.tool)
+            for name, value in given.items():
+                if value is not None and name != own:
+                    raise ValueError(f"{self.tool} takes no {name} options")
+            if self.tool is ToolName.FIND and self.find is None:
+                raise ValueError("page_find needs a query")
         return self
 
     @property
@@ -700,6 +747,36 @@ class ScreenshotResult(WireModel):
     duration_ms: float  # the whole tool call in the page
 
 
+# page_extract's and page_find's results (they travel in PageToolResult.result).
+
+
+class ExtractResult(WireModel):
+    url: str
+    title: str
+    markdown: str
+    from_char: int
+    total_chars: int  # of the whole Markdown, at most MAX_EXTRACT_CHARS
+    next_from_char: int | None = None  # where the next part starts; absent on the last part
+    # The page held more text than MAX_EXTRACT_CHARS: the Markdown stops before the rest.
+    truncated: bool = False
+
+
+class FindHit(WireModel):
+    text: str  # the matched text
+    context: str  # the match with some text either side, on one line
+    element_id: str | None = None  # the nearest listed element, a ref in the result's snapshot
+    role: str | None = None  # that element's role and label, so the agent can tell it apart
+    label: str | None = None
+
+
+class FindResult(WireModel):
+    snapshot_id: str  # the fresh snapshot the hits' elementIds belong to
+    url: str
+    title: str
+    hits: list[FindHit]
+    total: int  # all matches in the scope; hits holds the first maxResults of them
+
+
 def parse_client_message(raw: str | bytes) -> Any:
     """Parse one frame received by the backend; raises ValidationError on any defect."""
     return client_message_adapter().validate_json(raw)
@@ -734,6 +811,14 @@ class InspectArgs(InspectOptions):
 
 
 class ScreenshotArgs(ScreenshotOptions):
+    pass
+
+
+class ExtractArgs(ExtractOptions):
+    pass
+
+
+class FindArgs(FindOptions):
     pass
 
 
@@ -781,6 +866,8 @@ def _make_action_args_model(tool: ToolName) -> type[WireModel]:
 TOOL_ARGS: dict[ToolName, type[WireModel]] = {
     ToolName.INSPECT: InspectArgs,
     ToolName.SCREENSHOT: ScreenshotArgs,
+    ToolName.EXTRACT: ExtractArgs,
+    ToolName.FIND: FindArgs,
     **{tool: _make_action_args_model(tool) for tool in TOOL_ACTION},
 }
 
@@ -882,6 +969,10 @@ def build_request(
             return PageToolRequest(**common, inspect=InspectOptions(**parsed.model_dump()))
         if tool_name is ToolName.SCREENSHOT:
             return PageToolRequest(**common, screenshot=ScreenshotOptions(**parsed.model_dump()))
+        if tool_name is ToolName.EXTRACT:
+            return PageToolRequest(**common, extract=ExtractOptions(**parsed.model_dump()))
+        if tool_name is ToolName.FIND:
+            return PageToolRequest(**common, find=FindOptions(**parsed.model_dump()))
         single = {k: v for k, v in parsed.model_dump(exclude={"actions"}).items() if v is not None}
         actions = parsed.actions  # type: ignore[attr-defined]
         if actions is not None:

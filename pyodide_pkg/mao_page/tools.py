@@ -18,6 +18,7 @@ from .executor import (
 from .inspector import Inspector, KeepSensitiveMasked, SensitiveRelease
 from .page import Page, read_state
 from .protocol import InspectOptions, PageToolRequest, PageToolResult, ToolName
+from .reader import PageReader
 from .screenshot import Screenshotter
 from .snapshots import SnapshotStore
 
@@ -33,6 +34,7 @@ class PageTools:
         self.inspector = Inspector(page, store)
         self.executor = Executor(page, self.inspector, settle, authorize=authorize, on_step=on_step, on_acting=on_acting)
         self.screenshots = Screenshotter(page, self.inspector)  # type: ignore[arg-type]
+        self.reader = PageReader(page, self.inspector)
         self.sensitive_release: SensitiveRelease = KeepSensitiveMasked()
 
     def page_version(self) -> str:
@@ -55,6 +57,13 @@ class PageTools:
                 )
             if request.tool is ToolName.SCREENSHOT:
                 return await self.screenshots.run(request)
+            # The read tools change nothing on the page: no authorization hook, no card.
+            if request.tool is ToolName.EXTRACT:
+                return self.reader.extract(request)
+            if request.tool is ToolName.FIND:
+                result, snapshot = await self.reader.find(request)
+                self.executor.remember_snapshot(snapshot, True)
+                return result
             return await self.executor.run_actions(request)
         except ToolFailure as failure:
             return PageToolResult(

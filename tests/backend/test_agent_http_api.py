@@ -59,6 +59,11 @@ async def test_tools_lists_the_twelve_page_tools_with_schemas_from_the_protocol(
     assert [t["name"] for t in tools] == [t.value for t in ToolName]
     by_name = {t["name"]: t for t in tools}
     assert by_name["page_fill"]["inputSchema"] == TOOL_ARGS[ToolName.FILL].model_json_schema()
+    # SPEC T1, T2: the read tools too.
+    for tool in (ToolName.EXTRACT, ToolName.FIND):
+        assert by_name[tool.value]["inputSchema"] == TOOL_ARGS[tool].model_json_schema()
+    assert {"fromChar", "maxChars", "snapshotId", "elementId"} <= set(by_name["page_extract"]["inputSchema"]["properties"])
+    assert by_name["page_find"]["inputSchema"]["required"] == ["query"]
     assert "stale_ref" in by_name["page_click"]["description"]
     assert all(t["inputSchema"].get("additionalProperties") is False for t in tools)
 

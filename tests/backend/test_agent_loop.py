@@ -332,7 +332,7 @@ def test_tool_message_escapes_anything_that_could_close_the_block() -> None:
 
 def test_openai_tool_list_is_generated_from_the_protocol() -> None:
     tools = openai_tools()
-    assert len(tools) == 12
+    assert len(tools) == len(ToolName)
     assert all(t["function"]["parameters"]["additionalProperties"] is False for t in tools)
 
 

@@ -29,6 +29,9 @@ async def test_mcp_lists_page_tools_with_protocol_schemas_and_session_tools(
     fill_schema = dict(tools["page_fill"].input_schema)
     assert fill_schema["properties"].pop("sessionId")["type"] == "string"
     assert fill_schema == TOOL_ARGS[ToolName.FILL].model_json_schema()
+    extract_schema = dict(tools["page_extract"].input_schema)
+    extract_schema["properties"] = {k: v for k, v in extract_schema["properties"].items() if k != "sessionId"}
+    assert extract_schema == TOOL_ARGS[ToolName.EXTRACT].model_json_schema()  # SPEC T1
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -35,6 +35,12 @@ PINNED = {
     "dayjs": "1.11.13",
     "antd": "5.29.3",
     "element-plus": "2.11.8",
+    # The widget matrix (tests/browser/widgets): React-side and old-page libraries.
+    "@mui/material": "5.18.0",  # the last major that ships a UMD build (v6 dropped it)
+    "tdesign-react": "1.18.2",
+    "jquery": "3.7.1",
+    "bootstrap": "5.3.8",
+    "select2": "4.1.0",
 }
 
 
@@ -71,6 +77,27 @@ VENDOR: dict[str, tuple[VendorFile, ...]] = {
         VendorFile("vue", "dist/vue.global.prod.js", _JS),
         VendorFile("element-plus", "dist/index.css", _CSS),
         VendorFile("element-plus", "dist/index.full.min.js", _JS),
+    ),
+    # MaterialUI global; styles come from its bundled emotion at run time.
+    "mui": (
+        VendorFile("react", "umd/react.production.min.js", _JS),
+        VendorFile("react-dom", "umd/react-dom.production.min.js", _JS),
+        VendorFile("@mui/material", "umd/material-ui.production.min.js", _JS),
+    ),
+    # TDesign global (dayjs is bundled).
+    "tdesign-react": (
+        VendorFile("react", "umd/react.production.min.js", _JS),
+        VendorFile("react-dom", "umd/react-dom.production.min.js", _JS),
+        VendorFile("tdesign-react", "dist/tdesign.min.css", _CSS),
+        VendorFile("tdesign-react", "dist/tdesign.min.js", _JS),
+    ),
+    # An old-style page: Bootstrap 5 (Popper bundled) and jQuery with the Select2 plugin.
+    "bootstrap-select2": (
+        VendorFile("bootstrap", "dist/css/bootstrap.min.css", _CSS),
+        VendorFile("select2", "dist/css/select2.min.css", _CSS),
+        VendorFile("jquery", "dist/jquery.min.js", _JS),
+        VendorFile("bootstrap", "dist/js/bootstrap.bundle.min.js", _JS),
+        VendorFile("select2", "dist/js/select2.full.min.js", _JS),
     ),
 }
 

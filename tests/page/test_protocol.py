@@ -19,7 +19,9 @@ from mao_page.protocol import (
     ClickAction,
     ErrorCode,
     ErrorMessage,
+    ExtractOptions,
     FillAction,
+    FindOptions,
     FocusAction,
     Hello,
     InspectOptions,
@@ -288,6 +290,38 @@ def test_inspect_arguments_become_inspect_options() -> None:  # SPEC S4, S7
                             request_id="r1", session_id="s")
     assert request.inspect == InspectOptions(include_offscreen=True, max_tokens=1000)
     assert request.actions is None
+
+
+def test_extract_arguments_become_extract_options() -> None:  # SPEC T1
+    request = build_request("page_extract", {"snapshotId": "s1", "elementId": "e2", "fromChar": 8000},
+                            request_id="r1", session_id="s")
+    assert request.extract == ExtractOptions(snapshot_id="s1", element_id="e2", from_char=8000, max_chars=8000)
+    assert request.actions is None and request.find is None
+
+
+def test_find_arguments_become_find_options() -> None:  # SPEC T2
+    request = build_request("page_find", {"query": "total", "regex": True, "maxResults": 5},
+                            request_id="r1", session_id="s")
+    assert request.find == FindOptions(query="total", regex=True, max_results=5)
+
+
+@pytest.mark.parametrize(("tool", "args", "message"), [
+    ("page_find", {}, "query"),
+    ("page_find", {"query": ""}, "query"),
+    ("page_extract", {"elementId": "e1"}, "needs the snapshotId"),
+    ("page_find", {"query": "x", "elementId": "e1"}, "needs the snapshotId"),
+    ("page_extract", {"maxChars": 100}, "maxChars"),
+    ("page_extract", {"selector": "#main"}, "selector"),
+])
+def test_read_tool_arguments_that_describe_no_valid_read_are_refused(tool: str, args: dict[str, Any], message: str) -> None:
+    # SPEC T1, T2, S5: bad input is refused before anything reaches the page.
+    with pytest.raises(ArgumentError, match=message):
+        build_request(tool, args, request_id="r1", session_id="s")
+
+
+def test_a_request_carrying_another_tools_options_is_refused() -> None:  # SPEC W1
+    with pytest.raises(ValueError, match="takes no find options"):
+        PageToolRequest(request_id="r1", session_id="s", tool=ToolName.EXTRACT, find=FindOptions(query="x"))
 
 
 def test_invalid_request_id_is_an_argument_error() -> None:  # SPEC W1

@@ -1,0 +1,384 @@
+"""``page_extract``: the rendered page (or one element's subtree) as clean Markdown (SPEC T1).
+
+Headings keep their level, lists their nesting, tables become pipe tables (a cell spanning
+columns or rows leaves the cells it covers empty), links ``[text](absolute url)``, images
+their alt text, ``<pre>`` a fenced block. Page chrome is left out: landmarks first (roles
+navigation, banner, contentinfo, complementary, search), then the elements that make them
+without a role (``nav``, ``aside``, and ``header`` / ``footer`` that belong to the page rather
+than to an article or section, as HTML-AAM maps them). A page that is all chrome keeps it.
+
+The whole Markdown is at most ``MAX_EXTRACT_CHARS``; an answer is one part of it, at most
+``maxChars`` long, ending at a block boundary (else a line, else a space), so the parts of a
+page put together are exactly its Markdown: nothing lost, nothing repeated.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .pagetext import FRAME, TextNode
+
+MAX_EXTRACT_CHARS = 200_000
+
+_HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
+_CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
+# HTML-AAM: header and footer are banner / contentinfo only outside these.
+_SECTIONING_TAGS = frozenset({"article", "aside", "main", "nav", "section"})
+_SECTIONING_ROLES = frozenset({"article", "complementary", "main", "navigation", "region"})
+_LIST_TAGS = frozenset({"ul", "ol", "menu"})
+_CELL_ROLES = frozenset({"cell", "gridcell", "columnheader", "rowheader"})
+_TABLE_ROLES = frozenset({"table", "grid", "treegrid"})
+_CODE_TAGS = frozenset({"code", "kbd", "samp", "tt"})
+# Read as their tag only (read.js): nothing of theirs goes into the text.
+_SILENT_TAGS = frozenset({
+    "input", "textarea", "select", "option", "optgroup", "datalist", "svg", "math", "canvas", "video", "audio",
+    "object", "embed", "meter", "progress", "wbr", "script", "style", "noscript", "template", "head",
+})
+_WS = re.compile(r"[ \t\n\r\f]+")
+_BREAK = "\x00"  # a <br> inside inline text, until the text is collapsed
+_BREAK_SPACES = re.compile(" ?\x00 ?")
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractPart:
+    markdown: str
+    from_char: int
+    total_chars: int
+    next_from_char: int | None
+    truncated: bool
+
+
+def render_markdown(root: TextNode) -> str:
+    """The Markdown of a ``pagetext.parse`` tree, chrome dropped (kept when that leaves
+    nothing), not yet capped."""
+    text = "\n\n".join(_Renderer(drop_chrome=True).blocks(root))
+    if not text:
+        text = "\n\n".join(_Renderer(drop_chrome=False).blocks(root))
+    return text
+
+
+def cap(markdown: str) -> tuple[str, bool]:
+    """The Markdown cut to ``MAX_EXTRACT_CHARS`` at a block boundary; whether it was cut."""
+    if len(markdown) <= MAX_EXTRACT_CHARS:
+        return markdown, False
+    return markdown[:_cut(markdown, 0, MAX_EXTRACT_CHARS)].rstrip("\n"), True
+
+
+def page_part(markdown: str, from_char: int, max_chars: int, truncated: bool = False) -> ExtractPart:
+    """The part of ``markdown`` starting at ``from_char``, at most ``max_chars`` long."""
+    total = len(markdown)
+    if from_char >= total:
+        return ExtractPart("", from_char, total, None, truncated)
+    end = total if total - from_char <= max_chars else _cut(markdown, from_char, from_char + max_chars)
+    return ExtractPart(markdown[from_char:end], from_char, total, end if end < total else None, truncated)
+
+
+def _cut(text: str, start: int, limit: int) -> int:
+    """The end of a part from ``start`` no later than ``limit``: after the last block break,
+    else the last line break, else the last space; a hard cut only when there is none."""
+    for separator in ("\n\n", "\n", " "):
+        at = text.rfind(separator, start + 1, limit)
+        if at > start:
+            return at + len(separator)
+    return limit
+
+
+def _collapse(text: str) -> str:
+    text = _WS.sub(" ", text).strip()
+    if _BREAK in text:
+        text = _BREAK_SPACES.sub("\n", text).strip("\n")
+    return text
+
+
+def _link_target(href: str) -> str:
+    return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+
+
+def _escape_cell(text: str) -> str:
+    return text.replace("\n", " ").replace("|", "\\|")
+
+
+def _indent(text: str, prefix: str, first: str) -> str:
+    lines = text.split("\n")
+    return "\n".join([first + lines[0], *(prefix + line if line else line for line in lines[1:])])
+
+
+class _Renderer:
+    def __init__(self, *, drop_chrome: bool) -> None:
+        self.drop_chrome = drop_chrome
+
+    # -- classification ---------------------------------------------------------------
+
+    def _is_chrome(self, node: TextNode, sectioned: bool) -> bool:
+        role = node.role
+        if role:
+            return role in _CHROME_ROLES
+        tag = node.tag
+        return tag in ("nav", "aside") or (tag in ("header", "footer") and not sectioned)
+
+    # -- blocks -------------------------------------------------------------------------
+
+    def blocks(self, node: TextNode, sectioned: bool = False) -> list[str]:
+        """The Markdown blocks of a container's content."""
+        out: list[str] = []
+        inline: list[str] = []
+        self._content(node, sectioned, out, inline)
+        self._flush(out, inline)
+        return out
+
+    def _flush(self, out: list[str], inline: list[str]) -> None:
+        if inline:
+            text = _collapse("".join(inline))
+            inline.clear()
+            if text:
+                out.append(text)
+
+    def _content(self, node: TextNode, sectioned: bool, out: list[str], inline: list[str]) -> None:
+        for child in node.children:
+            if child.__class__ is str:
+                inline.append(child)  # type: ignore[arg-type]
+                continue
+            self._child(child, sectioned, out, inline)  # type: ignore[arg-type]
+
+    def _child(self, child: TextNode, sectioned: bool, out: list[str], inline: list[str]) -> None:
+        tag, role = child.tag, child.role
+        if tag in _SILENT_TAGS:
+            return
+        if self.drop_chrome and self._is_chrome(child, sectioned):
+            return
+        if tag in _HEADINGS or role == "heading":
+            self._flush(out, inline)
+            level = _HEADINGS.get(tag) or _heading_level(child.extra)
+            text = _collapse(self._inline_text(child)).replace("\n", " ")
+            if text:
+                out.append("#" * level + " " + text)
+            return
+        if tag in _LIST_TAGS or role == "list":
+            self._flush(out, inline)
+            block = self._list(child, sectioned, ordered=tag == "ol")
+            if block:
+                out.append(block)
+            return
+        if tag == "table" or role in _TABLE_ROLES:
+            self._flush(out, inline)
+            out.extend(self._table(child))
+            return
+        if tag == "pre":
+            self._flush(out, inline)
+            text = _raw_text(child).strip("\n")
+            if text.strip():
+                fence = "```"
+                while fence in text:
+                    fence += "`"
+                out.append(f"{fence}\n{text}\n{fence}")
+            return
+        if tag == "blockquote":
+            self._flush(out, inline)
+            quoted = "\n\n".join(self.blocks(child, sectioned))
+            if quoted:
+                out.append("\n".join("> " + line if line else ">" for line in quoted.split("\n")))
+            return
+        if tag == "hr":
+            self._flush(out, inline)
+            out.append("---")
+            return
+        if not child.blocky or tag == "a" and child.extra:
+            inline.append(self._inline(child))
+            return
+        # A block container (or an inline box holding blocks): its content in its own blocks.
+        self._flush(out, inline)
+        inner = sectioned or tag in _SECTIONING_TAGS or role in _SECTIONING_ROLES or bool(child.flags & FRAME)
+        if child.display == "contents":
+            # No box of its own (a slot, display: contents): its content flows as if here.
+            self._content(child, inner, out, inline)
+            return
+        out.extend(self.blocks(child, inner))
+
+    # -- inline -------------------------------------------------------------------------
+
+    def _inline(self, node: TextNode) -> str:
+        tag = node.tag
+        if tag in _SILENT_TAGS:
+            return ""
+        if tag == "br":
+            return _BREAK
+        if tag == "img":
+            return node.extra
+        if tag == "a" and node.extra:
+            text = _collapse(self._inline_text(node)).replace("\n", " ")
+            if not text:
+                return ""
+            href = node.extra
+            if href.lower().startswith("javascript:"):
+                return text
+            text = text.replace("[", "\\[").replace("]", "\\]")
+            return f"[{text}]({_link_target(href)})"
+        if tag in _CODE_TAGS and not node.blocky:
+            text = _collapse(self._inline_text(node))
+            if text and "`" not in text and "\n" not in text:
+                return f"`{text}`"
+            return text
+        return self._inline_text(node)
+
+    def _inline_text(self, node: TextNode) -> str:
+        """The node's content on one line of text: blocks inside it are joined by spaces."""
+        parts: list[str] = []
+        for child in node.children:
+            if child.__class__ is str:
+                parts.append(child)  # type: ignore[arg-type]
+            elif child.blocky and child.tag != "a":  # type: ignore[union-attr]
+                parts.append(" " + self._inline_text(child) + " ")  # type: ignore[arg-type]
+            else:
+                parts.append(self._inline(child))  # type: ignore[arg-type]
+        return "".join(parts)
+
+    # -- lists --------------------------------------------------------------------------
+
+    def _list(self, node: TextNode, sectioned: bool, *, ordered: bool) -> str:
+        items: list[str] = []
+        number = 0
+        for child in _flattened(node):
+            if child.__class__ is str:
+                if child.strip():  # type: ignore[union-attr]
+                    items.append("- " + _collapse(child))  # type: ignore[arg-type]
+                continue
+            if child.tag in _SILENT_TAGS or self.drop_chrome and self._is_chrome(child, sectioned):  # type: ignore[union-attr]
+                continue
+            body = "\n".join(self.blocks(child, sectioned))  # type: ignore[arg-type]
+            if not body:
+                continue
+            number += 1
+            marker = f"{number}. " if ordered else "- "
+            items.append(_indent(body, " " * len(marker), marker))
+        return "\n".join(items)
+
+    # -- tables -------------------------------------------------------------------------
+
+    def _table(self, node: TextNode) -> list[str]:
+        out: list[str] = []
+        rows: list[tuple[list[tuple[str, int, int, bool]], bool]] = []  # cells, in a thead
+        for child, in_head in _table_rows(node, False):
+            if child.tag == "caption":
+                caption = _collapse(self._inline_text(child))
+                if caption:
+                    out.append(caption)
+                continue
+            cells = []
+            for cell in _flattened(child):
+                if cell.__class__ is str:
+                    continue
+                if cell.tag in ("td", "th") or cell.role in _CELL_ROLES:  # type: ignore[union-attr]
+                    text = _escape_cell(_collapse(self._inline_text(cell)))  # type: ignore[arg-type]
+                    columns, spanned_rows = _spans(cell)  # type: ignore[arg-type]
+                    header = cell.tag == "th" or cell.role in ("columnheader", "rowheader")  # type: ignore[union-attr]
+                    cells.append((text, columns, spanned_rows, header))
+            if cells:
+                rows.append((cells, in_head))
+        if not rows:
+            return out
+        grid, header_flags = _fill_grid(rows)
+        width = max(len(line) for line in grid)
+        for line in grid:
+            line.extend([""] * (width - len(line)))
+        if header_flags[0]:
+            head, body = grid[0], grid[1:]
+        else:
+            head, body = [""] * width, grid
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * width]
+        lines.extend("| " + " | ".join(line) + " |" for line in body)
+        out.append("\n".join(lines))
+        return out
+
+
+def _fill_grid(rows: list[tuple[list[tuple[str, int, int, bool]], bool]]) -> tuple[list[list[str]], list[bool]]:
+    """The table's cells on a grid: a cell spanning columns or rows leaves the cells it
+    covers empty (pipe tables have no spans). Also, per row, whether it is a header row
+    (in a thead, or header cells only)."""
+    grid: list[list[str]] = []
+    header_rows: list[bool] = []
+    covered: dict[int, int] = {}  # column -> rows below still covered by a rowspan
+
+    def pass_covered(line: list[str], below: int) -> None:
+        # Columns covered from above, from where the line is up to ``below``.
+        while len(line) < below or covered.get(len(line), 0) > 0:
+            column = len(line)
+            if covered.get(column, 0) > 0:
+                covered[column] -= 1
+            line.append("")
+
+    for cells, in_head in rows:
+        line: list[str] = []
+        for text, columns, spanned_rows, _header in cells:
+            pass_covered(line, 0)
+            start = len(line)
+            line.append(text)
+            line.extend([""] * (columns - 1))
+            if spanned_rows > 1:
+                for column in range(start, start + columns):
+                    covered[column] = spanned_rows - 1
+        # Columns past this row's cells still covered from above.
+        later = [column for column, left in covered.items() if left > 0 and column >= len(line)]
+        for column in sorted(later):
+            pass_covered(line, column)
+            if covered.get(column, 0) > 0 and len(line) == column:
+                covered[column] -= 1
+                line.append("")
+        grid.append(line)
+        header_rows.append(in_head or all(header for *_, header in cells))
+    return grid, header_rows
+
+
+def _heading_level(aria_level: str) -> int:
+    try:
+        level = int(aria_level)
+    except ValueError:
+        return 2  # ARIA: a heading's default level
+    return min(max(level, 1), 6)
+
+
+def _spans(cell: TextNode) -> tuple[int, int]:
+    if cell.tag not in ("td", "th") or "," not in cell.extra:
+        return 1, 1
+    columns, rows = cell.extra.split(",", 1)
+    # HTML caps colspan at 1000 and rowspan at 65534; a pipe table needs far less.
+    return min(max(int(columns or 1), 1), 100), min(max(int(rows or 1), 1), 1000)
+
+
+def _flattened(node: TextNode) -> list[TextNode | str]:
+    """Children, with boxless wrappers (display: contents, slots) replaced by theirs."""
+    out: list[TextNode | str] = []
+    for child in node.children:
+        if child.__class__ is not str and child.display == "contents":  # type: ignore[union-attr]
+            out.extend(_flattened(child))  # type: ignore[arg-type]
+        else:
+            out.append(child)
+    return out
+
+
+def _table_rows(node: TextNode, in_head: bool) -> list[tuple[TextNode, bool]]:
+    """The rows (and caption) of a table, through its row groups, not into nested tables."""
+    out: list[tuple[TextNode, bool]] = []
+    for child in node.children:
+        if child.__class__ is str:
+            continue
+        tag, role = child.tag, child.role  # type: ignore[union-attr]
+        if tag == "tr" or role == "row" or tag == "caption":
+            out.append((child, in_head))  # type: ignore[arg-type]
+        elif tag == "table" or role in _TABLE_ROLES:
+            continue
+        else:
+            out.extend(_table_rows(child, in_head or tag == "thead"))  # type: ignore[arg-type]
+    return out
+
+
+def _raw_text(node: TextNode) -> str:
+    parts: list[str] = []
+    for child in node.children:
+        if child.__class__ is str:
+            parts.append(child)  # type: ignore[arg-type]
+        elif child.tag == "br":  # type: ignore[union-attr]
+            parts.append("\n")
+        elif child.tag not in _SILENT_TAGS:  # type: ignore[union-attr]
+            parts.append(_raw_text(child))  # type: ignore[arg-type]
+    return "".join(parts)

@@ -1,0 +1,168 @@
+"""The read tools' pure logic on CPython (SPEC T1, T2): the tree of a read.js walk, its
+Markdown, paging, and what a find hit points at. The walks here are written by hand in
+read.js's item format; tests/browser/test_read_tools.py checks the same on real pages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from mao_page import extract, find, pagetext
+from mao_page.pagetext import ARIA_HIDDEN, EDITABLE_ROOT, PRIVATE
+
+
+def el(tag: str, *children: Any, display: str = "block", role: str = "", flags: int = 0, extra: str = "",
+       listed: int = -1) -> tuple[Any, ...]:
+    return (tag, display, role, flags, extra, listed, children)
+
+
+def inline(tag: str, *children: Any, **kwargs: Any) -> tuple[Any, ...]:
+    return el(tag, *children, display="inline", **kwargs)
+
+
+def walk(tree: tuple[Any, ...]) -> list[Any]:
+    """The items read.js would send for ``tree``."""
+    items: list[Any] = []
+    order = 0
+
+    def visit(node: Any) -> None:
+        nonlocal order
+        if isinstance(node, str):
+            items.append(node)
+            return
+        tag, display, role, flags, extra, listed, children = node
+        items.append([tag, display, role, flags, extra, order, listed])
+        order += 1
+        for child in children:
+            visit(child)
+        items.append(0)
+
+    visit(tree)
+    return items
+
+
+def markdown(tree: tuple[Any, ...], **kwargs: Any) -> str:
+    return extract.render_markdown(pagetext.parse(walk(tree), **kwargs))
+
+
+def cell(text: str, span: str = "1,1", tag: str = "td") -> tuple[Any, ...]:
+    return el(tag, text, display="table-cell", extra=span)
+
+
+def row(*cells: tuple[Any, ...]) -> tuple[Any, ...]:
+    return el("tr", *cells, display="table-row")
+
+
+def test_headings_take_their_level_from_the_tag_or_aria_level():
+    page = el("body", el("h2", "Two"), el("div", "Four", role="heading", extra="4"), el("div", "Default", role="heading"))
+    assert markdown(page) == "## Two\n\n#### Four\n\n## Default"
+
+
+def test_inline_content_joins_into_one_paragraph_with_collapsed_white_space():
+    page = el("body", el("p", "  Total:\n ", inline("b", "$5"), " ", inline("br"), " due ", inline("code", "now")))
+    assert markdown(page) == "Total: $5\ndue `now`"
+
+
+def test_link_text_brackets_are_escaped_and_script_links_become_text():
+    page = el("body", el("p", inline("a", "[1]", extra="https://e.x/a b"), " ", inline("a", "Run", extra="javascript:go()")))
+    assert markdown(page) == "[\\[1\\]](https://e.x/a%20b) Run"
+
+
+def test_a_link_wrapping_blocks_stays_one_link():
+    page = el("body", inline("a", el("div", "Card title"), el("div", "Card text"), extra="https://e.x/c"))
+    assert markdown(page) == "[Card title Card text](https://e.x/c)"
+
+
+def test_ordered_lists_number_their_items_and_indent_nested_content():
+    page = el("body", el("ol", el("li", "One", el("ul", el("li", "a", display="list-item")), display="list-item"),
+                         el("li", "Two", display="list-item")))
+    assert markdown(page) == "1. One\n   - a\n2. Two"
+
+
+def test_rowspan_past_a_short_row_leaves_its_columns_empty():
+    table = el("table", row(cell("A", tag="th"), cell("B", tag="th"), cell("C", tag="th")),
+               row(cell("1"), cell("2"), cell("tall", "1,3")),
+               row(cell("3")),
+               row(cell("4"), cell("5")),
+               row(cell("6"), cell("7"), cell("8")), display="table")
+    assert markdown(el("body", table)) == (
+        "| A | B | C |\n|---|---|---|\n| 1 | 2 | tall |\n| 3 |  |  |\n| 4 | 5 |  |\n| 6 | 7 | 8 |"
+    )
+
+
+def test_aria_hidden_private_and_sensitive_editable_subtrees_are_left_out():
+    page = el("body", el("p", "shown"), el("p", "aria", flags=ARIA_HIDDEN), el("div", el("p", "owner"), flags=PRIVATE),
+              el("div", "4111", flags=EDITABLE_ROOT), el("div", "note", flags=EDITABLE_ROOT))
+    items = walk(page)
+    sensitive = {pagetext.editable_roots(items)[0]}
+    assert extract.render_markdown(pagetext.parse(items, sensitive.__contains__)) == "shown\n\nnote"
+
+
+def test_chrome_is_dropped_unless_it_belongs_to_an_article_or_it_is_all_there_is():
+    page = el("body", el("header", "Logo"), el("div", "Menu", role="navigation"),
+              el("article", el("header", "Byline"), el("p", "Story")), el("footer", "Legal"))
+    assert markdown(page) == "Byline\n\nStory"
+    assert markdown(el("body", el("nav", "Only a menu"))) == "Only a menu"
+
+
+def test_pre_keeps_its_text_in_a_fence_longer_than_any_inside():
+    page = el("body", el("pre", "a ``` b\n  c"))
+    assert markdown(page) == "````\na ``` b\n  c\n````"
+
+
+def test_parts_end_at_block_boundaries_and_add_up_to_the_whole():
+    text = "\n\n".join(f"Block {i} " + "x" * (i * 7 % 50) for i in range(200))
+    parts, start = [], 0
+    while True:
+        part = extract.page_part(text, start, 500)
+        assert len(part.markdown) <= 500
+        parts.append(part.markdown)
+        if part.next_from_char is None:
+            break
+        assert part.markdown.endswith("\n\n")
+        start = part.next_from_char
+    assert "".join(parts) == text
+
+
+def test_a_block_longer_than_a_part_is_cut_at_a_space():
+    text = "word " * 300
+    part = extract.page_part(text, 0, 500)
+    assert part.markdown.endswith(" ") and len(part.markdown) <= 500
+
+
+def test_the_cap_cuts_the_whole_markdown_at_a_block_boundary():
+    text = "\n\n".join("p" * 999 for _ in range(300))
+    capped, truncated = extract.cap(text)
+    assert truncated and len(capped) <= extract.MAX_EXTRACT_CHARS and capped.endswith("p")
+
+
+def test_search_text_puts_blocks_on_lines_and_cells_side_by_side():
+    page = el("body", el("p", "Total:", inline("b", " $5")), el("table", row(cell("a"), cell("b")), display="table"))
+    searched = find.search_text(pagetext.parse(walk(page)), 1000)
+    assert searched.text == "Total: $5\na b\n"
+
+
+def test_a_literal_query_matches_across_white_space_and_case():
+    assert find.literal_pattern("total  DUE").search("the Total\ndue is") is not None
+
+
+@pytest.mark.parametrize(("query_in", "expected_label"), [("cell text", "View"), ("Inside", "Inside button")])
+def test_a_hit_points_at_the_nearest_listed_element(query_in, expected_label):
+    page = el("body", el("table", row(cell("cell text"), el("td", inline("button", "View", listed=0), display="table-cell")),
+                         display="table"),
+              el("p", inline("button", "Inside button", listed=1)), el("p", "far away"))
+    searched = find.search_text(pagetext.parse(walk(page)), 1000)
+    labels = {0: "View", 1: "Inside button"}
+    start = searched.text.index(query_in)
+    near = find.nearest_listed(searched.owner_at(start), searched.listed)
+    assert near is not None and labels[near.listed] == expected_label
+    far = find.nearest_listed(searched.owner_at(searched.text.index("far away")), searched.listed)
+    assert far is None
+
+
+def test_javascript_offsets_convert_past_characters_outside_the_bmp():
+    text = "a😀b😀c"
+    astral = find.utf16_to_index(text)
+    # JavaScript sees "c" at 6 (each emoji is two code units).
+    assert text[find.from_utf16(6, astral)] == "c"
+    assert find.utf16_to_index("plain") is None
