@@ -79,8 +79,9 @@ TEXT_PARTS = 61  # [position, text, ...]: own text nodes, each after `position` 
 LIST = 62  # 1: <input list=...>, 2: <select size > 1>, else 0
 ARIA_OWNS = 63
 TEXT_TRANSFORM = 64
+FRESH = 65  # not painted at the previous snapshot: new to the agent (SPEC S9); False before the first
 
-COLUMNS = 65
+COLUMNS = 66
 
 # Tables returned next to the rows by collectDocument.
 SCOPE_KIND, SCOPE_FRAME, SCOPE_HOST = 0, 1, 2
@@ -88,7 +89,7 @@ FRAME_OWNER, FRAME_URL, FRAME_X, FRAME_Y, FRAME_WIDTH, FRAME_HEIGHT = 0, 1, 2, 3
 
 # Column groups of the column transport (``collectDocumentColumns``; mirrored in collect.js).
 INT_COLUMNS = (PARENT, CHECKED, FORM, IS_PASSWORD, SCOPE, USER_INVALID, LIST)
-BOOL_COLUMNS = (CONTENTEDITABLE, DISABLED, READONLY, REQUIRED, MULTIPLE, OPEN, INERT)  # cross as ints
+BOOL_COLUMNS = (CONTENTEDITABLE, DISABLED, READONLY, REQUIRED, MULTIPLE, OPEN, INERT, FRESH)  # cross as ints
 FLOAT_COLUMNS = (OPACITY, X, Y, WIDTH, HEIGHT)
 STRING_COLUMNS = (
     TAG, ID, ROLE, TYPE, ARIA_LABEL, ARIA_LABELLEDBY, TITLE, PLACEHOLDER, NAME, HREF, TABINDEX, CURSOR, DISPLAY,

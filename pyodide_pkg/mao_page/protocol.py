@@ -643,6 +643,11 @@ class PageElement(WireModel):
         "text beside it ('nearby'), the one field inside it ('inner'), or its place as a stepper; such an element "
         "is not found by its role and this label in accessibility tools.",
     )
+    new: bool | None = Field(
+        default=None,
+        description="True when the element was not on screen at the previous snapshot (what the last action "
+        "opened: a popup, a menu, a suggestion list); absent otherwise.",
+    )
 
 
 class PageSnapshot(WireModel):

@@ -660,6 +660,74 @@ def test_two_icon_buttons_beside_a_text_field_are_not_steppers() -> None:  # SPE
     assert page.scanned(clear).name_from != "stepper"
 
 
+# -- SPEC S1, S9: items of delegated-listener lists and popups, new elements -----------------
+
+
+def _fresh_scan(page: PageRows) -> dict[int, object]:
+    return {e.index: e for e in scan_page(page.rows, VIEWPORT, mark_new=True).elements}
+
+
+def test_plain_children_of_a_listbox_are_items() -> None:  # SPEC S1, S9
+    page = PageRows()
+    box = page.add("div", role="listbox")
+    apple = page.add("div", box, own_text="Apple")
+    pear = page.add("div", box, own_text="Pear")
+    assert {apple, pear} <= page.listed()
+    assert page.scanned(apple).name_from == "text"
+
+
+def test_appeared_items_of_a_list_get_refs_and_are_marked_new() -> None:  # SPEC S9
+    page = PageRows()
+    search = page.add("input", aria_label="Search", placeholder="Fruit")
+    suggestions = page.add("ul", fresh=True)
+    items = [page.add("li", suggestions, own_text=name, fresh=True) for name in ("Apple", "Apricot")]
+    listed = _fresh_scan(page)
+    assert all(listed[item].new and listed[item].label for item in items)
+    assert listed[search].new is False  # the search field was there before
+    # Without a previous snapshot to compare with, nothing is new and the list stays text.
+    assert not set(items) & page.listed()
+
+
+def test_items_of_a_list_that_was_already_there_stay_text() -> None:  # SPEC S9 (no flood)
+    page = PageRows()
+    bullets = page.add("ul")
+    items = [page.add("li", bullets, own_text=text) for text in ("Free shipping", "30-day returns")]
+    assert not set(items) & set(_fresh_scan(page))
+
+
+def test_an_appeared_popup_lists_its_repeated_items_but_not_its_title_or_their_parts() -> None:  # SPEC S9
+    page = PageRows()
+    popup = page.add("div", position="absolute", fresh=True)
+    title = page.add("div", popup, own_text="Suggestions", fresh=True)
+    body = page.add("div", popup, fresh=True)
+    items = []
+    for name in ("Paris", "Parma"):
+        item = page.add("div", body, fresh=True)
+        page.add("span", item, fresh=True, width=0.0)  # an icon
+        page.add("span", item, own_text=name, fresh=True)
+        items.append(item)
+    note = page.add("p", popup, own_text="Type to search more cities", fresh=True)
+    listed = _fresh_scan(page)
+    assert set(items) <= set(listed) and {title, body, note}.isdisjoint(listed)
+    assert [listed[item].label for item in items] == ["Paris", "Parma"]
+
+
+def test_an_appeared_group_outside_any_positioned_subtree_stays_text() -> None:  # SPEC S9 (no flood)
+    page = PageRows()
+    section = page.add("div", fresh=True)
+    rows = [page.add("div", section, own_text=text, fresh=True) for text in ("Order 1", "Order 2")]
+    assert not set(rows) & set(_fresh_scan(page))
+
+
+def test_items_with_a_control_inside_are_not_items() -> None:  # SPEC S9
+    page = PageRows()
+    box = page.add("div", role="menu")
+    entry = page.add("div", box, own_text="Rename")
+    button = page.add("button", entry, own_text="Go")
+    listed = page.listed()
+    assert button in listed and entry not in listed
+
+
 # -- issue 3: frames, placeholders, clipping, custom controls, outline -------------------------
 
 
