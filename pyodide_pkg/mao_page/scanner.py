@@ -730,6 +730,8 @@ def _describe(
             label, source = element_label(index, doc, hidden_ok=True, controls=control_rows)
         elif not label and not opaque:
             label, source = _unnamed_label(index, doc, control_rows)
+        elif source == "placeholder":
+            label, source = _placeholder_or_row_label(index, doc, control_rows, label)
         sensitive = bool(is_password) or (
             (tag in FIELD_TAGS or editable)
             and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder, input_type)
@@ -873,7 +875,17 @@ def element_label(
     text structurally tied to it (``_unnamed_label``). ``controls``: the walk's interactive
     rows when the caller has them (a scan), else found here."""
     named = doc.accessible_name(index, hidden_ok=hidden_ok)
+    if named[1] == "placeholder":
+        return _placeholder_or_row_label(index, doc, controls, named[0])
     return named if named[0] else _unnamed_label(index, doc, controls)
+
+
+def _placeholder_or_row_label(index: int, doc: DocumentIndex, controls: ControlRows | None, placeholder: str) -> tuple[str, str]:
+    """A field named only by its placeholder (the last accname step) is labelled by its
+    field container's label when it has one: "City" of the form row, not the library's
+    "Please select" hint, which stays the element's ``placeholder``."""
+    label = container_label(index, doc, controls if controls is not None else control_rows(doc))
+    return (label, "nearby") if label else (placeholder, "placeholder")
 
 
 def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None) -> tuple[str, str]:

@@ -633,6 +633,14 @@ def test_a_nameless_combobox_takes_the_name_of_the_field_inside_it() -> None:  #
     assert (element.label, element.label_source, element.name_from) == ("Select tags", "inner", "inner")
 
 
+def test_a_field_named_only_by_its_placeholder_takes_its_form_rows_label() -> None:  # SPEC S3
+    page = PageRows()
+    _row, inner = _form_row(page, "City")
+    field = page.add("input", inner, placeholder="Please select", readonly=True)
+    element = page.scanned(field)
+    assert (element.label, element.name_from, element.placeholder) == ("City", "nearby", "Please select")
+
+
 def _number_field(page: PageRows, stepper_boxes: list[tuple[float, float]], *, field_type: str = "number") -> list[int]:
     wrap = page.add("div")
     page.add("label", wrap, own_text="Quantity", label_for="qty")
