@@ -48,7 +48,9 @@ def _compared(element: dict[str, Any]) -> dict[str, Any]:
 
 def agreeing_elements(embedded: EmbeddedPage) -> list[dict[str, Any]]:
     """The default inspect's elements, after checking they are exactly the in-viewport
-    elements of an includeOffscreen inspect (SPEC S4) in the same order."""
+    elements of an includeOffscreen inspect (SPEC S4) in the same order. A first snapshot
+    settles what counts as appeared (SPEC S9), so both compare with the same painted page."""
+    embedded.inspect()
     default = embedded.inspect()
     full = embedded.inspect(includeOffscreen=True)
     seen = [_compared(e) for e in default["elements"]]
