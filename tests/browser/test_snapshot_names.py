@@ -63,8 +63,10 @@ def test_plain_custom_controls_take_the_label_of_their_form_row(reusable_pages):
     assert (handle["role"], handle["nameFrom"]) == ("generic", "nearby")
     tags = _element(snapshot, "Select tags", "combobox")
     assert tags["nameFrom"] == "inner"
-    # The inner field has a name of its own: it is not a fallback.
-    assert "nameFrom" not in _element(snapshot, "Select tags", "textbox")
+    # The inner field is named by its placeholder only: it takes the row's label, and keeps
+    # the placeholder as such.
+    inner = _element(snapshot, "Labels", "textbox")
+    assert (inner["nameFrom"], inner["placeholder"]) == ("nearby", "Select tags")
     assert "nameFrom" not in _element(snapshot, "Quantity", "spinbutton")
     # The label reaches the click: the page's own handler ran.
     assert view.call("page_click", "Subscribe to newsletter")["success"]
