@@ -130,7 +130,7 @@ class AgentApi:
         refusal = authorize(self._config, request)
         if refusal is not None:
             return refusal
-        return JSONResponse([info.to_wire() for info in self._relay.sessions()])
+        return JSONResponse(await self._relay.list_sessions())
 
     async def list_tools(self, request: Request) -> Response:
         refusal = authorize(self._config, request)

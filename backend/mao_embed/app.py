@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from typing import Any
 
 from mao_page.protocol import PROTOCOL_VERSION
@@ -23,7 +24,7 @@ from starlette.staticfiles import StaticFiles
 from mao_embed.agent_api import AgentApi, unknown_endpoint
 from mao_embed.agent_loop import ChatAgent
 from mao_embed.audit import AuditLog
-from mao_embed.config import ServerConfig
+from mao_embed.config import ServerConfig, default_instance_name
 from mao_embed.mcp_server import McpEndpoint
 from mao_embed.origins import OriginPolicy
 from mao_embed.relay import Relay
@@ -32,15 +33,26 @@ from mao_embed.sdk_socket import SdkSocket
 
 
 def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starlette:
-    """Build the app. ``app.state`` holds ``config``, ``relay``, ``audit`` and ``origins``."""
+    """Build the app. ``app.state`` holds ``config``, ``relay``, ``audit`` and ``origins``.
+
+    With ``config.redis_url`` the relay is a cluster instance's (``cluster.ClusterRelay``,
+    imported only then: a single process never loads the Redis client)."""
+    if config.redis_url and not config.instance_name:
+        config = replace(config, instance_name=default_instance_name())
     if audit is None:
-        audit = AuditLog(config.db_path)
-    relay = Relay(
-        audit=audit,
-        default_timeout_ms=config.default_timeout_ms,
-        resume_window_ms=config.resume_window_ms,
-        response_grace_ms=config.response_grace_ms,
-    )
+        audit = AuditLog(config.db_path, instance=config.instance_name)
+    relay: Relay
+    if config.redis_url:
+        from mao_embed.cluster import ClusterRelay
+
+        relay = ClusterRelay(config, audit=audit)
+    else:
+        relay = Relay(
+            audit=audit,
+            default_timeout_ms=config.default_timeout_ms,
+            resume_window_ms=config.resume_window_ms,
+            response_grace_ms=config.response_grace_ms,
+        )
     origins = OriginPolicy(config.allowed_origins)
     chat = ChatAgent(config.llm, relay, audit)
     sdk_socket = SdkSocket(config, relay, origins, audit, chat)
@@ -69,7 +81,13 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
         )
 
     async def healthz(request: Request) -> Response:
-        return JSONResponse({"status": "ok", "sessions": len(relay.sessions())})
+        health: dict[str, Any] = {"status": "ok", "sessions": len(relay.sessions())}
+        if config.redis_url:
+            health["cluster"] = {
+                "instance": config.instance_name,
+                "joined": getattr(relay, "joined", False),
+            }
+        return JSONResponse(health)
 
     routes: list[BaseRoute] = [
         # The router tries routes in order, each with a regex match: the agent API, whose tool
@@ -91,7 +109,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         try:
-            async with mcp.running():
+            async with mcp.running(), _cluster_running(relay):
                 yield
         finally:
             await chat.aclose()
@@ -111,6 +129,11 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
     app.state.origins = origins
     app.state.chat = chat
     return app
+
+
+def _cluster_running(relay: Relay) -> contextlib.AbstractAsyncContextManager[None]:
+    running = getattr(relay, "running", None)
+    return running() if running is not None else contextlib.nullcontext()
 
 
 DEMO_USER = "demo-user"

@@ -85,6 +85,9 @@ class AuditEvent(StrEnum):
     # Reported by the page's authorization center (protocol ``audit_event``, SPEC P6).
     PAGE_AUTHORIZATION = "page_authorization"
     PAGE_ACTION = "page_action"
+    # Cluster mode: an agent's tool call this instance took and the page's instance ran (that
+    # instance records the ``tool_call``); detail names the page's instance.
+    TOOL_CALL_RELAYED = "tool_call_relayed"
 
 
 _EVENTS = frozenset(AuditEvent)
@@ -103,10 +106,14 @@ class AuditRecord:
     code: str | None = None
     duration_ms: float | None = None
     detail: str | None = None
+    # The instance that made the record (``serve --instance``; None outside a cluster), so
+    # records of one session from several instances' logs can be told apart and merged.
+    instance: str | None = None
 
 
 _COLUMNS = tuple(f.name for f in fields(AuditRecord))
-_VALUE_COLUMNS = _COLUMNS[2:]
+# Given by the caller; ``instance`` is the log's own.
+_VALUE_COLUMNS = _COLUMNS[2:-1]
 _Row = tuple[Any, ...]
 # ``id`` is the rowid without AUTOINCREMENT: SQLite then picks max(rowid) + 1, which in an
 # append-only table is the same increasing sequence (databases created with AUTOINCREMENT keep
@@ -127,7 +134,8 @@ CREATE TABLE IF NOT EXISTS audit (
     tool TEXT,
     code TEXT,
     duration_ms REAL,
-    detail TEXT
+    detail TEXT,
+    instance TEXT
 );
 CREATE INDEX IF NOT EXISTS audit_session ON audit (session_id, at);
 CREATE INDEX IF NOT EXISTS audit_request ON audit (request_id);
@@ -181,19 +189,22 @@ def _insert_statement(rows: int) -> str:
     return f"INSERT INTO audit ({', '.join(_COLUMNS)}) VALUES {', '.join([values] * rows)}"
 
 
-def _row_of(event: AuditEvent, values: dict[str, Any]) -> _Row:
+def _row_of(event: AuditEvent, values: dict[str, Any], instance: str | None = None) -> _Row:
     """One record as its row, in ``_COLUMNS`` order, checked: a value the database could not
     store (or the journal could not give back) raises here, before anything is written,
     instead of being acknowledged and then refused by every import after it."""
     at = values.pop("at", None)
-    row = (event, time.time() if at is None else at, *map(values.pop, _VALUE_COLUMNS, _NONES))
+    row = (
+        event, time.time() if at is None else at, *map(values.pop, _VALUE_COLUMNS, _NONES),
+        instance,
+    )
     if values:
         raise TypeError(f"unknown audit record fields: {', '.join(sorted(values))}")
     if event not in _EVENTS:
         raise ValueError(f"unknown audit event {event!r}")
     if not _is_number(row[1]):
         raise TypeError(f"audit record time must be a finite number, not {row[1]!r}")
-    for name, value in zip(_VALUE_COLUMNS, row[2:], strict=True):
+    for name, value in zip(_VALUE_COLUMNS, row[2:-1], strict=True):
         if value is None:
             continue
         if isinstance(value, str):
@@ -239,8 +250,10 @@ class AuditLog:
         import_interval_s: float = IMPORT_INTERVAL_S,
         checkpoint_interval_s: float = CHECKPOINT_INTERVAL_S,
         rotate_bytes: int = _ROTATE_BYTES,
+        instance: str | None = None,
     ) -> None:
         self.path = path
+        self.instance = instance
         # Import transactions and records imported, for tests and benchmarks.
         self.imports = 0
         self.imported_records = 0
@@ -269,7 +282,7 @@ class AuditLog:
         field, a type other than str / None, a number other than a finite time or duration,
         a lone surrogate, a record over 4 MiB) raises ``TypeError`` / ``ValueError`` and
         writes nothing."""
-        line = _encode(_row_of(event, values))
+        line = _encode(_row_of(event, values, self.instance))
         if len(line) >= _READ_CHUNK:
             raise ValueError(f"audit record of {len(line)} bytes; the limit is {_READ_CHUNK}")
         if self._closed:
@@ -290,6 +303,7 @@ class AuditLog:
         event: AuditEvent | None = None,
         session_id: str | None = None,
         request_id: str | None = None,
+        instance: str | None = None,
         limit: int = 1000,
     ) -> list[AuditRecord]:
         """Records in the order written, after everything recorded so far has been imported."""
@@ -298,6 +312,7 @@ class AuditLog:
             ("event", event),
             ("session_id", session_id),
             ("request_id", request_id),
+            ("instance", instance),
         ):
             if value is not None:
                 clauses.append(f"{column} = ?")
@@ -640,7 +655,7 @@ def _decode_lines(data: bytes, source: str, offset: int) -> list[_Row]:
     except ValueError:
         rows = None
     if rows is not None and all(map(_is_row, rows)):
-        return rows  # type: ignore[no-any-return]
+        return [row if len(row) == _ROW_LENGTH else [*row, None] for row in rows]
     rows = []
     position = offset
     for line in data[:-1].split(b"\n"):
@@ -652,7 +667,7 @@ def _decode_lines(data: bytes, source: str, offset: int) -> list[_Row]:
         except ValueError:
             row = None
         if _is_row(row):
-            rows.append(row)
+            rows.append(row if len(row) == _ROW_LENGTH else [*row, None])
         else:
             logger.error("%s: an undecodable record at byte %d skipped", source, position)
         position += len(line) + 1
@@ -662,7 +677,8 @@ def _decode_lines(data: bytes, source: str, offset: int) -> list[_Row]:
 def _is_row(row: Any) -> bool:
     return (
         type(row) is list
-        and len(row) == _ROW_LENGTH
+        # One column short: written before records named their instance.
+        and len(row) in (_ROW_LENGTH, _ROW_LENGTH - 1)
         and row[0] in _EVENTS
         and _is_number(row[1])
     )
@@ -759,4 +775,7 @@ def _open(path: Path | None) -> sqlite3.Connection:
         connection.execute(f"PRAGMA cache_size=-{_CACHE_KIB}")
     connection.execute("PRAGMA synchronous=NORMAL")
     connection.executescript(_SCHEMA)
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(audit)")}
+    if "instance" not in columns:  # a database made before records named their instance
+        connection.execute("ALTER TABLE audit ADD COLUMN instance TEXT")
     return connection

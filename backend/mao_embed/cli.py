@@ -5,12 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 
 from mao_embed.config import (
     ENV_ORIGINS,
+    ENV_REDIS_URL,
+    ServerConfig,
     canonical_origin,
+    default_instance_name,
     load_config,
+    redacted_redis_url,
     resolve_origins,
+    resolve_redis_url,
     resolve_secret,
     server_origins,
 )
@@ -42,6 +48,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--db", metavar="FILE", help="audit database (default: XDG state dir)")
     serve.add_argument("--secret", help="token signing secret (default: env or per-user file)")
+    serve.add_argument(
+        "--redis",
+        metavar="URL",
+        help="join a cluster through this Redis, redis://HOST:PORT/DB (env MAO_EMBED_REDIS_URL)",
+    )
+    serve.add_argument(
+        "--instance",
+        metavar="NAME",
+        help="this instance's unique name in the cluster (env MAO_EMBED_INSTANCE; default: "
+        "host-pid-random)",
+    )
 
     token = commands.add_parser("token", help="print one SDK token signed with the serve secret")
     token.add_argument("--user", required=True)
@@ -101,6 +118,10 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         resolve_origins(args.allow_origin)
     except ValueError as exc:
         parser.error(f"--allow-origin / {ENV_ORIGINS}: {exc}")
+    try:
+        redis_url = resolve_redis_url(args.redis)
+    except ValueError as exc:
+        parser.error(f"--redis / {ENV_REDIS_URL}: {exc}")
     from mao_embed.assets import SDK_DIR, ensure_built, source_checkout
     from mao_embed.server import serve_forever
 
@@ -121,20 +142,31 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         allow_origins=origins,
         db_path=args.db,
         demo=args.demo,
+        redis_url=redis_url,
+        **({"instance_name": args.instance} if args.instance else {}),
     )
+    if config.redis_url and not config.instance_name:
+        config = replace(config, instance_name=default_instance_name())
 
     def announce(url: str) -> None:
         print(
             f"mao-embed serving on {url} "
             f"(allowed origins: {', '.join(config.allowed_origins) or 'none'}; "
             f"audit: {config.db_path}; agent API: "
-            f"{'API key' if config.api_key else 'loopback only'})",
+            f"{'API key' if config.api_key else 'loopback only'}"
+            f"{_cluster_note(config)})",
             file=sys.stderr,
             flush=True,
         )
 
     serve_forever(config, announce)
     return 0
+
+
+def _cluster_note(config: ServerConfig) -> str:
+    if not config.redis_url:
+        return ""
+    return f"; cluster: instance {config.instance_name} on {redacted_redis_url(config.redis_url)}"
 
 
 if __name__ == "__main__":

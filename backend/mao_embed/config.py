@@ -11,6 +11,7 @@ import ipaddress
 import os
 import re
 import secrets
+import socket
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -26,6 +27,11 @@ ENV_API_KEY = "MAO_EMBED_API_KEY"
 ENV_LLM_BASE_URL = "MAO_EMBED_LLM_BASE_URL"
 ENV_LLM_MODEL = "MAO_EMBED_LLM_MODEL"
 ENV_LLM_API_KEY = "MAO_EMBED_LLM_API_KEY"
+# The cluster (``serve --redis``, docs/cluster.md): the Redis every instance shares, and this
+# instance's name in the session directory and its audit records.
+ENV_REDIS_URL = "MAO_EMBED_REDIS_URL"
+ENV_INSTANCE = "MAO_EMBED_INSTANCE"
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 PACKAGE_DIR = Path(__file__).parent
 # Produced by the asset build step (``mao-embed build-assets``); gitignored, shipped in the wheel.
@@ -76,6 +82,16 @@ class ServerConfig:
     demo_dir: Path = DEFAULT_DEMO_DIR
     # None: the panel chat answers "no model configured" (SPEC B3).
     llm: LlmConfig | None = None
+    # None: one process, nothing shared (the default). Set: this instance joins the cluster of
+    # every instance on the same Redis with the same secret and API key (SPEC B6).
+    redis_url: str | None = field(default=None, repr=False)
+    # Unique per running instance; None: host name, pid and a random suffix.
+    instance_name: str | None = None
+    # An instance unseen in Redis this long is dead: its sessions leave the list. Capped at
+    # the page heartbeat window (interval x misses), the promise made to operators.
+    cluster_liveness_ms: int = 5_000
+    # How long Redis keeps the first result of an agent-given requestId (SPEC W2).
+    request_retention_ms: int = 300_000
 
     def __post_init__(self) -> None:
         if not self.secret:
@@ -235,6 +251,32 @@ def resolve_api_key(environ: Mapping[str, str] | None = None) -> str | None:
     return env.get(ENV_API_KEY) or None
 
 
+def resolve_redis_url(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+    """``--redis`` > env MAO_EMBED_REDIS_URL; ``ValueError`` for anything but a Redis URL."""
+    env = os.environ if environ is None else environ
+    url = (explicit or env.get(ENV_REDIS_URL, "")).strip()
+    if not url:
+        return None
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in _REDIS_SCHEMES:
+        raise ValueError(f"{url!r} is not a Redis URL: redis://HOST:PORT/DB (or rediss://, unix://)")
+    return url
+
+
+def redacted_redis_url(url: str) -> str:
+    """The URL without its password, for logs."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username or ''}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    return parts._replace(netloc=netloc).geturl()
+
+
+def default_instance_name() -> str:
+    """Host, pid and a random suffix: unique per process, and readable in the audit log."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
+
+
 def resolve_llm(environ: Mapping[str, str] | None = None) -> LlmConfig | None:
     """The panel chat's model from MAO_EMBED_LLM_BASE_URL / _MODEL / _API_KEY; both the base
     URL and the model must be set, else the chat is not configured."""
@@ -262,6 +304,9 @@ def load_config(
     ``db_path=None`` means the default state file; pass ``overrides`` for any other field.
     """
     overrides.setdefault("llm", resolve_llm(environ))
+    env = os.environ if environ is None else environ
+    overrides.setdefault("redis_url", resolve_redis_url(None, environ))
+    overrides.setdefault("instance_name", env.get(ENV_INSTANCE) or None)
     return ServerConfig(
         host=host,
         port=port,

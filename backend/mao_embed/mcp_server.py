@@ -160,15 +160,14 @@ class McpEndpoint:
         if params.name == LIST_SESSIONS:
             if args:
                 return _refusal("invalid_request", "list_sessions takes no arguments")
-            sessions = [info.to_wire() for info in self._relay.sessions()]
-            return _structured({"sessions": sessions})
+            return _structured({"sessions": await self._relay.list_sessions()})
         if params.name == SELECT_SESSION:
             if set(args) != {_SESSION_ARG} or not _is_session_id(args[_SESSION_ARG]):
                 return _refusal(
                     "invalid_request", "select_session takes exactly one argument, sessionId"
                 )
             wanted = args[_SESSION_ARG]
-            if self._relay.get_session(wanted) is None:
+            if await self._relay.find_session(wanted) is None:
                 return _refusal("session_not_found", f"no connected page session {wanted!r}")
             self._selected[client_key] = wanted
             self._selected.move_to_end(client_key)
@@ -183,7 +182,7 @@ class McpEndpoint:
             # Not a fallback to the selected page: a malformed routing argument must not
             # send the call somewhere the agent did not name (found by fuzzing).
             return _refusal("invalid_request", "sessionId must be a session id from list_sessions")
-        session_id = explicit if routed else self._default_session(client_key)
+        session_id = explicit if routed else await self._default_session(client_key)
         if session_id is None:
             return _refusal(
                 "session_not_found",
@@ -208,12 +207,12 @@ class McpEndpoint:
             raise
         return _page_result(result)
 
-    def _default_session(self, client_key: str | None) -> str | None:
+    async def _default_session(self, client_key: str | None) -> str | None:
         selected = self._selected.get(client_key)
         if selected is not None:
             return selected
-        sessions = self._relay.sessions()
-        return sessions[0].session_id if len(sessions) == 1 else None
+        sessions = await self._relay.list_sessions()
+        return str(sessions[0]["sessionId"]) if len(sessions) == 1 else None
 
 
 class _StructuredRefusals:

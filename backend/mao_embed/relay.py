@@ -114,10 +114,12 @@ class SessionInfo:
     title: str
     ready: bool
     connected_at: float
+    # Cluster mode: the instance the page's WebSocket is on (an additive field).
+    instance: str | None = None
 
     def to_wire(self) -> dict[str, Any]:
         """The CONTRACT shape of one ``GET /api/sessions`` entry."""
-        return {
+        wire = {
             "sessionId": self.session_id,
             "userId": self.user_id,
             "agentId": self.agent_id,
@@ -129,6 +131,9 @@ class SessionInfo:
             .isoformat(timespec="milliseconds")
             .replace("+00:00", "Z"),
         }
+        if self.instance is not None:
+            wire["instance"] = self.instance
+        return wire
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,6 +279,16 @@ class Relay:
         session = self._sessions.get(session_id)
         return session.info() if session else None
 
+    async def list_sessions(self) -> list[dict[str, Any]]:
+        """Every ready session an agent can reach, in the ``GET /api/sessions`` shape: this
+        relay's; a cluster's relay lists every instance's (``cluster.ClusterRelay``)."""
+        return [info.to_wire() for info in self.sessions()]
+
+    async def find_session(self, session_id: str) -> dict[str, Any] | None:
+        """One entry of ``list_sessions``, or None."""
+        info = self.get_session(session_id)
+        return info.to_wire() if info is not None else None
+
     async def wait_for_session(
         self,
         *,
@@ -295,8 +310,13 @@ class Relay:
                 self._session_added.clear()
                 await self._session_added.wait()
 
-    async def attach(self, hello: Hello, origin: str, transport: SessionTransport) -> Attachment:
-        """Register an authenticated page; resume its old sessionId when allowed (SPEC W4)."""
+    async def attach(
+        self, hello: Hello, origin: str, transport: SessionTransport, *, adopt: bool = False
+    ) -> Attachment:
+        """Register an authenticated page; resume its old sessionId when allowed (SPEC W4).
+
+        ``adopt``: the cluster checked that the wanted sessionId was this identity's on
+        another instance, so it is resumed here although this relay never knew it."""
         self._purge_detached()
         identity = SessionIdentity(hello.user.id, hello.agent_id, origin)
         session_id: str | None = None
@@ -319,6 +339,8 @@ class Relay:
                 del self._detached[wanted]
                 session_id = wanted
                 completed = detached.completed
+            elif adopt and wanted not in self._sessions:
+                session_id = wanted
         resumed = session_id is not None
         if session_id is None:
             session_id = f"ses-{secrets.token_hex(10)}"
@@ -433,31 +455,10 @@ class Relay:
                 f"unknown tool {tool!r}; the page tools are {', '.join(sorted(_TOOL_NAMES))}",
             )
         session = self._sessions.get(session_id)
-        cached = self._cached_result(session, session_id, request_id)
-        loop = asyncio.get_running_loop()
-        if cached is not None:
-            waiter: asyncio.Future[PageToolResult] = loop.create_future()
-            self._answer_after_audit(
-                [waiter],
-                cached,
-                session_id=session_id,
-                request_id=request_id,
-                tool=tool,
-                code=_code_of(cached),
-                duration_ms=0.0,
-                detail="repeated requestId answered with the first result",
-            )
-            return await waiter
-        if session is None:
-            return failure(
-                request_id, ErrorCode.SESSION_NOT_FOUND, f"no connected page session {session_id!r}"
-            )
-        in_flight = session.pending.get(request_id)
-        if in_flight is not None:
-            # SPEC W2: the same requestId is executed once; a second caller shares the answer.
-            waiter = loop.create_future()
-            in_flight.waiters.append(waiter)
-            return await waiter
+        known = self._known_answer(session, session_id, request_id, tool)
+        if known is not None:
+            return await known
+        assert session is not None
         try:
             request = build_request(
                 tool,
@@ -468,7 +469,60 @@ class Relay:
             )
         except ArgumentError as error:
             return failure(request_id, ErrorCode.INVALID_REQUEST, str(error))
-        waiter = loop.create_future()
+        return await self._dispatch(session, request)
+
+    async def call_request(self, request: PageToolRequest) -> PageToolResult:
+        """``call_tool`` for a request already built and validated (by another instance of
+        a cluster), with the same guarantees."""
+        session_id = request.session_id
+        session = self._sessions.get(session_id)
+        known = self._known_answer(session, session_id, request.request_id, request.tool)
+        if known is not None:
+            return await known
+        assert session is not None
+        return await self._dispatch(session, request)
+
+    def _known_answer(
+        self, session: _Session | None, session_id: str, request_id: str, tool: str
+    ) -> asyncio.Future[PageToolResult] | None:
+        """The answer of a call that is not sent to the page: the cached result of a repeated
+        requestId, the shared wait for one in flight (SPEC W2), or ``session_not_found``.
+        None when the request must be sent."""
+        cached = self._cached_result(session, session_id, request_id)
+        if cached is None and session is not None and request_id not in session.pending:
+            return None
+        waiter: asyncio.Future[PageToolResult] = asyncio.get_running_loop().create_future()
+        if cached is not None:
+            self._answer_after_audit(
+                [waiter],
+                cached,
+                session_id=session_id,
+                request_id=request_id,
+                tool=tool,
+                code=_code_of(cached),
+                duration_ms=0.0,
+                detail="repeated requestId answered with the first result",
+            )
+            return waiter
+        if session is None:
+            waiter.set_result(
+                failure(
+                    request_id,
+                    ErrorCode.SESSION_NOT_FOUND,
+                    f"no connected page session {session_id!r}",
+                )
+            )
+            return waiter
+        # SPEC W2: the same requestId is executed once; a second caller shares the answer.
+        session.pending[request_id].waiters.append(waiter)
+        return waiter
+
+    async def _dispatch(self, session: _Session, request: PageToolRequest) -> PageToolResult:
+        """Send a new request to the page and wait for its answer, its timeout or the drop."""
+        loop = asyncio.get_running_loop()
+        session_id = session.session_id
+        request_id = request.request_id
+        waiter: asyncio.Future[PageToolResult] = loop.create_future()
         timer = loop.call_later(
             request.timeout_ms / 1000 + self._grace_s, self._expire, session_id, request_id
         )

@@ -1,5 +1,6 @@
 // Acting: fixed, named event sequences and the reads that verify them (see common.js).
-// Python decides whether and what to do (mao_page/executor.py); these only perform it.
+// Python decides whether and what to do (mao_page/actions/); these only perform it, and answer
+// a closed set of outcomes where they can fail (mao_page.page.Outcome).
 
 function viewOf(el) {
   return el.ownerDocument.defaultView;
@@ -39,7 +40,10 @@ function hitAt(doc, x, y) {
 // Hit test at the centre of the element's visible box, like a real pointer would land
 // (SPEC A2): in the element's own document (descending into open shadow roots), then in each
 // enclosing same-origin frame, where the point must land on the frame element itself.
+// Answers [outcome, x, y, what is at the point]; outcome is one of "done", "not_connected",
+// "outside_viewport", "covered", "covered_by_sdk" (mao_page.page.Outcome).
 function hitTest(el, exclude) {
+  if (!el.isConnected) return ["not_connected", 0, 0, ""];
   const doc = el.ownerDocument;
   const view = doc.defaultView;
   const r = el.getBoundingClientRect();
@@ -47,13 +51,13 @@ function hitTest(el, exclude) {
   const top = Math.max(r.top, 0);
   const right = Math.min(r.right, view.innerWidth);
   const bottom = Math.min(r.bottom, view.innerHeight);
-  if (right <= left || bottom <= top) return { ok: false, x: 0, y: 0, hit: "outside the viewport", sdk: false };
+  if (right <= left || bottom <= top) return ["outside_viewport", 0, 0, "outside the viewport"];
   const x = (left + right) / 2;
   const y = (top + bottom) / 2;
   const hit = hitAt(doc, x, y);
   const sdk = !!(exclude && hit && composedContains(exclude, hit));
   if (!hit || sdk || !(hit === el || composedContains(el, hit) || isOwnWrapper(hit, el))) {
-    return { ok: false, x, y, hit: sdk ? "the Mao Embed panel" : describe(hit), sdk };
+    return sdk ? ["covered_by_sdk", x, y, "the Mao Embed panel"] : ["covered", x, y, describe(hit)];
   }
   // Up through the frames: the frame must be what receives the point in its parent.
   let frame = view.frameElement;
@@ -66,10 +70,10 @@ function hitTest(el, exclude) {
     const parentDoc = frame.ownerDocument;
     const outer = hitAt(parentDoc, fx, fy);
     const outerSdk = !!(exclude && outer && composedContains(exclude, outer));
-    if (outer !== frame) return { ok: false, x, y, hit: outerSdk ? "the Mao Embed panel" : describe(outer), sdk: outerSdk };
+    if (outer !== frame) return outerSdk ? ["covered_by_sdk", x, y, "the Mao Embed panel"] : ["covered", x, y, describe(outer)];
     frame = parentDoc.defaultView.frameElement;
   }
-  return { ok: true, x, y, hit: describe(hit), sdk: false };
+  return ["done", x, y, describe(hit)];
 }
 
 // Component libraries keep the real control transparent (opacity 0) and draw it with a
@@ -177,9 +181,11 @@ function focusTarget(el) {
   return null;
 }
 
+// "done", or "not_focusable" when focus did not move there.
 function focusElement(el) {
+  if (!el.isConnected) return "not_connected";
   moveFocusTo(el);
-  return deepActiveElement(el.ownerDocument) === el;
+  return deepActiveElement(el.ownerDocument) === el ? "done" : "not_focusable";
 }
 
 function nativeSetter(el) {
@@ -241,7 +247,8 @@ function readValue(el) {
 }
 
 // Native <select>: choose options by value, else by visible label (exact, then trimmed and
-// case-insensitive). Returns [matchedValues, missing]; sets nothing when anything is missing.
+// case-insensitive). Answers ["done", selectedValues, []] or ["options_not_found", [], missing];
+// sets nothing when anything is missing.
 function selectNative(el, wanted) {
   const view = viewOf(el);
   const options = Array.from(el.options);
@@ -254,7 +261,7 @@ function selectNative(el, wanted) {
     if (!match || match.disabled) missing.push(want);
     else chosen.push(match);
   }
-  if (missing.length) return [[], missing];
+  if (missing.length) return ["options_not_found", [], missing];
   moveFocusTo(el);
   if (el.multiple) {
     for (const o of options) o.selected = chosen.includes(o);
@@ -263,7 +270,7 @@ function selectNative(el, wanted) {
   }
   el.dispatchEvent(new view.Event("input", { bubbles: true, composed: true }));
   el.dispatchEvent(new view.Event("change", { bubbles: true }));
-  return [options.filter((o) => o.selected).map((o) => o.value), []];
+  return ["done", options.filter((o) => o.selected).map((o) => o.value), []];
 }
 
 function accessibleText(el) {

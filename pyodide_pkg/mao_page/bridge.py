@@ -18,6 +18,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull  # type: ignore[import-not-found]
 
 from . import facts as F
+from .page import HitTest, NativeSelection, Outcome
 
 HOST_MODULE = "_mao_host"
 
@@ -113,13 +114,16 @@ class DocumentFacts:
 
 
 class TextWalk:
-    """A ``readText`` walk: its items (``mao_page.pagetext``) and the elements behind them."""
+    """A ``readText`` walk: its tree (``mao_page.pagetext``), the orders of the editable
+    regions in it, how many nodes are flagged aria-hidden or private, and the elements."""
 
-    __slots__ = ("items", "truncated", "_nodes")
+    __slots__ = ("tree", "truncated", "editable", "flagged", "_nodes")
 
-    def __init__(self, items: list[Any], truncated: bool, nodes: JsProxy) -> None:
-        self.items = items
+    def __init__(self, tree: list[Any] | None, truncated: bool, editable: list[int], flagged: int, nodes: JsProxy) -> None:
+        self.tree = tree
         self.truncated = truncated
+        self.editable = editable
+        self.flagged = flagged
         self._nodes: JsProxy | None = nodes
 
     def handle(self, order: int) -> ElementHandle:
@@ -219,11 +223,9 @@ class Page:
     def read_value(self, handle: ElementHandle) -> str:
         return str(self._primitives.readValue(handle.proxy))
 
-    def hit_test(self, handle: ElementHandle) -> dict[str, Any]:
-        result = self._primitives.hitTest(handle.proxy, self._sdk_host)
-        out = {"ok": bool(result.ok), "x": float(result.x), "y": float(result.y),
-               "hit": str(result.hit), "sdk": bool(result.sdk)}
-        return out
+    def hit_test(self, handle: ElementHandle) -> HitTest:
+        outcome, x, y, hit = self._primitives.hitTest(handle.proxy, self._sdk_host).to_py()
+        return HitTest(Outcome(outcome), float(x), float(y), str(hit))
 
     def viewport(self) -> list[float]:
         return self._primitives.viewport(self._window).to_py()
@@ -247,18 +249,61 @@ class Page:
     def scroll_page(self, dx: float, dy: float) -> list[float]:
         return self._primitives.scrollPage(self._window, dx, dy).to_py()
 
-    # -- executor acts (loader_js/primitives/act.js) -----------------------------------
+    # -- acts of the action modules (loader_js/primitives/act.js) -------------------------
 
-    def act(self, name: str, *args: Any) -> Any:
-        """Call one named primitive of act.js. ``ElementHandle`` arguments are unwrapped,
-        dicts and lists become JS objects and arrays; an element result comes back as an
-        ``ElementHandle``, ``null`` as ``None``, anything else converted to Python."""
+    def _call(self, name: str, *args: Any) -> Any:
+        """One act.js primitive: ``ElementHandle`` arguments unwrapped, dicts and lists made JS
+        objects and arrays; an element result comes back as an ``ElementHandle``, ``null`` as
+        ``None``, anything else converted to Python."""
         function = getattr(self._primitives, name)
         try:
             result = function(*(_to_js_arg(a) for a in args))
         except JsException as error:
             raise BridgeError(f"{name}: {error}") from error
         return _from_js_result(result)
+
+    def focus(self, handle: ElementHandle) -> Outcome:
+        return Outcome(self._call("focusElement", handle))
+
+    def blur(self, handle: ElementHandle) -> str:
+        return str(self._call("blur", handle))
+
+    def select_native(self, handle: ElementHandle, values: list[str]) -> NativeSelection:
+        outcome, selected, missing = self._call("selectNative", handle, values)
+        return NativeSelection(Outcome(outcome), [str(v) for v in selected], [str(v) for v in missing])
+
+    def control_of(self, handle: ElementHandle) -> ElementHandle | None:
+        return self._call("controlOf", handle)
+
+    def label_for(self, handle: ElementHandle) -> ElementHandle | None:
+        return self._call("labelFor", handle)
+
+    def combobox_display(self, handle: ElementHandle) -> str:
+        return str(self._call("comboboxDisplay", handle))
+
+    def dispatch_key(self, handle: ElementHandle | None, type_: str, init: dict[str, Any]) -> bool:
+        return bool(self._call("dispatchKey", handle, type_, init))
+
+    def insert_text(self, handle: ElementHandle, text: str) -> str:
+        return str(self._call("insertText", handle, text))
+
+    def delete_text(self, handle: ElementHandle, forward: bool) -> str:
+        return str(self._call("deleteText", handle, forward))
+
+    def select_all(self, handle: ElementHandle) -> bool:
+        return bool(self._call("selectAll", handle))
+
+    def submit_implicitly(self, handle: ElementHandle) -> bool:
+        return bool(self._call("submitImplicitly", handle))
+
+    def activate(self, handle: ElementHandle) -> bool:
+        return bool(self._call("activate", handle))
+
+    def step_radio(self, handle: ElementHandle, delta: int) -> ElementHandle | None:
+        return self._call("stepRadio", handle, delta)
+
+    def step_select(self, handle: ElementHandle, delta: int) -> bool:
+        return bool(self._call("stepSelect", handle, delta))
 
     def aria_options(self, handle: ElementHandle) -> tuple[list[list[Any]], list[ElementHandle], str]:
         """(facts, option handles, active option label) of a combobox or listbox."""
@@ -299,19 +344,23 @@ class Page:
 
     # -- reading (loader_js/primitives/read.js) ---------------------------------------------
 
-    def read_text(self, root: ElementHandle | None, listed: list[ElementHandle] | None, text_limit: int) -> TextWalk:
-        """The rendered text of the page (or of ``root``'s subtree) as ``readText`` items, in
-        one crossing (UTF-8 JSON: a copy, where a proxy per item would cost a crossing each);
-        ``listed`` elements carry their position in that list."""
+    def read_text(self, root: ElementHandle | None, listed: list[ElementHandle] | None, text_limit: int,
+                  inline_displays: list[str], inline_tags: list[str]) -> TextWalk:
+        """The rendered text of the page (or of ``root``'s subtree) as ``readText``'s tree, in
+        one crossing (UTF-8 JSON: a copy, where a proxy per node would cost a crossing each);
+        ``listed`` elements carry their position in that list. Inline elements get no item
+        unless their tag is in ``inline_tags`` (see read.js)."""
         from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
         target = root.proxy if root is not None else self._window.document
         chosen = to_js([handle.proxy for handle in listed]) if listed else None
         try:
-            result = self._primitives.readText(target, self._sdk_host, chosen, text_limit)
+            result = self._primitives.readText(target, self._sdk_host, chosen, text_limit, to_js(inline_displays),
+                                               to_js(inline_tags))
         except JsException as error:
             raise BridgeError(f"readText: {error}") from error
-        return TextWalk(json.loads(result.json.to_bytes()), bool(result.truncated), result.nodes)
+        return TextWalk(json.loads(result.json.to_bytes()), bool(result.truncated), result.editable.to_py(),
+                        int(result.flagged), result.nodes)
 
     def check_regex(self, pattern: str) -> str:
         """'' when JavaScript compiles ``pattern``, else its error message."""

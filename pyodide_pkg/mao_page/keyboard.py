@@ -1,6 +1,6 @@
 """Key names, codes and combos for ``page_keyboard`` (SPEC A1): ``Enter``, ``Control+a``, text.
 
-Pure data and parsing; the executor dispatches the events and emulates default actions.
+Pure data and parsing; actions/keyboard.py dispatches the events and emulates default actions.
 """
 
 from __future__ import annotations

@@ -90,6 +90,8 @@ class ErrorCode(StrEnum):
     RATE_LIMITED = "rate_limited"
     NOT_READY = "not_ready"
     INTERNAL_ERROR = "internal_error"
+    # Cluster mode: the shared Redis (or the page's instance) cannot be reached; retry later.
+    BACKEND_UNAVAILABLE = "backend_unavailable"
 
 
 class ToolName(StrEnum):

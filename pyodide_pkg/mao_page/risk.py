@@ -75,7 +75,7 @@ _PAYMENT = re.compile(
 _SUBMIT_WORDS = re.compile(r"\b(submit|send|confirm)\b|提交|确认提交|发送", re.IGNORECASE)
 _CLICKED_CONTROL_TAGS = frozenset({"button", "input"})
 _SUBMIT_TYPES = frozenset({"submit", "image"})
-# What Enter and Space activate (the executor's emulated default actions, executor._default_action).
+# What Enter and Space activate (the emulated default actions, actions/keyboard.py default_action).
 _ENTER_ACTIVATES_TAGS = frozenset({"button", "a", "summary"})
 _ENTER_ACTIVATES_ROLES = frozenset({"button", "link", "menuitem", "tab", "option"})
 _SPACE_ACTIVATES_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset"})

@@ -1,4 +1,4 @@
-"""The page tools: route each request to the inspector or the executor.
+"""The page tools: route each request to the inspector, the screenshots or the batch runner.
 
 Every tool answers a ``PageToolResult``; failures inside are ``ToolFailure`` and become
 structured errors here. Tools whose issue has not landed answer ``unsupported``.
@@ -6,15 +6,15 @@ structured errors here. Tools whose issue has not landed answer ``unsupported``.
 
 from __future__ import annotations
 
-from .errors import ToolFailure
-from .executor import (
+from .actions import (
     ActingListener,
     Authorizer,
-    Executor,
+    BatchRunner,
     SettlePolicy,
     StepListener,
     allow_everything,
 )
+from .errors import ToolFailure
 from .inspector import Inspector, KeepSensitiveMasked, SensitiveRelease
 from .page import Page, read_state
 from .protocol import InspectOptions, PageToolRequest, PageToolResult, ToolName
@@ -32,7 +32,7 @@ class PageTools:
         # ``unmasked_policy`` (set by the runtime); the defaults are for tests of the tools alone.
         self._page = page
         self.inspector = Inspector(page, store)
-        self.executor = Executor(page, self.inspector, settle, authorize=authorize, on_step=on_step, on_acting=on_acting)
+        self.actions = BatchRunner(page, self.inspector, settle, authorize=authorize, on_step=on_step, on_acting=on_acting)
         self.screenshots = Screenshotter(page, self.inspector)  # type: ignore[arg-type]
         self.reader = PageReader(page, self.inspector)
         self.sensitive_release: SensitiveRelease = KeepSensitiveMasked()
@@ -47,7 +47,7 @@ class PageTools:
                 # SPEC P5: sensitive values only when the agent asks and the level allows.
                 release = not options.mask_sensitive and await self.sensitive_release.release_sensitive_values(request)
                 snapshot = self.inspector.inspect(options, release_sensitive=release)
-                self.executor.remember_snapshot(snapshot, options.include_offscreen)
+                self.actions.remember_snapshot(snapshot, options.include_offscreen)
                 return PageToolResult(
                     request_id=request.request_id,
                     success=True,
@@ -62,9 +62,9 @@ class PageTools:
                 return self.reader.extract(request)
             if request.tool is ToolName.FIND:
                 result, snapshot = await self.reader.find(request)
-                self.executor.remember_snapshot(snapshot, True)
+                self.actions.remember_snapshot(snapshot, True)
                 return result
-            return await self.executor.run_actions(request)
+            return await self.actions.run_actions(request)
         except ToolFailure as failure:
             return PageToolResult(
                 request_id=request.request_id,

@@ -1,0 +1,305 @@
+"""Many instances as one cluster on a real Redis (SPEC B6, W2, W3, W4; docs/cluster.md).
+
+Instances are real backends (``start_in_thread``, the same app as ``mao-embed serve``) given
+the same ``--redis``, secret and API key; pages are the fake SDK pages of ``backend_fakes``
+speaking the real protocol over real WebSockets. One ``redis-server`` serves the module;
+each test has its own secret, so its instances form a cluster of their own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from backend_fakes import FakePage, answer_ok
+from cluster_servers import RedisServer
+from mao_embed.audit import AuditEvent
+from mao_embed.config import ServerConfig
+from mao_embed.server import RunningServer, start_in_thread
+from mao_embed.testing import random_secret
+from mao_page.protocol import PageToolRequest, PageToolResult
+from mcp import Client
+
+FILL = {"snapshotId": "s1", "elementId": "e1", "value": "Ada"}
+MakeInstance = Callable[..., RunningServer]
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def make_instance(
+    base_config: ServerConfig, redis_server: RedisServer, tmp_path: Path
+) -> Iterator[MakeInstance]:
+    """Instances of one cluster: same Redis, same (fresh) secret, each its own audit log."""
+    secret = random_secret()
+    started: list[RunningServer] = []
+
+    def make(name: str, **overrides: Any) -> RunningServer:
+        config = replace(
+            base_config,
+            secret=secret,
+            redis_url=redis_server.url,
+            instance_name=name,
+            db_path=tmp_path / f"audit-{name}.db",
+            heartbeat_interval_ms=500,
+            heartbeat_misses=2,
+            **overrides,
+        )
+        running = start_in_thread(config)
+        started.append(running)
+        return running
+
+    yield make
+    for running in started:
+        running.stop(wait=False)
+
+
+def fill_url(instance: RunningServer, session_id: str) -> str:
+    return f"{instance.url}/api/sessions/{session_id}/tools/page_fill"
+
+
+class Gate:
+    """A page answer held until the test opens the gate; counts what the page was sent."""
+
+    def __init__(self) -> None:
+        self.open = asyncio.Event()
+        self.seen: list[str] = []
+
+    async def answer(self, request: PageToolRequest) -> PageToolResult:
+        self.seen.append(request.request_id)
+        await self.open.wait()
+        return await answer_ok(request)
+
+
+async def wait_for(condition: Callable[[], Any], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not await _value(condition()):
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
+
+
+async def _value(value: Any) -> Any:
+    return await value if asyncio.iscoroutine(value) else value
+
+
+async def listed(agent: httpx.AsyncClient, instance: RunningServer) -> dict[str, str]:
+    """sessionId -> instance, as ``GET /api/sessions`` on ``instance`` lists them."""
+    response = await agent.get(f"{instance.url}/api/sessions")
+    assert response.status_code == 200
+    return {entry["sessionId"]: entry["instance"] for entry in response.json()}
+
+
+# --------------------------------------------------------------------------- routing
+
+
+async def test_any_instance_lists_every_session_and_reaches_every_page_over_http(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    a, b, c = make_instance("a"), make_instance("b"), make_instance("c")
+    on_a, on_b = make_page(a, url="https://shop.example/a"), make_page(b)
+    await on_a.connect()
+    await on_b.connect()
+    async with httpx.AsyncClient(timeout=10) as agent:
+        # SPEC B6: the third instance, with no page of its own, sees both.
+        assert await listed(agent, c) == {on_a.session_id: "a", on_b.session_id: "b"}
+        for page in (on_a, on_b):
+            answer = await agent.post(fill_url(c, page.session_id), json=FILL)
+            assert answer.status_code == 200
+            assert answer.json()["success"] is True
+            assert answer.json()["result"] == {"tool": "page_fill"}
+        missing = await agent.post(fill_url(c, "ses-nobody"), json=FILL)
+        assert missing.status_code == 404
+        assert missing.json()["error"]["code"] == "session_not_found"
+    # Each page got exactly its own request, with the values the agent sent.
+    assert [r.actions[0].value for r in on_a.requests] == ["Ada"]  # type: ignore[index,union-attr]
+    assert len(on_b.requests) == 1
+    # The page's instance audits the tool call; the agent's instance the relayed call.
+    a_records = a.app.state.audit.query(event=AuditEvent.TOOL_CALL)
+    c_records = c.app.state.audit.query(event=AuditEvent.TOOL_CALL_RELAYED)
+    assert [(r.session_id, r.instance, r.code) for r in a_records] == [
+        (on_a.session_id, "a", "ok")
+    ]
+    assert {(r.session_id, r.instance, r.detail) for r in c_records} == {
+        (on_a.session_id, "c", "page on instance a"),
+        (on_b.session_id, "c", "page on instance b"),
+    }
+
+
+async def test_an_mcp_agent_on_a_third_instance_lists_selects_and_acts(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    a, b, c = make_instance("a"), make_instance("b"), make_instance("c")
+    on_a, on_b = make_page(a), make_page(b)
+    await on_a.connect()
+    await on_b.connect()
+    async with Client(f"{c.url}/mcp") as client:
+        sessions = (await client.call_tool("list_sessions", {})).structured_content["sessions"]
+        assert {s["sessionId"]: s["instance"] for s in sessions} == {
+            on_a.session_id: "a", on_b.session_id: "b"
+        }
+        selected = await client.call_tool("select_session", {"sessionId": on_b.session_id})
+        assert not selected.is_error
+        filled = await client.call_tool("page_fill", FILL)
+        assert not filled.is_error and filled.structured_content["success"] is True
+        routed = await client.call_tool("page_fill", {**FILL, "sessionId": on_a.session_id})
+        assert not routed.is_error
+    assert len(on_a.requests) == 1 and len(on_b.requests) == 1
+
+
+async def test_a_bad_argument_is_refused_by_the_agents_instance_and_never_sent(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    a, c = make_instance("a"), make_instance("c")
+    page = make_page(a)
+    await page.connect()
+    async with httpx.AsyncClient(timeout=10) as agent:
+        bad = await agent.post(fill_url(c, page.session_id), json={"snapshotId": "s1"})
+    assert bad.status_code == 400
+    assert bad.json()["error"]["code"] == "invalid_request"
+    assert page.requests == []
+
+
+# --------------------------------------------------------------------------- idempotency
+
+
+async def test_a_request_id_repeated_on_every_instance_runs_once_even_in_flight(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    a, b, c = make_instance("a"), make_instance("b"), make_instance("c")
+    gate = Gate()
+    page = make_page(a, answer=gate.answer)
+    await page.connect()
+    headers = {"x-request-id": "write-once"}
+    async with httpx.AsyncClient(timeout=15) as agent:
+        first = asyncio.ensure_future(
+            agent.post(fill_url(b, page.session_id), json=FILL, headers=headers)
+        )
+        await wait_for(lambda: gate.seen == ["write-once"])
+        # SPEC W2 while in flight: repeats through the other instances wait for the same run.
+        repeats = [
+            asyncio.ensure_future(
+                agent.post(fill_url(other, page.session_id), json=FILL, headers=headers)
+            )
+            for other in (c, a, b)
+        ]
+        await asyncio.sleep(0.3)
+        assert all(not r.done() for r in repeats)
+        gate.open.set()
+        answers = [(await call).json() for call in (first, *repeats)]
+        # ... and after: the first result, kept in Redis, from any instance.
+        later = [
+            (await agent.post(fill_url(i, page.session_id), json=FILL, headers=headers)).json()
+            for i in (a, b, c)
+        ]
+    assert all(answer == answers[0] for answer in answers + later)
+    assert answers[0]["success"] is True
+    assert gate.seen == ["write-once"]
+    assert len(page.requests) == 1
+
+
+async def test_a_request_id_first_run_on_the_pages_own_instance_is_not_run_again_elsewhere(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    a, b = make_instance("a"), make_instance("b")
+    page = make_page(a)
+    await page.connect()
+    headers = {"x-request-id": "local-first"}
+    async with httpx.AsyncClient(timeout=10) as agent:
+        first = (await agent.post(fill_url(a, page.session_id), json=FILL, headers=headers))
+        again = (await agent.post(fill_url(b, page.session_id), json=FILL, headers=headers))
+    assert first.json()["success"] is True
+    assert again.json() == first.json()
+    assert len(page.requests) == 1
+
+
+# --------------------------------------------------------------------------- resume
+
+
+async def test_a_page_resumes_its_session_id_on_another_instance(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    a, b = make_instance("a"), make_instance("b")
+    page = make_page(a)
+    await page.connect()
+    session_id = page.session_id
+    async with httpx.AsyncClient(timeout=10) as agent:
+        kept = await agent.post(fill_url(b, session_id), json=FILL, headers={"x-request-id": "k1"})
+        assert kept.json()["success"] is True
+        await page.drop()
+        moved = make_page(b)
+        welcome = await moved.connect(resume_session_id=session_id)
+        assert welcome.resumed and welcome.session_id == session_id
+        await wait_for(lambda: _lists(agent, a, {session_id: "b"}))
+        # The first result of k1 is still the answer; the resumed page never sees it again.
+        again = await agent.post(fill_url(a, session_id), json=FILL, headers={"x-request-id": "k1"})
+        assert again.json() == kept.json()
+        fresh = await agent.post(fill_url(a, session_id), json=FILL)
+        assert fresh.json()["success"] is True
+    assert len(moved.requests) == 1 and len(page.requests) == 1
+
+
+async def test_another_users_page_cannot_resume_a_session_id_on_another_instance(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    a, b = make_instance("a"), make_instance("b")
+    page = make_page(a)
+    await page.connect()
+    await page.drop()
+    intruder = make_page(b, user_id="user-2", token=b.issue_token("user-2", "agent-1"))
+    welcome = await intruder.connect(resume_session_id=page.session_id)
+    assert not welcome.resumed and welcome.session_id != page.session_id
+
+
+async def _lists(agent: httpx.AsyncClient, instance: RunningServer, want: dict[str, str]) -> bool:
+    return await listed(agent, instance) == want
+
+
+# --------------------------------------------------------------------------- Redis down
+
+
+async def test_redis_stopped_mid_run_gives_structured_errors_then_the_cluster_recovers(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage], redis_server: RedisServer
+) -> None:
+    a, b = make_instance("a", default_timeout_ms=8_000), make_instance("b")
+    gate = Gate()
+    held = make_page(a, answer=gate.answer)
+    page = make_page(a)
+    await held.connect()
+    await page.connect()
+    async with httpx.AsyncClient(timeout=30) as agent:
+        in_flight = asyncio.ensure_future(agent.post(fill_url(b, held.session_id), json=FILL))
+        await wait_for(lambda: len(gate.seen) == 1)
+        redis_server.stop()
+        try:
+            started = time.monotonic()
+            # The call waiting on the other instance ends at once, not at its timeout.
+            lost = (await in_flight).json()
+            assert lost["error"]["code"] == "backend_unavailable"
+            assert lost["error"]["details"] == {"mayHaveApplied": True}
+            remote = await agent.post(fill_url(b, page.session_id), json=FILL)
+            assert remote.json()["error"]["code"] == "backend_unavailable"
+            assert remote.json()["error"]["details"] == {"mayHaveApplied": False}
+            assert time.monotonic() - started < 5
+            # The page's own instance keeps serving it, with or without a requestId.
+            for headers in ({}, {"x-request-id": "while-down"}):
+                local = await agent.post(fill_url(a, page.session_id), json=FILL, headers=headers)
+                assert local.json()["success"] is True
+            assert set(await listed(agent, a)) == {held.session_id, page.session_id}
+        finally:
+            gate.open.set()
+            redis_server.start()
+        # Both instances rejoin by themselves and re-register their sessions.
+        await wait_for(lambda: _lists(agent, b, {held.session_id: "a", page.session_id: "a"}))
+        again = await agent.post(fill_url(b, page.session_id), json=FILL)
+        assert again.json()["success"] is True

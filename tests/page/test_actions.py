@@ -1,0 +1,364 @@
+"""The action modules' own decisions against a fake page (SPEC A1, A2, A5, A6): the batch
+runner's order and stop rules, actionability answers and the typed error each maps to, and
+the strategies' refusals. No browser: what a real page does with our events is proven in
+tests/browser; here, what our code decides to do and report."""
+
+from __future__ import annotations
+
+from typing import Any, get_args
+
+import pytest
+from mao_page.actions import DISPATCH, BatchRunner
+from mao_page.actions import check as check_module
+from mao_page.actions import fill as fill_module
+from mao_page.actions import keyboard as keyboard_module
+from mao_page.actions import select as select_module
+from mao_page.actions.actionability import (
+    Blocker,
+    ensure_actionable,
+    failure,
+    hit_blocker,
+    state_blocker,
+)
+from mao_page.errors import ToolFailure
+from mao_page.keyboard import parse_key
+from mao_page.page import HitTest, Outcome
+from mao_page.protocol import (
+    ErrorCode,
+    FillAction,
+    PageAction,
+    PageToolRequest,
+    SelectAction,
+)
+
+from .fake_page import FAST, Element, FakeInspector, FakePage, context, element
+from .page_rows import fact_row
+
+
+def runner(page: FakePage, elements: list[Element]) -> tuple[BatchRunner, FakeInspector]:
+    inspector = FakeInspector(page, elements)
+    return BatchRunner(page, inspector, FAST), inspector  # type: ignore[arg-type]
+
+
+def request(*actions: dict[str, Any]) -> PageToolRequest:
+    return PageToolRequest.model_validate({
+        "request_id": "r1", "session_id": "s1", "tool": "page_click", "snapshot_id": "snap-1",
+        "actions": list(actions),
+    })
+
+
+def acts(page: FakePage, kind: str) -> list[tuple[Any, ...]]:
+    return [a for a in page.acts if a[0] == kind]
+
+
+# -- the batch runner (SPEC A5) ----------------------------------------------------------------
+
+
+def test_every_action_of_the_protocol_has_a_handler() -> None:
+    # The dispatch table is keyed by the protocol's action classes: a new action model without
+    # a handler, or a handler for a model the protocol no longer has, fails here.
+    union = get_args(get_args(PageAction)[0])
+    assert set(DISPATCH) == set(union)
+
+
+async def test_steps_run_in_order_and_each_is_reported() -> None:
+    page = FakePage()
+    save, name = element("save"), element("name", "input", type="text")
+    batch, _ = runner(page, [save, name])
+    result = await batch.run_actions(request(
+        {"action": "fill", "elementId": "name", "value": "Ada"},
+        {"action": "click", "elementId": "save"},
+    ))
+    assert result.success is True and result.stopped_at is None
+    assert [a[0] for a in page.acts if a[0] in ("fill", "click")] == ["fill", "click"]
+    steps = result.result["steps"]
+    assert [(s["index"], s["action"], s["success"]) for s in steps] == [(0, "fill", True), (1, "click", True)]
+    assert set(steps[1]["outcome"]["timing"]) == {"checksMs", "actionMs", "settleMs"}
+
+
+async def test_the_batch_stops_at_the_first_failure_and_runs_nothing_after_it() -> None:
+    page = FakePage()
+    off, save = element("off", disabled=True), element("save")
+    batch, _ = runner(page, [off, save])
+    result = await batch.run_actions(request(
+        {"action": "click", "elementId": "off"}, {"action": "click", "elementId": "save"},
+    ))
+    assert result.success is False and result.stopped_at == 0
+    assert result.error is not None and result.error.code is ErrorCode.NOT_ENABLED
+    assert len(result.result["steps"]) == 1
+    assert acts(page, "click") == []
+
+
+async def test_the_batch_stops_when_a_step_navigated() -> None:
+    page = FakePage()
+    go, save = element("go", "a"), element("save")
+    batch, _ = runner(page, [go, save])
+
+    def navigate() -> None:
+        page.navigations += 1
+        page.url = "https://app.example/next"
+
+    page.on_click["go"] = navigate
+    result = await batch.run_actions(request(
+        {"action": "click", "elementId": "go"}, {"action": "click", "elementId": "save"},
+    ))
+    assert result.error is not None and result.error.code is ErrorCode.NAVIGATED
+    assert result.stopped_at == 1
+    assert [a[1] for a in acts(page, "click")] == ["go"]
+    assert result.result["changes"]["navigated"] is True
+
+
+async def test_the_batch_stops_when_most_elements_it_was_planned_on_went_away() -> None:
+    page = FakePage()
+    items = [element(f"b{i}") for i in range(8)]
+    batch, inspector = runner(page, items)
+    page.on_click["b0"] = lambda: setattr(inspector, "listed", [])
+    result = await batch.run_actions(request(
+        {"action": "click", "elementId": "b0"}, {"action": "click", "elementId": "b1"},
+    ))
+    assert result.error is not None and result.error.code is ErrorCode.STRUCTURE_CHANGED
+    assert result.stopped_at == 1
+    assert "8 of the 8" in result.error.message
+
+
+async def test_a_dialog_opening_stops_the_batch() -> None:
+    page = FakePage()
+    open_, save = element("open"), element("save")
+    batch, _ = runner(page, [open_, save])
+    page.on_click["open"] = lambda: page.messages.append(["dialog", "Are you sure?"])
+    result = await batch.run_actions(request(
+        {"action": "click", "elementId": "open"}, {"action": "click", "elementId": "save"},
+    ))
+    assert result.error is not None and result.error.code is ErrorCode.STRUCTURE_CHANGED
+    assert "dialog" in result.error.message
+
+
+async def test_a_stale_ref_fails_its_step_with_stale_ref() -> None:
+    page = FakePage()
+    gone = element("gone")
+    gone.connected = False
+    batch, _ = runner(page, [gone])
+    result = await batch.run_actions(request({"action": "click", "elementId": "gone"}))
+    assert result.error is not None and result.error.code is ErrorCode.STALE_REF
+    assert acts(page, "click") == []
+
+
+async def test_authorization_runs_before_the_act_and_a_refusal_leaves_the_page_alone() -> None:
+    page = FakePage()
+    save = element("save")
+    seen: list[str] = []
+
+    async def refuse(action: Any, entry: Any) -> None:
+        seen.append(entry.element_id)
+        raise ToolFailure(ErrorCode.PERMISSION_DENIED, "not on this page")
+
+    inspector = FakeInspector(page, [save])
+    batch = BatchRunner(page, inspector, FAST, authorize=refuse)  # type: ignore[arg-type]
+    result = await batch.run_actions(request({"action": "click", "elementId": "save"}))
+    assert seen == ["save"]
+    assert result.error is not None and result.error.code is ErrorCode.PERMISSION_DENIED
+    assert page.acts == []
+
+
+# -- actionability (SPEC A2) -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("columns", "rendered", "editable", "expected"), [
+    ({}, True, False, None),
+    ({}, False, False, Blocker.NOT_VISIBLE),
+    ({"disabled": True}, True, False, Blocker.NOT_ENABLED),
+    ({"aria_disabled": "true"}, True, False, Blocker.NOT_ENABLED),
+    ({"readonly": True}, True, True, Blocker.NOT_EDITABLE),
+    ({"aria_readonly": "true"}, True, True, Blocker.NOT_EDITABLE),
+    ({"readonly": True}, True, False, None),  # read-only does not stop a click
+], ids=["ok", "hidden", "disabled", "aria-disabled", "readonly", "aria-readonly", "readonly-click"])
+def test_state_checks_answer_one_blocker(columns: dict[str, Any], rendered: bool, editable: bool,
+                                          expected: Blocker | None) -> None:
+    assert state_blocker(fact_row("input", **columns), rendered, editable=editable) is expected
+
+
+@pytest.mark.parametrize(("outcome", "expected"), [
+    (Outcome.DONE, None),
+    (Outcome.COVERED, Blocker.OBSCURED),
+    (Outcome.COVERED_BY_SDK, Blocker.OBSCURED),
+    (Outcome.OUTSIDE_VIEWPORT, Blocker.OUTSIDE_VIEWPORT),
+    (Outcome.NOT_CONNECTED, Blocker.NOT_CONNECTED),
+])
+def test_hit_test_outcomes_map_to_blockers(outcome: Outcome, expected: Blocker | None) -> None:
+    assert hit_blocker(HitTest(outcome)) is expected
+
+
+@pytest.mark.parametrize(("blocker", "code"), [
+    (Blocker.NOT_CONNECTED, ErrorCode.STALE_REF), (Blocker.NOT_VISIBLE, ErrorCode.NOT_VISIBLE),
+    (Blocker.NOT_ENABLED, ErrorCode.NOT_ENABLED), (Blocker.NOT_EDITABLE, ErrorCode.NOT_EDITABLE),
+    (Blocker.NOT_STABLE, ErrorCode.NOT_STABLE), (Blocker.OUTSIDE_VIEWPORT, ErrorCode.OBSCURED),
+    (Blocker.OBSCURED, ErrorCode.OBSCURED),
+])
+def test_each_blocker_is_one_typed_error_naming_the_element(blocker: Blocker, code: ErrorCode) -> None:
+    error = failure(blocker, element("save", label="Save").target())
+    assert error.code is code
+    assert error.element_id == "save"
+    assert "Save" in error.message
+
+
+async def test_the_hit_test_is_retried_while_something_passes_over_the_element() -> None:
+    page = FakePage()
+    save = element("save")
+    covered = HitTest(Outcome.COVERED, 5, 5, "<div#toast>")
+    save.hits = [covered, covered, HitTest(Outcome.DONE, 7.0, 9.0, "<button>")]
+    ctx, acting = context(page, FakeInspector(page, [save]))
+    point = await ensure_actionable(ctx, save.target())
+    assert point is not None and (point.x, point.y) == (7.0, 9.0)
+    assert len(acts(page, "hit_test")) == 3
+    assert acting == ["save"]
+
+
+async def test_an_element_that_stays_covered_is_obscured_naming_what_covers_it() -> None:
+    page = FakePage()
+    save = element("save")
+    save.hits = [HitTest(Outcome.COVERED, 5, 5, "<div#overlay>")]
+    ctx, acting = context(page, FakeInspector(page, [save]))
+    with pytest.raises(ToolFailure) as raised:
+        await ensure_actionable(ctx, save.target())
+    assert raised.value.code is ErrorCode.OBSCURED
+    assert raised.value.details == {"coveredBy": "<div#overlay>"}
+    assert acting == []  # no highlight for an element not acted on
+
+
+async def test_an_element_that_keeps_moving_is_not_stable() -> None:
+    page = FakePage()
+    slider = element("slider")
+    slider.boxes = [(float(i), 0.0, 10.0, 10.0) for i in range(20)]
+    ctx, _ = context(page, FakeInspector(page, [slider]))
+    with pytest.raises(ToolFailure) as raised:
+        await ensure_actionable(ctx, slider.target())
+    assert raised.value.code is ErrorCode.NOT_STABLE
+    assert acts(page, "hit_test") == []
+
+
+async def test_no_hit_test_for_actions_that_do_not_point() -> None:
+    page = FakePage()
+    field = element("name", "input")
+    field.hits = [HitTest(Outcome.COVERED, 0, 0, "<div>")]
+    ctx, acting = context(page, FakeInspector(page, [field]))
+    assert await ensure_actionable(ctx, field.target(), hit=False) is None
+    assert acts(page, "hit_test") == [] and acting == ["name"]
+
+
+# -- strategies ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("wanted", "index"), [("m", 1), ("Large", 2), ("  large ", 2), ("Huge", None)])
+def test_options_are_found_by_value_then_label_then_folded_label(wanted: str, index: int | None) -> None:
+    facts = [["Small", "s", False, True, False], ["Medium", "m", False, True, False],
+             ["Large", "l", False, True, False]]
+    assert select_module.find_option(facts, wanted) == index
+
+
+async def test_a_missing_native_option_is_not_found_listing_the_options() -> None:
+    page = FakePage()
+    size = element("size", "select", options=[["s", "Small", True, False], ["l", "Large", False, False]])
+    ctx, _ = context(page, FakeInspector(page, [size]))
+    with pytest.raises(ToolFailure) as raised:
+        await select_module.run(ctx, SelectAction(element_id="size", values=["Gigantic"]), size.target())
+    assert raised.value.code is ErrorCode.NOT_FOUND
+    assert raised.value.details == {"options": ["Small", "Large"]}
+
+
+async def test_two_values_for_a_single_select_are_refused_before_acting() -> None:
+    page = FakePage()
+    size = element("size", "select", options=[["s", "Small", True, False], ["l", "Large", False, False]])
+    ctx, _ = context(page, FakeInspector(page, [size]))
+    with pytest.raises(ToolFailure) as raised:
+        await select_module.run(ctx, SelectAction(element_id="size", values=["s", "l"]), size.target())
+    assert raised.value.code is ErrorCode.INVALID_REQUEST
+    assert page.acts == []
+
+
+async def test_select_on_something_that_is_no_select_is_unsupported() -> None:
+    page = FakePage()
+    save = element("save")
+    ctx, _ = context(page, FakeInspector(page, [save]))
+    with pytest.raises(ToolFailure) as raised:
+        await select_module.run(ctx, SelectAction(element_id="save", values=["x"]), save.target())
+    assert raised.value.code is ErrorCode.UNSUPPORTED
+
+
+async def test_checking_a_checked_box_changes_nothing() -> None:
+    page = FakePage()
+    gift = element("gift", "input", type="checkbox", checked=1)
+    ctx, _ = context(page, FakeInspector(page, [gift]))
+    assert await check_module.set_checked(ctx, gift.target(), True) == {"changed": False, "checked": True}
+    assert acts(page, "click") == []
+
+
+async def test_unchecking_a_radio_is_refused() -> None:
+    page = FakePage()
+    express = element("express", "input", type="radio", checked=1)
+    ctx, _ = context(page, FakeInspector(page, [express]))
+    with pytest.raises(ToolFailure) as raised:
+        await check_module.set_checked(ctx, express.target(), False)
+    assert raised.value.code is ErrorCode.INVALID_REQUEST
+
+
+async def test_a_click_that_did_not_check_the_box_is_a_verification_failure() -> None:
+    page = FakePage()  # the fake's click changes nothing, like a page that ignores it
+    gift = element("gift", "input", type="checkbox", checked=0)
+    ctx, _ = context(page, FakeInspector(page, [gift]))
+    with pytest.raises(ToolFailure) as raised:
+        await check_module.set_checked(ctx, gift.target(), True)
+    assert raised.value.code is ErrorCode.VERIFICATION_FAILED
+    assert len(acts(page, "click")) == 1
+
+
+@pytest.mark.parametrize(("input_type", "value"), [("date", "17/05/2024"), ("number", "twelve"), ("color", "red")])
+async def test_a_value_in_the_wrong_format_is_refused_and_nothing_is_filled(input_type: str, value: str) -> None:
+    page = FakePage()
+    field = element("field", "input", type=input_type)
+    ctx, _ = context(page, FakeInspector(page, [field]))
+    with pytest.raises(ToolFailure) as raised:
+        await fill_module.run(ctx, FillAction(element_id="field", value=value), field.target())
+    assert raised.value.code is ErrorCode.INVALID_REQUEST
+    assert page.acts == []
+
+
+async def test_a_value_the_page_reverted_is_a_verification_failure() -> None:
+    page = FakePage()
+    field = element("name", "input", type="text")
+    page.fill = lambda handle, value: ""  # type: ignore[method-assign]  # the page throws it away
+    ctx, _ = context(page, FakeInspector(page, [field]))
+    with pytest.raises(ToolFailure) as raised:
+        await fill_module.run(ctx, FillAction(element_id="name", value="Ada"), field.target())
+    assert raised.value.code is ErrorCode.VERIFICATION_FAILED
+    assert raised.value.details is not None and raised.value.details["status"] == "reverted"
+
+
+@pytest.mark.parametrize(("key", "tag", "columns", "act"), [
+    ("Enter", "textarea", {}, ("insert_text", "\n")),
+    ("Enter", "button", {}, ("activate",)),
+    (" ", "input", {"type": "checkbox"}, ("activate",)),
+    ("a", "input", {"type": "text"}, ("insert_text", "a")),
+    ("Backspace", "input", {"type": "text"}, ("delete_text", False)),
+], ids=["enter-textarea", "enter-button", "space-checkbox", "char-text", "backspace-text"])
+async def test_default_actions_of_keys(key: str, tag: str, columns: dict[str, Any], act: tuple[Any, ...]) -> None:
+    page = FakePage()
+    focused = element("f", tag, **columns)
+    ctx, _ = context(page, FakeInspector(page, [focused]))
+    emulated: list[str] = []
+    await keyboard_module.press(ctx, focused, parse_key(key), emulated)
+    performed = [a for a in page.acts if a[0] == act[0]]
+    assert performed == [(act[0], "f", *act[1:])]
+    assert [a[1] for a in page.acts if a[0] == "key"] == ["keydown", *(["keypress"] if len(key) == 1 or key == "Enter" else []), "keyup"]
+    assert emulated
+
+
+async def test_a_shortcut_is_the_pages_and_types_nothing() -> None:
+    page = FakePage()
+    field = element("f", "input", type="text")
+    ctx, _ = context(page, FakeInspector(page, [field]))
+    emulated: list[str] = []
+    await keyboard_module.press(ctx, field, parse_key("Control+s"), emulated)
+    assert acts(page, "insert_text") == [] and emulated == []
+    assert [a[1:] for a in page.acts if a[0] == "key"] == [
+        ("keydown", "Control"), ("keydown", "s"), ("keyup", "s"), ("keyup", "Control"),
+    ]
