@@ -37,7 +37,7 @@ from ..settle import FrameCounter
 # (popups animate in on frames, which a background tab gets at 1 Hz), within the cap.
 OPTION_WAIT_S, OPTION_WAIT_FRAMES, OPTION_WAIT_CAP_S, OPTION_POLL_S = 1.0, 4, 5.0, 0.05
 # After typing, scrolling or expanding, the list re-renders on the next frames.
-AFTER_STEP_WAIT_S, AFTER_STEP_FRAMES = 0.3, 2
+AFTER_STEP_WAIT_S, AFTER_STEP_FRAMES = 0.1, 2
 MAX_SCROLL_STEPS = 120
 MAX_TREE_EXPANSIONS = 40
 MAX_KEY_STEPS = 200
