@@ -22,6 +22,7 @@ def quick_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     # The fake renders at once: the waits for popups animating in only slow the tests down.
     monkeypatch.setattr(popup, "OPTION_WAIT_S", 0.01)
     monkeypatch.setattr(popup, "AFTER_STEP_WAIT_S", 0.0)
+    monkeypatch.setattr(popup, "FIRST_WAIT_S", 0.0)
 
 
 class WidgetFakePage(FakePage):
