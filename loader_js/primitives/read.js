@@ -36,6 +36,27 @@ function readSpace(item) {
   else if (!kids[last].endsWith(" ")) kids[last] += " ";
 }
 
+// The flags a subtree's root inherits from above it: reading one element must not return what
+// reading the page would leave out (an aria-hidden or page-owner private region around it).
+// Up through shadow hosts and same-origin frame elements.
+function readAncestorFlags(el) {
+  let flags = 0;
+  for (let n = el.parentNode; n; ) {
+    if (n.nodeType === 1) {
+      if (n.getAttribute("aria-hidden") === "true") flags |= READ_ARIA_HIDDEN;
+      if (n.hasAttribute("data-mao-private") || n.hasAttribute("data-mao-ignore")) flags |= READ_PRIVATE;
+      n = n.parentNode;
+    } else if (n.nodeType === 11 && n.host) {
+      n = n.host;
+    } else if (n.nodeType === 9) {
+      n = n.defaultView && n.defaultView.frameElement;
+    } else {
+      n = n.parentNode;
+    }
+  }
+  return flags;
+}
+
 function readExtra(el, tag, role) {
   if (tag === "a" || tag === "area") return el.hasAttribute("href") ? String(el.href) : "";
   if (tag === "img") return el.getAttribute("alt") ?? "";
@@ -58,6 +79,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
   const passDisplays = new Set(inlineDisplays);
   const keepTags = new Set(inlineTags);
   const start = root.nodeType === 9 ? root.body || root.documentElement : root;
+  const inherited = root.nodeType === 9 ? 0 : readAncestorFlags(root);
   const nodes = [];
   const editable = [];
   const listedAt = new Map();
@@ -68,21 +90,24 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
   let top = null; // the innermost open item; its children are item[7]
   const open = [];
   let result = null;
-  // Explicit stack of [node, parent element's style]; 0 marks where an item ends.
-  const stack = start ? [[start, null]] : [];
+  // Explicit stack of nodes, with their parent element's style beside them (two arrays: no
+  // pair allocated per node); 0 marks where an item ends, an item where an inline-block ends.
+  const stack = start ? [start] : [];
+  const styles = start ? [null] : [];
   while (stack.length) {
     const entry = stack.pop();
-    if (entry.length === 8) {
-      readSpace(entry); // the end of an inline-block without an item (see below)
-      continue;
-    }
+    const parentStyle = styles.pop();
     if (entry === 0) {
       const done = open.pop();
       top = open.length ? open[open.length - 1] : null;
       if (top && done[3] & READ_BLOCKY) top[3] |= READ_BLOCKY;
       continue;
     }
-    const [node, parentStyle] = entry;
+    if (Array.isArray(entry)) {
+      readSpace(entry); // the end of an inline-block without an item (see below)
+      continue;
+    }
+    const node = entry;
     if (node.nodeType === 3) {
       if (top && (parentStyle === null || parentStyle.visibility === "visible")) {
         let text = node.data;
@@ -108,6 +133,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
     if (display === "none") continue;
     const tag = el.localName;
     let flags = passDisplays.has(display) ? 0 : READ_BLOCKY;
+    if (!top) flags |= inherited;
     if (el.getAttribute("aria-hidden") === "true") flags |= READ_ARIA_HIDDEN;
     if (el.hasAttribute("data-mao-private") || el.hasAttribute("data-mao-ignore")) flags |= READ_PRIVATE;
     // An editable region's root carries the attribute (or is a designMode document's body).
@@ -132,6 +158,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       open.push(item);
       top = item;
       stack.push(0);
+      styles.push(null);
     } else if (leaf) {
       continue; // a form field or graphic inside text: nothing of it is read
     } else if (display !== "inline" && display !== "contents") {
@@ -139,9 +166,11 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       // neighbours' even with no white space between them in the markup.
       readSpace(top);
       stack.push(top);
+      styles.push(null);
     }
     if (inner) {
-      stack.push([inner, null]);
+      stack.push(inner);
+      styles.push(null);
       continue;
     }
     // hidden="until-found" keeps the content in the page unrendered (content-visibility).
@@ -152,7 +181,10 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       const summary = Array.prototype.find.call(el.children, (child) => child.localName === "summary");
       kids = summary ? [summary] : [];
     }
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], style]);
+    for (let i = kids.length - 1; i >= 0; i--) {
+      stack.push(kids[i]);
+      styles.push(style);
+    }
   }
   // A walk cut short still hands on what it read, and what that holds.
   if (truncated) for (let i = open.length - 1; i > 0; i--) if (open[i][3] & READ_BLOCKY) open[i - 1][3] |= READ_BLOCKY;

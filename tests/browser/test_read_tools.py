@@ -157,6 +157,16 @@ def test_extract_of_one_listed_element_reads_only_its_subtree(page):
     assert md == "## Order 42\n\nShipped late."
 
 
+def test_reading_one_element_inside_a_private_region_returns_none_of_it(page):
+    # SPEC P5, S4: a ref does not open a way around the page owner's data-mao-private.
+    show(page, """<div data-mao-private><section tabindex="0" aria-label="Payroll card"><p>Salary 98,000</p></section></div>""")
+    snapshot = page.inspect()
+    card = page.find(snapshot, label="Payroll card")
+    part = extract(page, snapshotId=snapshot["snapshotId"], elementId=card["elementId"])
+    assert part["markdown"] == "" and part["totalChars"] == 0
+    assert find(page, "salary")["result"]["total"] == 0
+
+
 def test_paging_a_long_page_returns_every_block_once_in_order(page):
     # Each answer within maxChars, cut at a block boundary; the parts add up to the whole.
     paragraphs = [f"Paragraph {i}: " + "lorem ipsum dolor " * (i % 7 + 1) for i in range(400)]
@@ -204,6 +214,16 @@ def test_find_hits_in_shadow_roots_and_iframes_carry_refs_that_can_be_clicked(pa
     clicked = page.call("page_click", snapshotId=result["snapshotId"], elementId=hits[0]["elementId"])
     assert clicked["success"], failure(clicked)
     assert page.page.evaluate("() => document.querySelector('shadow-row').shadowRoot.querySelector('button').textContent") == "Opened"
+
+
+def test_find_inside_one_listed_element_counts_only_its_text(page):
+    show(page, """<p>Status: shipped</p>
+      <section tabindex="0" aria-label="Order 9"><p>Status: shipped late</p><p>Carrier: DHL</p></section>""")
+    snapshot = page.inspect()
+    card = page.find(snapshot, label="Order 9")
+    result = find(page, "shipped", snapshotId=snapshot["snapshotId"], elementId=card["elementId"])["result"]
+    assert result["total"] == 1 and result["hits"][0]["context"] == "Status: shipped late Carrier: DHL"
+    assert result["hits"][0]["label"] == "Order 9"  # the section itself is the listed element
 
 
 def test_find_counts_every_match_returns_at_most_max_results_and_supports_regex(page):
