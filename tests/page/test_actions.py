@@ -5,6 +5,7 @@ tests/browser; here, what our code decides to do and report."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, get_args
 
 import pytest
@@ -22,7 +23,7 @@ from mao_page.actions.actionability import (
 )
 from mao_page.errors import ToolFailure
 from mao_page.keyboard import parse_key
-from mao_page.page import HitTest, Outcome
+from mao_page.page import HitTest, Outcome, Submission
 from mao_page.protocol import (
     ErrorCode,
     FillAction,
@@ -362,3 +363,158 @@ async def test_a_shortcut_is_the_pages_and_types_nothing() -> None:
     assert [a[1:] for a in page.acts if a[0] == "key"] == [
         ("keydown", "Control"), ("keydown", "s"), ("keyup", "s"), ("keyup", "Control"),
     ]
+
+
+# -- what a click changed (SPEC A4: "nothing happened" is a result, never a silent success) ----
+
+
+async def test_a_click_that_changes_nothing_says_effect_none() -> None:
+    page = FakePage()
+    noop = element("noop")
+    batch, _ = runner(page, [noop])
+    result = await batch.run_actions(request({"action": "click", "elementId": "noop"}))
+    assert result.success is True
+    assert result.result["steps"][0]["outcome"]["effect"] == "none"
+
+
+@pytest.mark.parametrize(("change", "named"), [
+    ("mutations", ["dom"]), ("url", ["url"]), ("navigation", ["navigation"]), ("values", ["values"]),
+    ("scroll", ["scroll"]), ("focus", ["focus"]), ("dialog", ["dialog"]),
+])
+async def test_a_click_that_changed_something_names_it(change: str, named: list[str]) -> None:
+    page = FakePage()
+    button, other = element("button"), element("other", "input")
+    batch, _ = runner(page, [button, other])
+
+    def act() -> None:
+        if change == "mutations":
+            page.mutations += 3
+        elif change == "url":
+            page.url += "?step=2"
+        elif change == "navigation":
+            page.navigations += 1
+        elif change == "values":
+            page.values += 1
+        elif change == "scroll":
+            page.scroll = (0.0, 400.0)
+        elif change == "focus":
+            page.focused = other
+
+    page.on_click["button"] = act
+    if change == "dialog":
+        page.intercept_dialogs = lambda: SimpleNamespace(restore=lambda: [["alert", "Saved"]])  # type: ignore[method-assign]
+    result = await batch.run_actions(request({"action": "click", "elementId": "button"}))
+    outcome = result.result["steps"][0]["outcome"]
+    assert outcome["effect"] == "changed"
+    assert outcome["effects"] == named
+
+
+async def test_focus_moving_to_the_clicked_element_itself_is_no_effect() -> None:
+    page = FakePage()
+    button = element("button")
+    page.on_click["button"] = lambda: setattr(page, "focused", button)
+    batch, _ = runner(page, [button])
+    result = await batch.run_actions(request({"action": "click", "elementId": "button"}))
+    assert result.result["steps"][0]["outcome"]["effect"] == "none"
+
+
+async def test_hover_points_at_a_disabled_control_too_and_reports_what_opened() -> None:
+    # A disabled button can still show a tooltip; a hover is no click, so disabled is no refusal.
+    page = FakePage()
+    off = element("off", disabled=True)
+    page.on_hover["off"] = lambda: setattr(page, "mutations", page.mutations + 1)
+    batch, _ = runner(page, [off])
+    result = await batch.run_actions(request({"action": "hover", "elementId": "off"}))
+    assert result.success is True
+    assert [a[0] for a in page.acts if a[0] in ("hover", "click")] == ["hover"]
+    assert result.result["steps"][0]["outcome"]["effects"] == ["dom"]
+
+
+async def test_hover_on_a_covered_element_is_obscured() -> None:
+    page = FakePage()
+    trigger = element("trigger")
+    trigger.hits = [HitTest(Outcome.COVERED, 1, 1, "<div#mask>")]
+    batch, _ = runner(page, [trigger])
+    result = await batch.run_actions(request({"action": "hover", "elementId": "trigger"}))
+    assert result.error is not None and result.error.code is ErrorCode.OBSCURED
+    assert acts(page, "hover") == []
+
+
+# -- keyboard default actions where a real press has them ----------------------------------------
+
+
+def key_log(page: FakePage) -> list[Any]:
+    """Key events and default actions in the order they happened."""
+    return [a[1] if a[0] == "key" else a[0] for a in page.acts if a[0] in ("key", "activate", "submit_implicitly")]
+
+
+async def test_space_activates_on_keyup_like_a_real_press() -> None:
+    page = FakePage()
+    button = element("b")
+    ctx, _ = context(page, FakeInspector(page, [button]))
+    await keyboard_module.press(ctx, button, parse_key("Space"), [])
+    assert key_log(page) == ["keydown", "keypress", "keyup", "activate"]
+
+
+async def test_space_is_not_activated_when_the_page_cancels_keyup() -> None:
+    page = FakePage()
+    page.cancelled_keys = {"keyup"}
+    box = element("c", "input", type="checkbox")
+    ctx, _ = context(page, FakeInspector(page, [box]))
+    await keyboard_module.press(ctx, box, parse_key("Space"), [])
+    assert "activate" not in key_log(page)
+
+
+async def test_enter_on_a_link_follows_it_on_keydown_without_a_keypress() -> None:
+    page = FakePage()
+    link = element("l", "a", href="#next")
+    ctx, _ = context(page, FakeInspector(page, [link]))
+    emulated: list[str] = []
+    await keyboard_module.press(ctx, link, parse_key("Enter"), emulated)
+    assert key_log(page) == ["keydown", "activate", "keyup"]
+    assert emulated == ["followLink"]
+
+
+@pytest.mark.parametrize("key", ["Enter", "Space"])
+async def test_keys_on_an_element_with_only_a_role_have_no_default_action(key: str) -> None:
+    # A div with role=button does nothing on a real Enter or Space; the page's key handlers,
+    # which get our key events, are what make such widgets work.
+    page = FakePage()
+    widget = element("w", "div", role="button", tabindex="0")
+    ctx, _ = context(page, FakeInspector(page, [widget]))
+    emulated: list[str] = []
+    await keyboard_module.press(ctx, widget, parse_key(key), emulated)
+    assert "activate" not in key_log(page) and emulated == []
+
+
+async def test_space_on_a_link_does_not_follow_it() -> None:
+    page = FakePage()
+    link = element("l", "a", href="#next")
+    ctx, _ = context(page, FakeInspector(page, [link]))
+    await keyboard_module.press(ctx, link, parse_key("Space"), [])
+    assert "activate" not in key_log(page)
+
+
+@pytest.mark.parametrize(("submission", "note"), [
+    (Submission.SUBMITTED, ["submitForm"]), (Submission.CLICKED_DEFAULT, ["clickDefaultButton"]),
+    (Submission.TOO_MANY_FIELDS, ["noSubmit(severalFields)"]),
+    (Submission.DEFAULT_DISABLED, ["noSubmit(defaultButtonDisabled)"]), (Submission.NONE, []),
+])
+async def test_enter_in_a_field_reports_what_implicit_submission_did(submission: Submission, note: list[str]) -> None:
+    page = FakePage()
+    page.submission = submission
+    field = element("f", "input", type="text")
+    ctx, _ = context(page, FakeInspector(page, [field]))
+    emulated: list[str] = []
+    await keyboard_module.press(ctx, field, parse_key("Enter"), emulated)
+    assert key_log(page) == ["keydown", "keypress", "submit_implicitly", "keyup"]
+    assert emulated == note
+
+
+async def test_a_cancelled_keypress_does_not_submit() -> None:
+    page = FakePage()
+    page.cancelled_keys = {"keypress"}
+    field = element("f", "input", type="text")
+    ctx, _ = context(page, FakeInspector(page, [field]))
+    await keyboard_module.press(ctx, field, parse_key("Enter"), [])
+    assert "submit_implicitly" not in key_log(page)
