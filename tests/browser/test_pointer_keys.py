@@ -16,7 +16,11 @@ from playwright.sync_api import expect
 
 @pytest.fixture
 def view(reusable_pages) -> AgentView:
-    return AgentView(reusable_pages.open("pointer-keys", fixture_body("pointer_keys.html"), title="Pointer and keys"))
+    return AgentView(
+        reusable_pages.open(
+            "pointer-keys", fixture_body("pointer_keys.html"), title="Pointer and keys"
+        )
+    )
 
 
 def resume(page: Any) -> None:
@@ -38,7 +42,9 @@ def test_a_click_on_a_tab_reaches_the_handler_on_the_link_inside_it(view):
     state = view.state()
     assert state["tab"] == "beta"
     assert view.embedded.page.get_attribute("#tab-beta", "aria-selected") == "true"
-    assert view.embedded.page.is_visible("#panel-beta") and not view.embedded.page.is_visible("#panel-alpha")
+    assert view.embedded.page.is_visible("#panel-beta") and not view.embedded.page.is_visible(
+        "#panel-alpha"
+    )
     outcome = result["result"]["steps"][0]["outcome"]
     assert outcome["effect"] == "changed" and "dom" in outcome["effects"]
 
@@ -86,7 +92,11 @@ def test_hover_opens_a_menu_listening_on_a_wrapper_and_its_items_can_be_clicked(
 
 
 def test_hover_runs_in_a_batch(view):
-    result = view.batch("page_hover", view.step("hover", "Account", "button"), {"action": "wait", "text": "Sign out"})
+    result = view.batch(
+        "page_hover",
+        view.step("hover", "Account", "button"),
+        {"action": "wait", "text": "Sign out"},
+    )
     assert result["success"], failure(result)
     assert view.state()["menuOpen"] is True
 
@@ -115,19 +125,34 @@ KEY_CASES = [
     ("Role button", "button", "Space", []),
 ]
 SELECTORS = {
-    "Solo field": "#kf1a", "Pair first": "#kf2a", "Buttoned first": "#kf3a", "Blocked field": "#kf4a",
-    "Beside a checkbox": "#kf5a", "Lone checkbox": "#kf5c", "Agree": "#kf6c", "Before a plain button": "#kf7a",
-    "Send three": "#kf3s", "Plain button": "#kb", "Plain checkbox": "#kc", "Plain link": "#kl", "Role button": "#krb",
+    "Solo field": "#kf1a",
+    "Pair first": "#kf2a",
+    "Buttoned first": "#kf3a",
+    "Blocked field": "#kf4a",
+    "Beside a checkbox": "#kf5a",
+    "Lone checkbox": "#kf5c",
+    "Agree": "#kf6c",
+    "Before a plain button": "#kf7a",
+    "Send three": "#kf3s",
+    "Plain button": "#kb",
+    "Plain checkbox": "#kc",
+    "Plain link": "#kl",
+    "Role button": "#krb",
 }
 
 
 def _effects(state: dict[str, Any]) -> list[str]:
     """The events of the log besides the key events themselves."""
-    return [entry for entry in state["log"] if not entry.startswith(("keydown", "keypress", "keyup"))]
+    return [
+        entry for entry in state["log"] if not entry.startswith(("keydown", "keypress", "keyup"))
+    ]
 
 
-@pytest.mark.parametrize(("label", "role", "key", "expected"), KEY_CASES,
-                         ids=[f"{c[0]}-{c[2]}".replace(" ", "_") for c in KEY_CASES])
+@pytest.mark.parametrize(
+    ("label", "role", "key", "expected"),
+    KEY_CASES,
+    ids=[f"{c[0]}-{c[2]}".replace(" ", "_") for c in KEY_CASES],
+)
 def test_a_key_does_what_a_real_press_does(view, label, role, key, expected):
     # SPEC A1, A3; HTML §4.10.21.2 implicit submission: the default button if there is one (a
     # disabled one: nothing), else a submit only with at most one blocking field; Enter on

@@ -37,14 +37,24 @@ class Element:
     label: str = ""
 
     def entry(self) -> ElementEntry:
-        return ElementEntry(self.name, self, (), self.role or self.row[F.TAG], self.label, self.row[F.TAG],
-                            self.row[F.TYPE], "")
+        return ElementEntry(
+            self.name,
+            self,
+            (),
+            self.role or self.row[F.TAG],
+            self.label,
+            self.row[F.TAG],
+            self.row[F.TYPE],
+            "",
+        )
 
     def target(self) -> Target:
         return Target(self.entry(), self.row)
 
 
-def element(name: str, tag: str = "button", *, role: str = "", label: str = "", **columns: Any) -> Element:
+def element(
+    name: str, tag: str = "button", *, role: str = "", label: str = "", **columns: Any
+) -> Element:
     return Element(name, fact_row(tag, **columns), role=role, label=label or name)
 
 
@@ -130,7 +140,9 @@ class FakePage:
         return handle.value
 
     def select_native(self, handle: Element, values: list[str]) -> NativeSelection:
-        known = {o[0] for o in handle.row[F.OPTIONS] or ()} | {o[1] for o in handle.row[F.OPTIONS] or ()}
+        known = {o[0] for o in handle.row[F.OPTIONS] or ()} | {
+            o[1] for o in handle.row[F.OPTIONS] or ()
+        }
         missing = [v for v in values if v not in known]
         self.acts.append(("select_native", handle.name, tuple(values)))
         if missing:
@@ -213,15 +225,31 @@ class FakeInspector:
 
     @contextmanager
     def live_scan(self, *, include_offscreen: bool = False, **_: Any):
-        items = [SimpleNamespace(role=e.role or e.row[F.TAG], label=e.label, tag=e.row[F.TAG], type=e.row[F.TYPE],
-                                 value=e.value, checked=None, expanded=None, selected=None, disabled=False)
-                 for e in self.listed]
+        items = [
+            SimpleNamespace(
+                role=e.role or e.row[F.TAG],
+                label=e.label,
+                tag=e.row[F.TAG],
+                type=e.row[F.TYPE],
+                value=e.value,
+                checked=None,
+                expanded=None,
+                selected=None,
+                disabled=False,
+            )
+            for e in self.listed
+        ]
         yield None, SimpleNamespace(elements=items), [1280, 800, 0, 0]
 
 
 def context(page: FakePage, inspector: FakeInspector) -> tuple[ActionContext, list[Any]]:
     """An action context on the fakes, and the list its ``on_acting`` hook appends to."""
     acting: list[Any] = []
-    ctx = ActionContext(page, inspector, FAST, lambda entry, handle: acting.append(handle.name),  # type: ignore[arg-type]
-                        ChangeTracker(page, inspector))  # type: ignore[arg-type]
+    ctx = ActionContext(
+        page,
+        inspector,
+        FAST,
+        lambda entry, handle: acting.append(handle.name),  # type: ignore[arg-type]
+        ChangeTracker(page, inspector),
+    )  # type: ignore[arg-type]
     return ctx, acting

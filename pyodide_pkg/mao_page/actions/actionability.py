@@ -88,7 +88,8 @@ def failure(blocker: Blocker, target: Target, hit: HitTest | None = None) -> Too
         Blocker.NOT_ENABLED: f"{name} is disabled",
         Blocker.NOT_EDITABLE: f"{name} is read-only",
         Blocker.NOT_STABLE: f"{name} kept moving",
-        Blocker.OUTSIDE_VIEWPORT: f"{name} is outside the viewport even after scrolling; nothing was done",
+        Blocker.OUTSIDE_VIEWPORT: f"{name} is outside the viewport even after scrolling; "
+        "nothing was done",
     }
     return target.failure(_CODES[blocker], messages[blocker])
 
@@ -109,7 +110,10 @@ async def ensure_actionable(
     page = ctx.page
     handle = handle if handle is not None else target.handle
     blocker = state_blocker(
-        row if row is not None else target.row, page.is_rendered(handle), editable=editable, enabled=enabled
+        row if row is not None else target.row,
+        page.is_rendered(handle),
+        editable=editable,
+        enabled=enabled,
     )
     if blocker is not None:
         raise failure(blocker, target)

@@ -180,7 +180,8 @@ class BatchRunner:
         if current.navigations != start.navigations or current.url != start.url:
             return ToolFailure(
                 ErrorCode.NAVIGATED,
-                f"the page navigated during the batch; the remaining {remaining} action(s) were not run. Call page_inspect again",
+                f"the page navigated during the batch; the remaining {remaining} action(s) "
+                "were not run. Call page_inspect again",
             ).to_error()
         if before is None or not DISPATCH[_ACTION_CLASSES[previous.action]].restructures:
             return None
@@ -191,7 +192,8 @@ class BatchRunner:
         if reason:
             return ToolFailure(
                 ErrorCode.STRUCTURE_CHANGED,
-                f"{reason}; the remaining {remaining} action(s) were not run. Call page_inspect again",
+                f"{reason}; the remaining {remaining} action(s) were not run. "
+                "Call page_inspect again",
             ).to_error()
         return None
 

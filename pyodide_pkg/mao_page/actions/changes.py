@@ -97,7 +97,9 @@ class ChangeTracker:
     def effect_baseline(self, entry: ElementEntry) -> EffectBaseline:
         return EffectBaseline(self.state(), self._page.effect_probe(), self.target_state(entry))
 
-    def effects(self, baseline: EffectBaseline, entry: ElementEntry, *, dialogs: int = 0) -> dict[str, Any]:
+    def effects(
+        self, baseline: EffectBaseline, entry: ElementEntry, *, dialogs: int = 0
+    ) -> dict[str, Any]:
         """``{"effect": "none"}`` when nothing observable happened since ``baseline``, else
         ``{"effect": "changed", "effects": [...]}`` naming what did: ``url`` / ``navigation``,
         ``dom`` (mutations), ``focus`` (moved elsewhere than the acted-on element), ``values``

@@ -71,7 +71,9 @@ _SUBMISSION_NOTES = {
 }
 
 
-async def press(ctx: ActionContext, focused: Any, key: KeyPress, emulated: list[str] | None = None) -> tuple[bool, Any]:
+async def press(
+    ctx: ActionContext, focused: Any, key: KeyPress, emulated: list[str] | None = None
+) -> tuple[bool, Any]:
     """One key press: keydown, keypress, keyup, each followed by the default actions a real
     press has there. Returns (keydown not cancelled, the element focused afterwards)."""
     page = ctx.page
@@ -100,7 +102,9 @@ def _facts(ctx: ActionContext, focused: Any) -> tuple[list[Any] | None, str, str
     return row, row[F.TAG], row[F.TYPE] if row[F.TAG] == "input" else "", editable(ctx, focused)
 
 
-def _on_keydown(ctx: ActionContext, focused: Any, key: KeyPress, emulated: list[str]) -> tuple[Any, bool, Any]:
+def _on_keydown(
+    ctx: ActionContext, focused: Any, key: KeyPress, emulated: list[str]
+) -> tuple[Any, bool, Any]:
     """Keydown's default actions. Returns (the element focused afterwards, whether a
     keypress follows, the element Space pressed)."""
     page = ctx.page
@@ -120,8 +124,11 @@ def _on_keydown(ctx: ActionContext, focused: Any, key: KeyPress, emulated: list[
         page.activate(focused)  # follows the link; the browser sends no keypress then
         emulated.append("followLink")
         return focused, False, None
-    elif name == " " and row is not None and not can_edit and (
-        tag in ("button", "summary") or input_type in _SPACE_INPUTS
+    elif (
+        name == " "
+        and row is not None
+        and not can_edit
+        and (tag in ("button", "summary") or input_type in _SPACE_INPUTS)
     ):
         return focused, keypress, focused
     elif name == "Tab":
