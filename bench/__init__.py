@@ -10,4 +10,5 @@ BENCHMARKS = {
     "actions": "bench.actions",
     "relay_load": "bench.relay_load",
     "inspect": "bench.inspect",
+    "extract": "bench.extract",
 }

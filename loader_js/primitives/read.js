@@ -1,24 +1,26 @@
-// Reading the page's text for page_extract and page_find (mao_page/reading.py).
+// Reading the page's text for page_extract and page_find (mao_page/reader.py, pagetext.py).
 //
 // One walk of the composed tree (open shadow roots with slots in assignment order, same-origin
 // frames in place: collect.js's composedChildNodes and collectFrameDocument) returns what the
-// browser renders as a flat list, serialised once:
-//   a string                      a text node's text (raw; Python collapses white space)
-//   [tag, display, role, flags, extra, node, listed]   an element starts; its content follows
-//   0                             the element ends
+// browser renders as a tree, serialised once: an element is an item
+//   [tag, display, role, flags, extra, order, listed, children]
+// whose children are items and strings (its text, raw; Python collapses white space).
 // What is not rendered is not read at all, like innerText: display:none subtrees, the
-// content of closed <details> and content-visibility:hidden, text whose computed visibility is
-// not visible, subtrees with opacity 0 (the scanner's "transparent": nothing is painted), and
-// the SDK's own UI (`exclude`, as in collectDocument). Form fields are read as their tag only:
+// content of closed <details> and of hidden="until-found", text whose computed visibility is
+// not visible, and the SDK's own UI (`exclude`, as in collectDocument). Two computed styles
+// are read per element (display, and visibility for its text), as innerText needs: each more
+// (opacity, content-visibility set by a style sheet) cost about as much as the rest of the
+// walk, so text in an opacity-0 box is read, as innerText reads it. Form fields are read as their tag only:
 // their values (and a textarea's text, a select's options) never leave this file.
 // Everything else is a fact for Python to decide on: which content is chrome, aria-hidden,
 // page-owner private, or a sensitive editable field, and how it renders as Markdown.
 
 const READ_ARIA_HIDDEN = 1;
 const READ_PRIVATE = 2; // data-mao-private or data-mao-ignore on the element
-const READ_PRE = 4; // white space is preserved (pre, pre-wrap, pre-line, break-spaces)
 const READ_EDITABLE_ROOT = 8; // contenteditable, its parent not
 const READ_FRAME = 16; // a same-origin frame: its document's body follows as content
+const READ_BLOCKY = 32; // it or something inside it is block-level (see readText)
+const READ_NOT_SPACE = /[^ \t\n\r\f]/;
 // Elements read without their content: their children are values, options or graphics.
 const READ_LEAF_TAGS = new Set([
   "input", "textarea", "select", "option", "optgroup", "datalist", "img", "svg", "math", "canvas", "video", "audio",
@@ -26,38 +28,70 @@ const READ_LEAF_TAGS = new Set([
 ]);
 const readEncoder = new TextEncoder();
 
-function readExtra(el, tag) {
+// A space at the end of an item's content, unless there is one.
+function readSpace(item) {
+  const kids = item[7];
+  const last = kids.length - 1;
+  if (last < 0 || typeof kids[last] !== "string") kids.push(" ");
+  else if (!kids[last].endsWith(" ")) kids[last] += " ";
+}
+
+function readExtra(el, tag, role) {
   if (tag === "a" || tag === "area") return el.hasAttribute("href") ? String(el.href) : "";
   if (tag === "img") return el.getAttribute("alt") ?? "";
-  if (tag === "td" || tag === "th") return `${el.colSpan || 1},${el.rowSpan || 1}`;
-  return el.getAttribute("aria-level") ?? (tag === "svg" ? el.getAttribute("aria-label") ?? "" : "");
+  if (tag === "td" || tag === "th") return el.colSpan > 1 || el.rowSpan !== 1 ? `${el.colSpan},${el.rowSpan}` : "";
+  return role === "heading" ? el.getAttribute("aria-level") ?? "" : "";
 }
 
 // `root`: a document (its body) or an element (its subtree). `listed`: elements whose
 // position in that array is reported on their item (page_find maps hits to refs), or null.
 // `textLimit`: stop reading after about this many characters of text (`truncated`).
-function readText(root, exclude, listed, textLimit) {
+// `inlineDisplays`, `inlineTags`: Python's choice of what gets an item. An element whose
+// display is one of `inlineDisplays` gets none (its text joins its parent's) unless its tag is
+// in `inlineTags`, it has a role or a flag, or it is listed: most of a page's elements are
+// such spans, labels and buttons. An item gets READ_BLOCKY when it or anything inside it has a
+// display outside `inlineDisplays` (its content does not fit on one line).
+// Returns the root's item as JSON (null for an empty document), the elements behind the items
+// (`nodes[order]`), the orders of the editable regions' roots and the count of items flagged
+// aria-hidden or private.
+function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) {
+  const passDisplays = new Set(inlineDisplays);
+  const keepTags = new Set(inlineTags);
   const start = root.nodeType === 9 ? root.body || root.documentElement : root;
-  const items = [];
   const nodes = [];
+  const editable = [];
   const listedAt = new Map();
   if (listed) for (let i = 0; i < listed.length; i++) listedAt.set(listed[i], i);
   let chars = 0;
+  let flagged = 0; // items flagged aria-hidden or private
   let truncated = false;
-  // Explicit stack of [node, parent element's style]; 0 marks where an element ends.
+  let top = null; // the innermost open item; its children are item[7]
+  const open = [];
+  let result = null;
+  // Explicit stack of [node, parent element's style]; 0 marks where an item ends.
   const stack = start ? [[start, null]] : [];
   while (stack.length) {
     const entry = stack.pop();
+    if (entry.length === 8) {
+      readSpace(entry); // the end of an inline-block without an item (see below)
+      continue;
+    }
     if (entry === 0) {
-      items.push(0);
+      const done = open.pop();
+      top = open.length ? open[open.length - 1] : null;
+      if (top && done[3] & READ_BLOCKY) top[3] |= READ_BLOCKY;
       continue;
     }
     const [node, parentStyle] = entry;
     if (node.nodeType === 3) {
-      if (parentStyle === null || parentStyle.visibility === "visible") {
-        const text = node.data;
+      if (top && (parentStyle === null || parentStyle.visibility === "visible")) {
+        let text = node.data;
         if (text) {
-          items.push(text);
+          if (!READ_NOT_SPACE.test(text)) text = " "; // white space only (indentation)
+          const kids = top[7];
+          const last = kids.length - 1;
+          if (last >= 0 && typeof kids[last] === "string") kids[last] += text;
+          else kids.push(text);
           chars += text.length;
           if (chars > textLimit) {
             truncated = true;
@@ -71,29 +105,47 @@ function readText(root, exclude, listed, textLimit) {
     const el = node;
     const style = el.ownerDocument.defaultView.getComputedStyle(el);
     const display = style.display;
-    if (display === "none" || parseFloat(style.opacity) <= 0) continue;
+    if (display === "none") continue;
     const tag = el.localName;
-    let flags = 0;
+    let flags = passDisplays.has(display) ? 0 : READ_BLOCKY;
     if (el.getAttribute("aria-hidden") === "true") flags |= READ_ARIA_HIDDEN;
     if (el.hasAttribute("data-mao-private") || el.hasAttribute("data-mao-ignore")) flags |= READ_PRIVATE;
-    const ws = style.whiteSpace;
-    if (ws.startsWith("pre") || ws === "break-spaces") flags |= READ_PRE;
-    if (el.isContentEditable === true && !(el.parentElement && el.parentElement.isContentEditable)) flags |= READ_EDITABLE_ROOT;
+    // An editable region's root carries the attribute (or is a designMode document's body).
+    if ((el.hasAttribute("contenteditable") || el === el.ownerDocument.body) && el.isContentEditable === true
+        && !(el.parentElement && el.parentElement.isContentEditable)) flags |= READ_EDITABLE_ROOT;
     let inner = null;
     if (tag === "iframe" || tag === "frame") {
       const doc = collectFrameDocument(el);
       inner = doc ? doc.body || doc.documentElement : null;
       if (inner) flags |= READ_FRAME;
     }
+    const role = el.getAttribute("role") || "";
     const at = listedAt.get(el);
-    items.push([tag, display, el.getAttribute("role") || "", flags, readExtra(el, tag), nodes.length, at === undefined ? -1 : at]);
-    nodes.push(el);
-    stack.push(0);
+    const leaf = READ_LEAF_TAGS.has(tag);
+    if (flags || role || at !== undefined || keepTags.has(tag) || !top) {
+      const item = [tag, display, role, flags, readExtra(el, tag, role), nodes.length, at === undefined ? -1 : at, []];
+      if (flags & READ_EDITABLE_ROOT) editable.push(nodes.length);
+      if (flags & (READ_ARIA_HIDDEN | READ_PRIVATE)) flagged++;
+      nodes.push(el);
+      if (top) top[7].push(item);
+      else result = item;
+      open.push(item);
+      top = item;
+      stack.push(0);
+    } else if (leaf) {
+      continue; // a form field or graphic inside text: nothing of it is read
+    } else if (display !== "inline" && display !== "contents") {
+      // An inline-block (a button, a badge) is a box of its own: its text is apart from its
+      // neighbours' even with no white space between them in the markup.
+      readSpace(top);
+      stack.push(top);
+    }
     if (inner) {
       stack.push([inner, null]);
       continue;
     }
-    if (READ_LEAF_TAGS.has(tag) || style.contentVisibility === "hidden") continue;
+    // hidden="until-found" keeps the content in the page unrendered (content-visibility).
+    if (leaf || !el.firstChild && !el.shadowRoot && tag !== "slot" || el.hasAttribute("hidden")) continue;
     let kids = composedChildNodes(el);
     if (tag === "details" && !el.open) {
       // Only the summary of a closed <details> is rendered.
@@ -102,9 +154,9 @@ function readText(root, exclude, listed, textLimit) {
     }
     for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], style]);
   }
-  // Close what a truncated walk left open, so the list stays well formed.
-  if (truncated) for (const entry of stack) if (entry === 0) items.push(0);
-  return { nodes, truncated, json: readEncoder.encode(JSON.stringify(items)) };
+  // A walk cut short still hands on what it read, and what that holds.
+  if (truncated) for (let i = open.length - 1; i > 0; i--) if (open[i][3] & READ_BLOCKY) open[i - 1][3] |= READ_BLOCKY;
+  return { nodes, truncated, editable, flagged, json: readEncoder.encode(JSON.stringify(result)) };
 }
 
 // A regular expression over page text, run in a Web Worker so that a pattern that backtracks

@@ -114,13 +114,16 @@ class DocumentFacts:
 
 
 class TextWalk:
-    """A ``readText`` walk: its items (``mao_page.pagetext``) and the elements behind them."""
+    """A ``readText`` walk: its tree (``mao_page.pagetext``), the orders of the editable
+    regions in it, how many nodes are flagged aria-hidden or private, and the elements."""
 
-    __slots__ = ("items", "truncated", "_nodes")
+    __slots__ = ("tree", "truncated", "editable", "flagged", "_nodes")
 
-    def __init__(self, items: list[Any], truncated: bool, nodes: JsProxy) -> None:
-        self.items = items
+    def __init__(self, tree: list[Any] | None, truncated: bool, editable: list[int], flagged: int, nodes: JsProxy) -> None:
+        self.tree = tree
         self.truncated = truncated
+        self.editable = editable
+        self.flagged = flagged
         self._nodes: JsProxy | None = nodes
 
     def handle(self, order: int) -> ElementHandle:
@@ -321,6 +324,57 @@ class Page:
         nodes = self._primitives.visibleTextMatches(self._window.document, label, self._sdk_host)
         return [ElementHandle(nodes[i]) for i in range(int(nodes.length))]
 
+    # -- widget strategies (loader_js/primitives/widgets.js, actions.widgets.WidgetPage) --
+
+    @staticmethod
+    def _elements(nodes: JsProxy) -> list[ElementHandle]:
+        return [ElementHandle(nodes[i]) for i in range(int(nodes.length))]
+
+    @staticmethod
+    def _js_elements(handles: list[ElementHandle]) -> Any:
+        array_ = js.Array.new()
+        for handle in handles:
+            array_.push(handle.proxy)
+        return array_
+
+    def popup_roots(self, before: list[ElementHandle] | None = None) -> list[ElementHandle]:
+        """Body-level containers with rendered content; with ``before``, those not in it."""
+        nodes = self._primitives.popupRoots(
+            self._window.document, self._sdk_host, None if before is None else self._js_elements(before)
+        )
+        return self._elements(nodes)
+
+    def choices_in(self, roots: list[ElementHandle], label: str, skip: ElementHandle) -> list[ElementHandle]:
+        return self._elements(self._primitives.choicesIn(self._js_elements(roots), label, skip.proxy, self._sdk_host))
+
+    def choice_item(self, handle: ElementHandle) -> tuple[ElementHandle | None, str]:
+        item, role = self._primitives.choiceItem(handle.proxy, 3)
+        return _from_js_result(item), str(role)
+
+    def scrollable_in(self, handle: ElementHandle) -> ElementHandle | None:
+        return self._call("scrollableIn", handle)
+
+    def scroll_list_step(self, handle: ElementHandle, fraction: float) -> list[float]:
+        return [float(v) for v in self._call("scrollListStep", handle, fraction)]
+
+    def scroll_list_top(self, handle: ElementHandle) -> float:
+        return float(self._call("scrollListTop", handle))
+
+    def collapsed_tree_items(self, roots: list[ElementHandle]) -> list[ElementHandle]:
+        return self._elements(self._primitives.collapsedTreeItems(self._js_elements(roots)))
+
+    def tree_toggle(self, handle: ElementHandle) -> ElementHandle | None:
+        return self._call("treeToggle", handle)
+
+    def search_field_in(self, roots: list[ElementHandle]) -> ElementHandle | None:
+        return _from_js_result(self._primitives.searchFieldIn(self._js_elements(roots)))
+
+    def radios_in(self, handle: ElementHandle) -> list[ElementHandle]:
+        return self._elements(self._primitives.radiosIn(handle.proxy))
+
+    def slider_range(self, handle: ElementHandle) -> list[float]:
+        return [float(v) for v in self._call("sliderRange", handle)]
+
     def intercept_dialogs(self) -> DialogGuard:
         return DialogGuard(self._primitives.interceptDialogs(self._window))
 
@@ -349,19 +403,23 @@ class Page:
 
     # -- reading (loader_js/primitives/read.js) ---------------------------------------------
 
-    def read_text(self, root: ElementHandle | None, listed: list[ElementHandle] | None, text_limit: int) -> TextWalk:
-        """The rendered text of the page (or of ``root``'s subtree) as ``readText`` items, in
-        one crossing (UTF-8 JSON: a copy, where a proxy per item would cost a crossing each);
-        ``listed`` elements carry their position in that list."""
+    def read_text(self, root: ElementHandle | None, listed: list[ElementHandle] | None, text_limit: int,
+                  inline_displays: list[str], inline_tags: list[str]) -> TextWalk:
+        """The rendered text of the page (or of ``root``'s subtree) as ``readText``'s tree, in
+        one crossing (UTF-8 JSON: a copy, where a proxy per node would cost a crossing each);
+        ``listed`` elements carry their position in that list. Inline elements get no item
+        unless their tag is in ``inline_tags`` (see read.js)."""
         from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
         target = root.proxy if root is not None else self._window.document
         chosen = to_js([handle.proxy for handle in listed]) if listed else None
         try:
-            result = self._primitives.readText(target, self._sdk_host, chosen, text_limit)
+            result = self._primitives.readText(target, self._sdk_host, chosen, text_limit, to_js(inline_displays),
+                                               to_js(inline_tags))
         except JsException as error:
             raise BridgeError(f"readText: {error}") from error
-        return TextWalk(json.loads(result.json.to_bytes()), bool(result.truncated), result.nodes)
+        return TextWalk(json.loads(result.json.to_bytes()), bool(result.truncated), result.editable.to_py(),
+                        int(result.flagged), result.nodes)
 
     def check_regex(self, pattern: str) -> str:
         """'' when JavaScript compiles ``pattern``, else its error message."""

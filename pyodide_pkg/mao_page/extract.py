@@ -17,9 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .pagetext import FRAME, TextNode
-
-MAX_EXTRACT_CHARS = 200_000
+from .pagetext import BLOCKY, CHILDREN, DISPLAY, EXTRA, FLAGS, FRAME, ROLE, TAG, TextNode
+from .protocol import MAX_EXTRACT_CHARS
 
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
@@ -35,6 +34,13 @@ _SILENT_TAGS = frozenset({
     "input", "textarea", "select", "option", "optgroup", "datalist", "svg", "math", "canvas", "video", "audio",
     "object", "embed", "meter", "progress", "wbr", "script", "style", "noscript", "template", "head",
 })
+# Inline elements the Markdown needs to see (read.js gives other inline elements no item: their
+# text joins their parent's): links, images, breaks, code, and any structure a style made inline.
+INLINE_TAGS = frozenset({
+    "a", "img", "br", "hr", "pre", "blockquote", "table", "caption", "tr", "td", "th", "thead", "tbody", "tfoot", "li",
+    "header", "footer", "nav", "aside", "main", "article", "section", "details", "summary",
+    *_HEADINGS, *_LIST_TAGS, *_CODE_TAGS,
+})
 _WS = re.compile(r"[ \t\n\r\f]+")
 _BREAK = "\x00"  # a <br> inside inline text, until the text is collapsed
 _BREAK_SPACES = re.compile(" ?\x00 ?")
@@ -49,12 +55,15 @@ class ExtractPart:
     truncated: bool
 
 
-def render_markdown(root: TextNode) -> str:
-    """The Markdown of a ``pagetext.parse`` tree, chrome dropped (kept when that leaves
-    nothing), not yet capped."""
-    text = "\n\n".join(_Renderer(drop_chrome=True).blocks(root))
+def render_markdown(root: TextNode | None) -> str:
+    """The Markdown of a read.js tree (``mao_page.pagetext``, already ``prune``d), chrome
+    dropped (kept when that leaves nothing), not yet capped."""
+    if root is None:
+        return ""
+    top: TextNode = ["#root", "block", "", BLOCKY, "", -1, -1, [root]]
+    text = "\n\n".join(_Renderer(drop_chrome=True).blocks(top))
     if not text:
-        text = "\n\n".join(_Renderer(drop_chrome=False).blocks(root))
+        text = "\n\n".join(_Renderer(drop_chrome=False).blocks(top))
     return text
 
 
@@ -111,10 +120,10 @@ class _Renderer:
     # -- classification ---------------------------------------------------------------
 
     def _is_chrome(self, node: TextNode, sectioned: bool) -> bool:
-        role = node.role
+        role = node[ROLE]
         if role:
             return role in _CHROME_ROLES
-        tag = node.tag
+        tag = node[TAG]
         return tag in ("nav", "aside") or (tag in ("header", "footer") and not sectioned)
 
     # -- blocks -------------------------------------------------------------------------
@@ -135,21 +144,21 @@ class _Renderer:
                 out.append(text)
 
     def _content(self, node: TextNode, sectioned: bool, out: list[str], inline: list[str]) -> None:
-        for child in node.children:
+        for child in node[CHILDREN]:
             if child.__class__ is str:
-                inline.append(child)  # type: ignore[arg-type]
+                inline.append(child)
                 continue
-            self._child(child, sectioned, out, inline)  # type: ignore[arg-type]
+            self._child(child, sectioned, out, inline)
 
     def _child(self, child: TextNode, sectioned: bool, out: list[str], inline: list[str]) -> None:
-        tag, role = child.tag, child.role
+        tag, role = child[TAG], child[ROLE]
         if tag in _SILENT_TAGS:
             return
         if self.drop_chrome and self._is_chrome(child, sectioned):
             return
         if tag in _HEADINGS or role == "heading":
             self._flush(out, inline)
-            level = _HEADINGS.get(tag) or _heading_level(child.extra)
+            level = _HEADINGS.get(tag) or _heading_level(child[EXTRA])
             text = _collapse(self._inline_text(child)).replace("\n", " ")
             if text:
                 out.append("#" * level + " " + text)
@@ -183,13 +192,13 @@ class _Renderer:
             self._flush(out, inline)
             out.append("---")
             return
-        if not child.blocky or tag == "a" and child.extra:
+        if not child[FLAGS] & BLOCKY or tag == "a" and child[EXTRA]:
             inline.append(self._inline(child))
             return
         # A block container (or an inline box holding blocks): its content in its own blocks.
         self._flush(out, inline)
-        inner = sectioned or tag in _SECTIONING_TAGS or role in _SECTIONING_ROLES or bool(child.flags & FRAME)
-        if child.display == "contents":
+        inner = sectioned or tag in _SECTIONING_TAGS or role in _SECTIONING_ROLES or bool(child[FLAGS] & FRAME)
+        if child[DISPLAY] == "contents":
             # No box of its own (a slot, display: contents): its content flows as if here.
             self._content(child, inner, out, inline)
             return
@@ -198,23 +207,23 @@ class _Renderer:
     # -- inline -------------------------------------------------------------------------
 
     def _inline(self, node: TextNode) -> str:
-        tag = node.tag
+        tag = node[TAG]
         if tag in _SILENT_TAGS:
             return ""
         if tag == "br":
             return _BREAK
         if tag == "img":
-            return node.extra
-        if tag == "a" and node.extra:
+            return node[EXTRA]
+        if tag == "a" and node[EXTRA]:
             text = _collapse(self._inline_text(node)).replace("\n", " ")
             if not text:
                 return ""
-            href = node.extra
+            href = node[EXTRA]
             if href.lower().startswith("javascript:"):
                 return text
             text = text.replace("[", "\\[").replace("]", "\\]")
             return f"[{text}]({_link_target(href)})"
-        if tag in _CODE_TAGS and not node.blocky:
+        if tag in _CODE_TAGS and not node[FLAGS] & BLOCKY:
             text = _collapse(self._inline_text(node))
             if text and "`" not in text and "\n" not in text:
                 return f"`{text}`"
@@ -224,13 +233,13 @@ class _Renderer:
     def _inline_text(self, node: TextNode) -> str:
         """The node's content on one line of text: blocks inside it are joined by spaces."""
         parts: list[str] = []
-        for child in node.children:
+        for child in node[CHILDREN]:
             if child.__class__ is str:
-                parts.append(child)  # type: ignore[arg-type]
-            elif child.blocky and child.tag != "a":  # type: ignore[union-attr]
-                parts.append(" " + self._inline_text(child) + " ")  # type: ignore[arg-type]
+                parts.append(child)
+            elif child[FLAGS] & BLOCKY and child[TAG] != "a":
+                parts.append(" " + self._inline_text(child) + " ")
             else:
-                parts.append(self._inline(child))  # type: ignore[arg-type]
+                parts.append(self._inline(child))
         return "".join(parts)
 
     # -- lists --------------------------------------------------------------------------
@@ -240,12 +249,12 @@ class _Renderer:
         number = 0
         for child in _flattened(node):
             if child.__class__ is str:
-                if child.strip():  # type: ignore[union-attr]
-                    items.append("- " + _collapse(child))  # type: ignore[arg-type]
+                if child.strip():
+                    items.append("- " + _collapse(child))
                 continue
-            if child.tag in _SILENT_TAGS or self.drop_chrome and self._is_chrome(child, sectioned):  # type: ignore[union-attr]
+            if child[TAG] in _SILENT_TAGS or self.drop_chrome and self._is_chrome(child, sectioned):
                 continue
-            body = "\n".join(self.blocks(child, sectioned))  # type: ignore[arg-type]
+            body = "\n".join(self.blocks(child, sectioned))
             if not body:
                 continue
             number += 1
@@ -259,7 +268,7 @@ class _Renderer:
         out: list[str] = []
         rows: list[tuple[list[tuple[str, int, int, bool]], bool]] = []  # cells, in a thead
         for child, in_head in _table_rows(node, False):
-            if child.tag == "caption":
+            if child[TAG] == "caption":
                 caption = _collapse(self._inline_text(child))
                 if caption:
                     out.append(caption)
@@ -268,10 +277,10 @@ class _Renderer:
             for cell in _flattened(child):
                 if cell.__class__ is str:
                     continue
-                if cell.tag in ("td", "th") or cell.role in _CELL_ROLES:  # type: ignore[union-attr]
-                    text = _escape_cell(_collapse(self._inline_text(cell)))  # type: ignore[arg-type]
-                    columns, spanned_rows = _spans(cell)  # type: ignore[arg-type]
-                    header = cell.tag == "th" or cell.role in ("columnheader", "rowheader")  # type: ignore[union-attr]
+                if cell[TAG] in ("td", "th") or cell[ROLE] in _CELL_ROLES:
+                    text = _escape_cell(_collapse(self._inline_text(cell)))
+                    columns, spanned_rows = _spans(cell)
+                    header = cell[TAG] == "th" or cell[ROLE] in ("columnheader", "rowheader")
                     cells.append((text, columns, spanned_rows, header))
             if cells:
                 rows.append((cells, in_head))
@@ -295,8 +304,10 @@ def _fill_grid(rows: list[tuple[list[tuple[str, int, int, bool]], bool]]) -> tup
     """The table's cells on a grid: a cell spanning columns or rows leaves the cells it
     covers empty (pipe tables have no spans). Also, per row, whether it is a header row
     (in a thead, or header cells only)."""
+    header_rows = [in_head or all(header for *_, header in cells) for cells, in_head in rows]
+    if all(columns == 1 and spanned_rows == 1 for cells, _ in rows for _, columns, spanned_rows, _ in cells):
+        return [[text for text, *_ in cells] for cells, _ in rows], header_rows  # most tables
     grid: list[list[str]] = []
-    header_rows: list[bool] = []
     covered: dict[int, int] = {}  # column -> rows below still covered by a rowspan
 
     def pass_covered(line: list[str], below: int) -> None:
@@ -307,7 +318,7 @@ def _fill_grid(rows: list[tuple[list[tuple[str, int, int, bool]], bool]]) -> tup
                 covered[column] -= 1
             line.append("")
 
-    for cells, in_head in rows:
+    for cells, _in_head in rows:
         line: list[str] = []
         for text, columns, spanned_rows, _header in cells:
             pass_covered(line, 0)
@@ -325,7 +336,6 @@ def _fill_grid(rows: list[tuple[list[tuple[str, int, int, bool]], bool]]) -> tup
                 covered[column] -= 1
                 line.append("")
         grid.append(line)
-        header_rows.append(in_head or all(header for *_, header in cells))
     return grid, header_rows
 
 
@@ -338,9 +348,9 @@ def _heading_level(aria_level: str) -> int:
 
 
 def _spans(cell: TextNode) -> tuple[int, int]:
-    if cell.tag not in ("td", "th") or "," not in cell.extra:
+    if cell[TAG] not in ("td", "th") or "," not in cell[EXTRA]:
         return 1, 1
-    columns, rows = cell.extra.split(",", 1)
+    columns, rows = cell[EXTRA].split(",", 1)
     # HTML caps colspan at 1000 and rowspan at 65534; a pipe table needs far less.
     return min(max(int(columns or 1), 1), 100), min(max(int(rows or 1), 1), 1000)
 
@@ -348,9 +358,9 @@ def _spans(cell: TextNode) -> tuple[int, int]:
 def _flattened(node: TextNode) -> list[TextNode | str]:
     """Children, with boxless wrappers (display: contents, slots) replaced by theirs."""
     out: list[TextNode | str] = []
-    for child in node.children:
-        if child.__class__ is not str and child.display == "contents":  # type: ignore[union-attr]
-            out.extend(_flattened(child))  # type: ignore[arg-type]
+    for child in node[CHILDREN]:
+        if child.__class__ is not str and child[DISPLAY] == "contents":
+            out.extend(_flattened(child))
         else:
             out.append(child)
     return out
@@ -359,26 +369,26 @@ def _flattened(node: TextNode) -> list[TextNode | str]:
 def _table_rows(node: TextNode, in_head: bool) -> list[tuple[TextNode, bool]]:
     """The rows (and caption) of a table, through its row groups, not into nested tables."""
     out: list[tuple[TextNode, bool]] = []
-    for child in node.children:
+    for child in node[CHILDREN]:
         if child.__class__ is str:
             continue
-        tag, role = child.tag, child.role  # type: ignore[union-attr]
+        tag, role = child[TAG], child[ROLE]
         if tag == "tr" or role == "row" or tag == "caption":
-            out.append((child, in_head))  # type: ignore[arg-type]
+            out.append((child, in_head))
         elif tag == "table" or role in _TABLE_ROLES:
             continue
         else:
-            out.extend(_table_rows(child, in_head or tag == "thead"))  # type: ignore[arg-type]
+            out.extend(_table_rows(child, in_head or tag == "thead"))
     return out
 
 
 def _raw_text(node: TextNode) -> str:
     parts: list[str] = []
-    for child in node.children:
+    for child in node[CHILDREN]:
         if child.__class__ is str:
-            parts.append(child)  # type: ignore[arg-type]
-        elif child.tag == "br":  # type: ignore[union-attr]
+            parts.append(child)
+        elif child[TAG] == "br":
             parts.append("\n")
-        elif child.tag not in _SILENT_TAGS:  # type: ignore[union-attr]
-            parts.append(_raw_text(child))  # type: ignore[arg-type]
+        elif child[TAG] not in _SILENT_TAGS:
+            parts.append(_raw_text(child))
     return "".join(parts)

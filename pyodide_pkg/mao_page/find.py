@@ -16,86 +16,102 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from .pagetext import TextNode
+from .pagetext import BLOCKY, CHILDREN, DISPLAY, EXTRA, FLAGS, LISTED, ORDER, TAG, TextNode
 
 CONTEXT_CHARS = 60
 _WS = re.compile(r"[ \t\n\r\f]+")
-_TOO_WIDE = frozenset({"body", "html", "#root"})
+_TOO_WIDE = frozenset({"body", "html"})
 
 
 @dataclass(frozen=True, slots=True)
 class SearchText:
-    """The searchable text of a tree: ``starts[i]`` is where the text of ``owners[i]``
-    begins (ascending)."""
+    """The searchable text of a tree: ``starts[i]`` is where the text of the node of order
+    ``owners[i]`` begins (ascending). Per node order: its parent's order (-1 for the root),
+    the last order in its subtree, its tag and its ``listed`` position; ``listed_orders``
+    are the listed nodes' orders, ascending."""
 
     text: str
     starts: list[int]
-    owners: list[TextNode]
-    listed: list[TextNode]  # the listed nodes, in document order
+    owners: list[int]
+    parents: dict[int, int]
+    ends: dict[int, int]
+    tags: dict[int, str]
+    listed: dict[int, int]
+    listed_orders: list[int]
 
-    def owner_at(self, offset: int) -> TextNode:
+    def owner_at(self, offset: int) -> int:
         return self.owners[max(bisect_right(self.starts, offset) - 1, 0)]
 
 
-def search_text(root: TextNode, limit: int) -> SearchText:
+def search_text(root: TextNode | None, limit: int) -> SearchText:
     """The tree's text (at most ``limit`` characters) with who owns each piece."""
     parts: list[str] = []
     starts: list[int] = []
-    owners: list[TextNode] = []
-    listed: list[TextNode] = []
+    owners: list[int] = []
+    parents: dict[int, int] = {}
+    ends: dict[int, int] = {}
+    tags: dict[int, str] = {}
+    listed: dict[int, int] = {}
     length = 0
-    # What ends the text so far: "" (nothing yet), " ", "\n" or another character.
-    last = "\n"
+    last = "\n"  # the last character of the text so far
 
-    def add(piece: str, owner: TextNode) -> None:
+    def add(piece: str, owner: int) -> None:
         nonlocal length, last
-        if not piece or length >= limit:
-            return
         if piece[0] == " " and last in (" ", "\n"):
             piece = piece[1:]
             if not piece:
                 return
-        if not owners or owners[-1] is not owner:
+        if not owners or owners[-1] != owner:
             starts.append(length)
             owners.append(owner)
         parts.append(piece)
         length += len(piece)
         last = piece[-1]
 
-    def separate(mark: str, owner: TextNode) -> None:
-        nonlocal last, length
-        if last == "\n" or length >= limit:
+    def separate(owner: int) -> None:
+        nonlocal length, last
+        if last == "\n":
             return
         if last == " ":
             parts[-1] = parts[-1][:-1]
             length -= 1
-        add(mark, owner)
+        add("\n", owner)
 
-    def walk(node: TextNode) -> None:
-        if node.listed >= 0:
-            listed.append(node)
-        block = node.blocky and node.display not in ("table-cell", "contents")
-        cell = node.display == "table-cell"
+    def walk(node: TextNode, parent: int) -> int:
+        order = node[ORDER]
+        parents[order] = parent
+        tags[order] = node[TAG]
+        if node[LISTED] >= 0:
+            listed[order] = node[LISTED]
+        display = node[DISPLAY]
+        cell = display == "table-cell"
+        block = not cell and node[FLAGS] & BLOCKY and display != "contents"
         if block:
-            separate("\n", node)
+            separate(order)
         elif cell:
-            add(" ", node)
-        if node.tag == "br":
-            separate("\n", node)
-        elif node.tag == "img" and node.extra.strip():
-            add(node.extra, node)
-        for child in node.children:
+            add(" ", order)
+        if node[TAG] == "br":
+            separate(order)
+        elif node[TAG] == "img" and node[EXTRA].strip():
+            add(node[EXTRA], order)
+        end = order
+        for child in node[CHILDREN]:
+            if length >= limit:
+                break
             if child.__class__ is str:
-                add(_WS.sub(" ", child), node)  # type: ignore[arg-type]
+                add(_WS.sub(" ", child), order)
             else:
-                walk(child)  # type: ignore[arg-type]
+                end = walk(child, order)
         if block:
-            separate("\n", node)
+            separate(order)
         elif cell:
-            add(" ", node)
+            add(" ", order)
+        ends[order] = end
+        return end
 
-    walk(root)
-    return SearchText("".join(parts)[:limit], starts, owners, listed)
+    if root is not None:
+        walk(root, -1)
+    return SearchText("".join(parts)[:limit], starts, owners, parents, ends, tags, listed, sorted(listed))
 
 
 def literal_pattern(query: str) -> re.Pattern[str]:
@@ -112,21 +128,22 @@ def context_of(text: str, start: int, end: int, chars: int = CONTEXT_CHARS) -> s
     return ("…" if before > 0 else "") + snippet + ("…" if after < len(text) else "")
 
 
-def nearest_listed(owner: TextNode, listed: list[TextNode]) -> TextNode | None:
-    """The listed node nearest to ``owner`` (see the module docstring)."""
-    orders = [node.order for node in listed]
-    node: TextNode | None = owner
-    while node is not None and node.tag not in _TOO_WIDE:
-        if node.listed >= 0:
-            return node
-        low = bisect_right(orders, node.order)
-        high = bisect_right(orders, node.end)
+def nearest_listed(searched: SearchText, owner: int) -> int | None:
+    """The ``listed`` position of the listed node nearest to node ``owner`` (see the module
+    docstring), or None."""
+    orders = searched.listed_orders
+    node = owner
+    while node >= 0 and searched.tags[node] not in _TOO_WIDE:
+        if node in searched.listed:
+            return searched.listed[node]
+        low = bisect_right(orders, node)
+        high = bisect_right(orders, searched.ends[node])
         if low < high:
             # Closest in document order to where the hit's text is.
-            at = bisect_right(orders, owner.order, low, high)
-            candidates = [i for i in (at - 1, at) if low <= i < high]
-            return min((listed[i] for i in candidates), key=lambda n: abs(n.order - owner.order))
-        node = node.parent
+            at = bisect_right(orders, owner, low, high)
+            candidates = [orders[i] for i in (at - 1, at) if low <= i < high]
+            return searched.listed[min(candidates, key=lambda order: abs(order - owner))]
+        node = searched.parents[node]
     return None
 
 

@@ -1,108 +1,86 @@
 """The rendered text of a page as a tree, for the read tools (SPEC T1, T2).
 
 ``loader_js/primitives/read.js`` (``readText``) walks the composed tree once and sends what
-the browser renders as a flat list: a string is a text node's text, a list opens an element
-(``[tag, display, role, flags, extra, node, listed]``, its content follows), ``0`` closes it.
-``parse`` builds the tree and leaves out, with their whole subtree, what no read tool may
-return: ``aria-hidden`` content, the page owner's ``data-mao-private`` / ``data-mao-ignore``
-content, and editable regions the snapshot engine's rules call sensitive (SPEC P5, S4).
-What counts as page chrome is the Markdown's business (``extract``), not the tree's: a find
-also searches the navigation.
+the browser renders as nested JSON, so that ``json.loads`` builds the tree (in C) and no
+Python loop goes over the page twice. A node is a list::
+
+    [tag, display, role, flags, extra, order, listed, children]
+
+``children`` holds nodes and strings (text, white space not yet collapsed); ``order`` is the
+node's position among the walk's items (preorder), ``listed`` its position in the ``listed``
+elements given to the walk (-1 when not listed), ``extra`` a link's absolute URL, an image's
+alt text, a cell's "colspan,rowspan" or a heading's aria-level.
+
+``excluded`` says which subtrees no read tool may return: ``aria-hidden`` content, the page
+owner's ``data-mao-private`` / ``data-mao-ignore`` content, and editable regions the snapshot
+engine's rules call sensitive (SPEC P5, S4). What counts as page chrome is the Markdown's
+business (``extract``), not the tree's: a find also searches the navigation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-# Flags of an element item (read.js READ_*).
+# Positions in a node.
+TAG, DISPLAY, ROLE, FLAGS, EXTRA, ORDER, LISTED, CHILDREN = range(8)
+
+# Flags (read.js READ_*).
 ARIA_HIDDEN = 1
 PRIVATE = 2
-PRE = 4
 EDITABLE_ROOT = 8
 FRAME = 16
-_EXCLUDED = ARIA_HIDDEN | PRIVATE
+BLOCKY = 32  # it or something inside it is block-level: its content is not one line of text
+_HIDDEN = ARIA_HIDDEN | PRIVATE
+
+# A node (see the module docstring).
+TextNode = list[Any]
 
 # The CSS display values of inline-level boxes: their content flows into the surrounding text.
 INLINE_DISPLAYS = frozenset({
     "inline", "inline-block", "inline-flex", "inline-grid", "inline-table", "ruby", "ruby-text", "ruby-base",
-    "inline flow", "inline flow-root", "inline flex", "inline grid",
+    "inline flow", "inline flow-root", "inline flex", "inline grid", "contents",
 })
 
 
-class TextNode:
-    """One rendered element. ``order`` is its position among the walk's elements (preorder),
-    ``end`` the order of the last element of its subtree; ``listed`` its position in the
-    ``listed`` list given to the walk (-1 when not listed); ``blocky``: it or something inside
-    it is block-level, so its content does not fit on one line of text."""
-
-    __slots__ = ("tag", "display", "role", "flags", "extra", "order", "listed", "children", "parent", "end", "blocky")
-
-    def __init__(self, tag: str, display: str, role: str, flags: int, extra: str, order: int, listed: int,
-                 parent: TextNode | None) -> None:
-        self.tag = tag
-        self.display = display
-        self.role = role
-        self.flags = flags
-        self.extra = extra
-        self.order = order
-        self.listed = listed
-        self.parent = parent
-        self.children: list[TextNode | str] = []
-        self.end = order
-        self.blocky = display not in INLINE_DISPLAYS and display != "contents"
+def excluded(node: TextNode, sensitive: frozenset[int] | set[int]) -> bool:
+    """Whether ``node``'s subtree is left out of every read (``sensitive``: the orders of the
+    editable regions found sensitive)."""
+    flags = node[FLAGS]
+    return bool(flags & _HIDDEN or flags & EDITABLE_ROOT and node[ORDER] in sensitive)
 
 
-# Decides whether an editable region (by its ``order``) is a sensitive field.
-SensitiveEditable = Callable[[int], bool]
-
-
-def parse(items: list[Any], sensitive_editable: SensitiveEditable = lambda order: False) -> TextNode:
-    """The tree of a ``readText`` walk under a root of tag ``#root``, without the excluded
-    subtrees (see the module docstring)."""
-    root = TextNode("#root", "block", "", 0, "", -1, -1, None)
+def prune(root: TextNode | None, sensitive: frozenset[int] | set[int]) -> TextNode | None:
+    """``root`` without its ``excluded`` subtrees (in place); None when the root itself is.
+    (read.js counts the nodes flagged aria-hidden or private: with none of them and nothing
+    sensitive, callers skip this walk over the tree.)"""
+    if root is None or excluded(root, sensitive):
+        return None
     stack = [root]
-    # Inside an excluded subtree: its depth, so its items are read past without a node.
-    skipping = 0
-    top = root
-    for item in items:
-        if item.__class__ is str:
-            if not skipping:
-                top.children.append(item)
-            continue
-        if item == 0:
-            if skipping:
-                skipping -= 1
-                continue
-            done = stack.pop()
-            top = stack[-1]
-            if done.blocky:
-                top.blocky = True
-            if done.end > top.end:
-                top.end = done.end
-            continue
-        if skipping:
-            skipping += 1
-            continue
-        tag, display, role, flags, extra, order, listed = item
-        if flags & _EXCLUDED or (flags & EDITABLE_ROOT and sensitive_editable(order)):
-            skipping = 1
-            continue
-        node = TextNode(tag, display, role, flags, extra, order, listed, top)
-        if order > top.end:
-            top.end = order
-        top.children.append(node)
-        stack.append(node)
-        top = node
-    # A cut-short walk closes everything itself; be safe with one that did not.
-    while len(stack) > 1:
-        done = stack.pop()
-        if done.blocky:
-            stack[-1].blocky = True
-        stack[-1].end = max(stack[-1].end, done.end)
+    while stack:
+        current = stack.pop()
+        children = current[CHILDREN]
+        if any(c.__class__ is list and excluded(c, sensitive) for c in children):
+            children[:] = [c for c in children if c.__class__ is not list or not excluded(c, sensitive)]
+        stack.extend(c for c in children if c.__class__ is list)
     return root
 
 
-def editable_roots(items: list[Any]) -> list[int]:
-    """The ``order`` of every editable region's root in a walk (a handful on most pages)."""
-    return [item[5] for item in items if item.__class__ is list and item[3] & EDITABLE_ROOT]
+def node(tag: str, *children: Any, display: str = "block", role: str = "", flags: int = 0, extra: str = "",
+         order: int = 0, listed: int = -1) -> TextNode:
+    """A node as read.js makes one (for tests and tools that build trees by hand); BLOCKY is
+    set as read.js sets it."""
+    if display not in INLINE_DISPLAYS or any(isinstance(c, list) and c[FLAGS] & BLOCKY for c in children):
+        flags |= BLOCKY
+    return [tag, display, role, flags, extra, order, listed, list(children)]
+
+
+def number(root: TextNode) -> TextNode:
+    """``root`` with every node's ``order`` set in preorder, as read.js numbers them."""
+    counter = 0
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        current[ORDER] = counter
+        counter += 1
+        stack.extend(reversed([c for c in current[CHILDREN] if isinstance(c, list)]))
+    return root

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 
 from . import extract, find, pagetext
 from .errors import ToolFailure
-from .inspector import Inspector, InspectResult
+from .inspector import Inspector, InspectResult, collector_paused
 from .page import read_state
 from .protocol import (
     ErrorCode,
@@ -37,11 +37,17 @@ REGEX_TIME_LIMIT_MS = 1000
 COUNT_LIMIT = 10_000
 
 
+_INLINE_DISPLAYS = sorted(pagetext.INLINE_DISPLAYS)
+_INLINE_TAGS = sorted(extract.INLINE_TAGS)
+
+
 class TextWalk(Protocol):
     """A ``read_text`` walk (``bridge.TextWalk``)."""
 
-    items: list[Any]
+    tree: pagetext.TextNode | None
     truncated: bool
+    editable: list[int]
+    flagged: int
 
     def handle(self, order: int) -> Any: ...
     def release(self) -> None: ...
@@ -59,19 +65,30 @@ class PageReader:
         entry, _row = self._inspector.resolve(snapshot_id, element_id)
         return entry.handle
 
-    def _tree(self, walk: TextWalk) -> pagetext.TextNode:
-        editable = pagetext.editable_roots(walk.items)
-        sensitive: set[int] = set()
-        for order in editable:
+    def _read(self, scope: Any, listed: list[Any] | None) -> TextWalk:
+        return self._page.read_text(scope, listed, WALK_TEXT_LIMIT, _INLINE_DISPLAYS, _INLINE_TAGS)
+
+    def _tree(self, walk: TextWalk) -> pagetext.TextNode | None:
+        """The walk's tree without what no read may return (``pagetext.prune``); editable
+        regions are judged by the snapshot engine's sensitive-field rule."""
+        sensitive = set()
+        for order in walk.editable:
             description = self._inspector.describe(walk.handle(order))
             if description is None or description.sensitive:
                 sensitive.add(order)
-        return pagetext.parse(walk.items, sensitive.__contains__)
+        if not walk.flagged and not sensitive:
+            return walk.tree
+        return pagetext.prune(walk.tree, sensitive)
 
     def extract(self, request: PageToolRequest) -> PageToolResult:
+        # A whole page's tree is tens of thousands of lists: no collections while it is read.
+        with collector_paused():
+            return self._extract(request)
+
+    def _extract(self, request: PageToolRequest) -> PageToolResult:
         options = request.extract or ExtractOptions()
         state = read_state(self._page)
-        walk = self._page.read_text(self._scope(options.snapshot_id, options.element_id), None, WALK_TEXT_LIMIT)
+        walk = self._read(self._scope(options.snapshot_id, options.element_id), None)
         try:
             tree = self._tree(walk)
         finally:
@@ -104,18 +121,19 @@ class PageReader:
         stored = self._inspector.store.get(snapshot.snapshot_id)
         element_ids = snapshot.elements.element_ids
         handles = [stored.entries[element_id].handle for element_id in element_ids]
-        walk = self._page.read_text(scope, handles, WALK_TEXT_LIMIT)
+        walk = self._read(scope, handles)
         try:
             tree = self._tree(walk)
         finally:
             walk.release()
-        searched = find.search_text(tree, FIND_TEXT_LIMIT)
+        with collector_paused():
+            searched = find.search_text(tree, FIND_TEXT_LIMIT)
         spans, total = await self._matches(searched.text, options)
         elements = snapshot.elements
         hits = []
         for start, end in spans:
-            near = find.nearest_listed(searched.owner_at(start), searched.listed)
-            element = elements[near.listed] if near is not None else None
+            near = find.nearest_listed(searched, searched.owner_at(start))
+            element = elements[near] if near is not None else None
             hits.append(FindHit(
                 text=searched.text[start:end], context=find.context_of(searched.text, start, end),
                 element_id=element.element_id if element else None, role=element.role if element else None,

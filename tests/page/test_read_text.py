@@ -1,6 +1,7 @@
 """The read tools' pure logic on CPython (SPEC T1, T2): the tree of a read.js walk, its
-Markdown, paging, and what a find hit points at. The walks here are written by hand in
-read.js's item format; tests/browser/test_read_tools.py checks the same on real pages."""
+Markdown, paging, and what a find hit points at. The trees here are written by hand in
+read.js's format (``pagetext.node``); tests/browser/test_read_tools.py checks the same on
+real pages."""
 
 from __future__ import annotations
 
@@ -8,48 +9,30 @@ from typing import Any
 
 import pytest
 from mao_page import extract, find, pagetext
-from mao_page.pagetext import ARIA_HIDDEN, EDITABLE_ROOT, PRIVATE
+from mao_page.pagetext import ARIA_HIDDEN, EDITABLE_ROOT, ORDER, PRIVATE, TextNode
 
 
-def el(tag: str, *children: Any, display: str = "block", role: str = "", flags: int = 0, extra: str = "",
-       listed: int = -1) -> tuple[Any, ...]:
-    return (tag, display, role, flags, extra, listed, children)
+def el(tag: str, *children: Any, display: str = "block", **kwargs: Any) -> TextNode:
+    return pagetext.node(tag, *children, display=display, **kwargs)
 
 
-def inline(tag: str, *children: Any, **kwargs: Any) -> tuple[Any, ...]:
+def inline(tag: str, *children: Any, **kwargs: Any) -> TextNode:
     return el(tag, *children, display="inline", **kwargs)
 
 
-def walk(tree: tuple[Any, ...]) -> list[Any]:
-    """The items read.js would send for ``tree``."""
-    items: list[Any] = []
-    order = 0
-
-    def visit(node: Any) -> None:
-        nonlocal order
-        if isinstance(node, str):
-            items.append(node)
-            return
-        tag, display, role, flags, extra, listed, children = node
-        items.append([tag, display, role, flags, extra, order, listed])
-        order += 1
-        for child in children:
-            visit(child)
-        items.append(0)
-
-    visit(tree)
-    return items
+def markdown(tree: TextNode, sensitive: frozenset[int] = frozenset()) -> str:
+    return extract.render_markdown(pagetext.prune(pagetext.number(tree), sensitive))
 
 
-def markdown(tree: tuple[Any, ...], **kwargs: Any) -> str:
-    return extract.render_markdown(pagetext.parse(walk(tree), **kwargs))
+def searched(tree: TextNode) -> find.SearchText:
+    return find.search_text(pagetext.number(tree), 1000)
 
 
-def cell(text: str, span: str = "1,1", tag: str = "td") -> tuple[Any, ...]:
+def cell(text: str, span: str = "", tag: str = "td") -> TextNode:
     return el(tag, text, display="table-cell", extra=span)
 
 
-def row(*cells: tuple[Any, ...]) -> tuple[Any, ...]:
+def row(*cells: TextNode) -> TextNode:
     return el("tr", *cells, display="table-row")
 
 
@@ -91,11 +74,10 @@ def test_rowspan_past_a_short_row_leaves_its_columns_empty():
 
 
 def test_aria_hidden_private_and_sensitive_editable_subtrees_are_left_out():
-    page = el("body", el("p", "shown"), el("p", "aria", flags=ARIA_HIDDEN), el("div", el("p", "owner"), flags=PRIVATE),
-              el("div", "4111", flags=EDITABLE_ROOT), el("div", "note", flags=EDITABLE_ROOT))
-    items = walk(page)
-    sensitive = {pagetext.editable_roots(items)[0]}
-    assert extract.render_markdown(pagetext.parse(items, sensitive.__contains__)) == "shown\n\nnote"
+    card = el("div", "4111", flags=EDITABLE_ROOT)
+    page = pagetext.number(el("body", el("p", "shown"), el("p", "aria", flags=ARIA_HIDDEN),
+                              el("div", el("p", "owner"), flags=PRIVATE), card, el("div", "note", flags=EDITABLE_ROOT)))
+    assert markdown(page, frozenset({card[ORDER]})) == "shown\n\nnote"
 
 
 def test_chrome_is_dropped_unless_it_belongs_to_an_article_or_it_is_all_there_is():
@@ -138,26 +120,20 @@ def test_the_cap_cuts_the_whole_markdown_at_a_block_boundary():
 
 def test_search_text_puts_blocks_on_lines_and_cells_side_by_side():
     page = el("body", el("p", "Total:", inline("b", " $5")), el("table", row(cell("a"), cell("b")), display="table"))
-    searched = find.search_text(pagetext.parse(walk(page)), 1000)
-    assert searched.text == "Total: $5\na b\n"
+    assert searched(page).text == "Total: $5\na b\n"
 
 
 def test_a_literal_query_matches_across_white_space_and_case():
     assert find.literal_pattern("total  DUE").search("the Total\ndue is") is not None
 
 
-@pytest.mark.parametrize(("query_in", "expected_label"), [("cell text", "View"), ("Inside", "Inside button")])
-def test_a_hit_points_at_the_nearest_listed_element(query_in, expected_label):
+@pytest.mark.parametrize(("query_in", "expected"), [("cell text", 0), ("Inside", 1), ("far away", None)])
+def test_a_hit_points_at_the_nearest_listed_element(query_in, expected):
     page = el("body", el("table", row(cell("cell text"), el("td", inline("button", "View", listed=0), display="table-cell")),
                          display="table"),
               el("p", inline("button", "Inside button", listed=1)), el("p", "far away"))
-    searched = find.search_text(pagetext.parse(walk(page)), 1000)
-    labels = {0: "View", 1: "Inside button"}
-    start = searched.text.index(query_in)
-    near = find.nearest_listed(searched.owner_at(start), searched.listed)
-    assert near is not None and labels[near.listed] == expected_label
-    far = find.nearest_listed(searched.owner_at(searched.text.index("far away")), searched.listed)
-    assert far is None
+    text = searched(page)
+    assert find.nearest_listed(text, text.owner_at(text.text.index(query_in))) == expected
 
 
 def test_javascript_offsets_convert_past_characters_outside_the_bmp():
