@@ -180,15 +180,17 @@ class Page:
 
     # -- reads --------------------------------------------------------------------------
 
-    def collect_main_document(self, *, viewport_only: bool = False) -> DocumentFacts:
+    def collect_main_document(self, *, viewport_only: bool = False, snapshot: bool = False) -> DocumentFacts:
         """One walk of the page: the top document, its open shadow roots and same-origin
         frames. The rows cross as columns (typed arrays, one string buffer, a small JSON; see
         ``facts.rows_from_columns``): a few crossings instead of a proxy per value, and a
         fraction of the cost of parsing the same rows as JSON.
         ``viewport_only``: rows only for the elements intersecting the top viewport, their
-        ancestors and the name sources of the fields among them (``viewportKeep``)."""
+        ancestors and the name sources of the fields among them (``viewportKeep``).
+        ``snapshot``: the walk of a page_inspect; the next walk's ``facts.FRESH`` compares with
+        what this one saw painted."""
         try:
-            result = self._primitives.collectDocumentColumns(self._window.document, self._sdk_host, viewport_only)
+            result = self._primitives.collectDocumentColumns(self._window.document, self._sdk_host, viewport_only, snapshot)
             # Shadow roots attached without a mutation (a late custom-element upgrade) are
             # watched from the first walk that meets them on.
             if self._watch is not None:
@@ -495,8 +497,8 @@ def decode_walk(columns: Any) -> tuple[Any, list[list[Any]], list[list[Any]]]:
         json.loads(columns.json.to_bytes()),
     )
     if built is None:  # a string held the separator: the same walk as JSON rows
-        rows, scopes, frames = json.loads(columns.rowsJson().to_bytes())
-        return rows, scopes, frames
+        rows, scopes, frames, partial = json.loads(columns.rowsJson().to_bytes())
+        return F.rows_from_json(rows, partial), scopes, frames
     return built
 
 

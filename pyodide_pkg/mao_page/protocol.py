@@ -611,6 +611,10 @@ class FormOwner(WireModel):
 ElementKind = Literal["button", "form-control", "link", "other", "opaque"]
 # A placeholder for content the SDK cannot read (SPEC S6); actions on it fail with this code.
 OpaqueReason = Literal["cross_origin_frame", "closed_shadow_root"]
+# Where a label came from when the element has no accessible name (SPEC S3 fallbacks): its
+# own text, the label text of its field container, the name of the one field inside it, or
+# its place as a spin button's increase / decrease button.
+NameFrom = Literal["text", "nearby", "inner", "stepper"]
 
 
 class PageElement(WireModel):
@@ -641,6 +645,17 @@ class PageElement(WireModel):
     description: str = ""
     opaque: OpaqueReason | None = Field(
         default=None, description="Set on placeholders (kind 'opaque'): why the content cannot be read."
+    )
+    name_from: NameFrom | None = Field(
+        default=None,
+        description="Set when the element has no accessible name and its label was taken from elsewhere: its text, "
+        "text beside it ('nearby'), the one field inside it ('inner'), or its place as a stepper; such an element "
+        "is not found by its role and this label in accessibility tools.",
+    )
+    new: bool | None = Field(
+        default=None,
+        description="True when the element was not on screen at the previous snapshot (what the last action "
+        "opened: a popup, a menu, a suggestion list); absent otherwise.",
     )
 
 
