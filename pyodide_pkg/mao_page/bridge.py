@@ -18,7 +18,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull  # type: ignore[import-not-found]
 
 from . import facts as F
-from .page import HitTest, NativeSelection, Outcome
+from .page import HitTest, NativeSelection, Outcome, Submission
 
 HOST_MODULE = "_mao_host"
 
@@ -243,6 +243,16 @@ class Page:
     def click(self, handle: ElementHandle, x: float, y: float) -> None:
         self._primitives.click(handle.proxy, x, y)
 
+    def hover(self, handle: ElementHandle, x: float, y: float) -> None:
+        self._primitives.hover(handle.proxy, x, y)
+
+    def effect_probe(self) -> JsProxy:
+        """What no mutation record shows (focus, control values, scroll), before an act."""
+        return self._primitives.effectProbe(self._window, self._sdk_host)
+
+    def effects_since(self, probe: JsProxy, acted: ElementHandle) -> list[str]:
+        return [str(e) for e in self._primitives.effectsSince(probe, acted.proxy)]
+
     def fill(self, handle: ElementHandle, value: str) -> str:
         return str(self._primitives.fill(handle.proxy, value))
 
@@ -293,8 +303,8 @@ class Page:
     def select_all(self, handle: ElementHandle) -> bool:
         return bool(self._call("selectAll", handle))
 
-    def submit_implicitly(self, handle: ElementHandle) -> bool:
-        return bool(self._call("submitImplicitly", handle))
+    def submit_implicitly(self, handle: ElementHandle) -> Submission:
+        return Submission(self._call("submitImplicitly", handle))
 
     def activate(self, handle: ElementHandle) -> bool:
         return bool(self._call("activate", handle))

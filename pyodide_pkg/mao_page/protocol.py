@@ -104,6 +104,7 @@ class ToolName(StrEnum):
     CHECK = "page_check"
     UNCHECK = "page_uncheck"
     CLICK = "page_click"
+    HOVER = "page_hover"
     KEYBOARD = "page_keyboard"
     WAIT = "page_wait"
     OBSERVE = "page_observe"
@@ -194,6 +195,10 @@ class ClickAction(_ElementAction):
     action: Literal["click"] = "click"
 
 
+class HoverAction(_ElementAction):
+    action: Literal["hover"] = "hover"
+
+
 class KeyboardAction(WireModel):
     action: Literal["keyboard"] = "keyboard"
     snapshot_id: SnapshotRef | None = None
@@ -236,6 +241,7 @@ PageAction = Annotated[
         CheckAction,
         UncheckAction,
         ClickAction,
+        HoverAction,
         KeyboardAction,
         WaitAction,
         ObserveAction,
@@ -243,10 +249,10 @@ PageAction = Annotated[
     Field(discriminator="action"),
 ]
 
-ELEMENT_ACTIONS = frozenset({"focus", "fill", "select", "check", "uncheck", "click"})
+ELEMENT_ACTIONS = frozenset({"focus", "fill", "select", "check", "uncheck", "click", "hover"})
 # Actions that may change the page: a dropped connection after dispatch means "may have
 # applied", and they are never replayed (SPEC W3).
-WRITE_ACTIONS = frozenset({"fill", "select", "check", "uncheck", "click", "keyboard", "scroll"})
+WRITE_ACTIONS = frozenset({"fill", "select", "check", "uncheck", "click", "hover", "keyboard", "scroll"})
 
 TOOL_ACTION: dict[ToolName, str] = {
     ToolName.SCROLL: "scroll",
@@ -256,6 +262,7 @@ TOOL_ACTION: dict[ToolName, str] = {
     ToolName.CHECK: "check",
     ToolName.UNCHECK: "uncheck",
     ToolName.CLICK: "click",
+    ToolName.HOVER: "hover",
     ToolName.KEYBOARD: "keyboard",
     ToolName.WAIT: "wait",
     ToolName.OBSERVE: "observe",
@@ -837,6 +844,7 @@ _ACTION_MODELS: dict[str, type[WireModel]] = {
     "check": CheckAction,
     "uncheck": UncheckAction,
     "click": ClickAction,
+    "hover": HoverAction,
     "keyboard": KeyboardAction,
     "wait": WaitAction,
     "observe": ObserveAction,
