@@ -1,5 +1,5 @@
-"""Per-action latency: click, fill, and select on a portal combobox; and per widget kind on
-a real component library (Ant Design 5, the widget matrix's page, tests/browser/widgets).
+"""Per-action latency: click, hover, fill, and select on a portal combobox; and per widget
+kind on a real component library (Ant Design 5, the widget matrix's page, tests/browser/widgets).
 
 The same page, the same browser run: our tools (timed in the page by the executor and split
 into checks / action / settle) versus Playwright performing the same action through CDP
@@ -24,8 +24,8 @@ from typing import Any
 from .runner import REPO_DIR, RunContext, describe, fmt_ms, fmt_ratio, table
 
 NAME = "actions"
-DESCRIPTION = ("click / fill / portal-combobox select, and antd widget kinds: ours (checks, action, "
-               "settle) vs Playwright")
+DESCRIPTION = ("click / hover / fill / portal-combobox select, and antd widget kinds: ours (checks, "
+               "action, settle) vs Playwright")
 
 PAGE_BODY = """
 <main>
@@ -58,7 +58,7 @@ PAGE_BODY = """
 </script>
 """
 
-ACTIONS = ("click", "fill", "select")
+ACTIONS = ("click", "hover", "fill", "select")
 
 
 def _ref(snapshot: dict[str, Any], label: str) -> dict[str, str]:
@@ -70,6 +70,8 @@ def _ours(agent: Any, session: str, action: str, n: int) -> dict[str, float]:
     snapshot = agent.call(session, "page_inspect")["result"]
     if action == "click":
         result = agent.call(session, "page_click", _ref(snapshot, "Refresh"))
+    elif action == "hover":
+        result = agent.call(session, "page_hover", _ref(snapshot, "Customer"))
     elif action == "fill":
         result = agent.call(session, "page_fill", {**_ref(snapshot, "Customer"), "value": f"Customer {n}"})
     else:
@@ -91,6 +93,8 @@ def _playwright(page: Any, action: str, n: int) -> float:
     began = time.perf_counter()
     if action == "click":
         page.click("#btn")
+    elif action == "hover":
+        page.hover("#customer")
     elif action == "fill":
         page.fill("#customer", f"Customer {n}")
     else:

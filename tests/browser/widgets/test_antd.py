@@ -69,12 +69,6 @@ CELLS = [
 ]
 
 
-PENDING = {
-    "slider-value": "unreachable until controls take the name of their form row's label (in progress)",
-    "dropdown-hover-menu": "unknown_tool until page_hover lands (in progress)",
-}
-
-
-@pytest.mark.parametrize("cell", cells_params(CELLS, pending=PENDING))
+@pytest.mark.parametrize("cell", cells_params(CELLS))
 def test_widget(widget_page, cell):
     widget_page(LIB).run(cell)

@@ -63,11 +63,6 @@ CELLS = [
 ]
 
 
-_NAMES = "unreachable until controls take the name of their form row's label (in progress)"
-PENDING = {
-    "select-single": _NAMES, "select-multiple": _NAMES, "select-search": _NAMES, "cascader-path": _NAMES,
-    "dropdown-hover-menu": "unknown_tool until page_hover lands (in progress)",
-}
 _READ_ONLY = "not_editable: the picker's input is read-only; only its calendar or clock panel sets it"
 KNOWN_FAILURES = {
     "tree-select-nested": "not_found: the tree's items state no role or expanded state; Backend stays collapsed",
@@ -78,6 +73,6 @@ KNOWN_FAILURES = {
 }
 
 
-@pytest.mark.parametrize("cell", cells_params(CELLS, KNOWN_FAILURES, PENDING))
+@pytest.mark.parametrize("cell", cells_params(CELLS, KNOWN_FAILURES))
 def test_widget(widget_page, cell):
     widget_page(LIB).run(cell)
