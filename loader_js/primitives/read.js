@@ -10,8 +10,8 @@
 // not visible, and the SDK's own UI (`exclude`, as in collectDocument). Two computed styles
 // are read per element (display, and visibility for its text), as innerText needs: each more
 // (opacity, content-visibility set by a style sheet) cost about as much as the rest of the
-// walk, so text in an opacity-0 box is read, as innerText reads it. Form fields are read as their tag only:
-// their values (and a textarea's text, a select's options) never leave this file.
+// walk, so text in an opacity-0 box is read, as innerText reads it. Form fields are read as
+// their tag only: their values (and a textarea's text, a select's options) never leave here.
 // Everything else is a fact for Python to decide on: which content is chrome, aria-hidden,
 // page-owner private, or a sensitive editable field, and how it renders as Markdown.
 
