@@ -35,6 +35,15 @@ by the calls in it. The open loop's figure is the headline: the same calls at th
 for both servers, so it compares the same work. The generator records its own CPU share of
 each phase (near 1.0 = it, not the server, set the pace).
 
+**Cluster** (``--cluster``): per round, the same load against one server ("single") and
+against two instances of ``mao-embed serve --redis`` on one fresh ``redis-server``
+("cluster"): pages are dealt to the two instances in turn, and every call goes to the
+instance that does *not* hold its page, so each one crosses Redis twice (request, answer).
+Both modes send an ``X-Request-Id`` per call (the cluster's idempotent path: the requestId is
+claimed in Redis, its result kept there); the pages count every requestId they are sent, so
+lost and duplicated calls are counted, not assumed. Server CPU is the sum over the
+instances; Redis's own CPU is reported beside it.
+
 **Rounds.** Each session count is measured ``--relay-rounds`` times, mao and echo alternating
 (mao first in odd rounds, echo first in even ones), each on a fresh server, so both see the
 same machine state; the summary gives the medians over rounds and the ratios of the medians.
@@ -72,8 +81,9 @@ FILL_BODY = json.dumps({"snapshotId": "s1", "elementId": "e1", "value": "Ada Lov
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("relay_load")
-    group.add_argument("--relay-sessions", default="100,500,1000",
-                       help="session counts, comma-separated (default 100,500,1000)")
+    group.add_argument("--relay-sessions", default=None,
+                       help="session counts, comma-separated (default 100,500,1000; "
+                            "500,1000 with --cluster)")
     # 15 s: three of the audit importer's 5 s intervals per phase, so each phase pays for
     # importing about as many records as it made (with 6 s, one phase could end just before
     # an import and hand its cost to the next).
@@ -83,6 +93,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="open-loop calls per second (default 1000)")
     group.add_argument("--relay-rounds", type=int, default=3,
                        help="mao/echo rounds per session count, alternating (default 3)")
+    group.add_argument("--cluster", action="store_true",
+                       help="relay_load: one server vs two --redis instances, calls landing on "
+                            "the instance without the page (default levels 500,1000)")
 
 
 # --------------------------------------------------------------------------- servers
@@ -94,13 +107,13 @@ def _raise_fd_limit() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def _serve_mao(db: Path) -> None:
+def _serve_mao(db: Path, redis_url: str | None = None, instance: str | None = None) -> None:
     from mao_embed.config import ServerConfig
     from mao_embed.server import serve_forever
 
     config = ServerConfig(
         host="127.0.0.1", port=0, secret=SECRET, allowed_origins=(ORIGIN,), db_path=db,
-        sdk_dir=db.parent, demo_dir=db.parent,
+        sdk_dir=db.parent, demo_dir=db.parent, redis_url=redis_url, instance_name=instance,
     )
     serve_forever(config, lambda url: print(f"READY {url}", flush=True))
 
@@ -193,25 +206,30 @@ def _cpu_seconds(stat_path: str) -> float:
 
 
 class _CpuMeter:
-    """CPU time of the server process (all threads; its main thread, which runs the event
-    loop) and of this generator over one phase."""
+    """CPU time of the server processes (all threads, summed over the instances of a
+    cluster; their main threads, which run the event loops), of Redis if any, and of this
+    generator over one phase."""
 
-    def __init__(self, server_pid: int) -> None:
-        self._process = f"/proc/{server_pid}/stat"
-        self._main_thread = f"/proc/{server_pid}/task/{server_pid}/stat"
+    def __init__(self, server_pids: list[int], redis_pid: int | None = None) -> None:
+        self._processes = [f"/proc/{pid}/stat" for pid in server_pids]
+        self._main_threads = [f"/proc/{pid}/task/{pid}/stat" for pid in server_pids]
+        self._redis = f"/proc/{redis_pid}/stat" if redis_pid else None
         self._start = self._sample()
 
-    def _sample(self) -> tuple[float, float, float, float]:
-        return (_cpu_seconds(self._process), _cpu_seconds(self._main_thread),
+    def _sample(self) -> tuple[float, float, float, float, float]:
+        return (sum(map(_cpu_seconds, self._processes)),
+                sum(map(_cpu_seconds, self._main_threads)),
+                _cpu_seconds(self._redis) if self._redis else 0.0,
                 time.process_time(), time.perf_counter())
 
     def stop(self, calls: int) -> dict[str, float]:
-        server, main_thread, generator, wall = (
+        server, main_thread, redis, generator, wall = (
             end - start for end, start in zip(self._sample(), self._start, strict=True)
         )
         return {
             "serverCpuUsPerCall": server / max(calls, 1) * 1e6,
             "serverMainThreadCpuUsPerCall": main_thread / max(calls, 1) * 1e6,
+            "redisCpuUsPerCall": redis / max(calls, 1) * 1e6,
             "serverCpuShare": server / wall,
             "generatorCpuShare": generator / wall,
         }
@@ -221,10 +239,15 @@ class _CpuMeter:
 class _Page:
     """A protocol-faithful fake SDK session (what ``mao_page.client`` sends, nothing more)."""
 
-    def __init__(self, url: str, token: str, index: int) -> None:
+    def __init__(self, url: str, token: str, index: int, received: dict[str, int],
+                 home: int = 0) -> None:
         self.url = url
         self.token = token
         self.index = index
+        # Every requestId any page was sent, with how many times (lost / duplicated calls).
+        self.received = received
+        # Which of the servers holds this page.
+        self.home = home
         self.session_id = ""
         self.socket: Any = None
         self.task: asyncio.Task[None] | None = None
@@ -255,6 +278,8 @@ class _Page:
                 message = json.loads(raw)
                 kind = message.get("type")
                 if kind == "page_tool_request":
+                    request_id = message["requestId"]
+                    self.received[request_id] = self.received.get(request_id, 0) + 1
                     await self.socket.send(json.dumps({
                         "type": "page_tool_result", "requestId": message["requestId"],
                         "success": True, "pageVersion": "v1",
@@ -279,10 +304,11 @@ class _HttpConnection:
     async def open(self) -> None:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
 
-    async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
+    async def post(self, path: str, body: bytes, request_id: str | None = None) -> tuple[int, bytes]:
         assert self.reader is not None and self.writer is not None
+        extra = f"X-Request-Id: {request_id}\r\n" if request_id else ""
         self.writer.write(
-            f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+            f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n{extra}"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()
             + body
         )
@@ -301,35 +327,49 @@ async def _loadgen(args: argparse.Namespace) -> dict[str, Any]:
 
     from mao_embed.tokens import issue_token
 
-    base = urlsplit(args.url)
-    ws_url = f"ws://{base.hostname}:{base.port}/ws/sdk"
+    bases = [urlsplit(url) for url in args.url.split(",")]
+    ws_urls = [f"ws://{base.hostname}:{base.port}/ws/sdk" for base in bases]
     token = issue_token(SECRET, user_id=USER, agent_id=AGENT, ttl_s=3600)
-    pages = [_Page(ws_url, token, i) for i in range(args.sessions)]
+    received: dict[str, int] = {}
+    # Dealt to the servers in turn; a call goes to the next server after its page's, which
+    # with two instances is the one without the page.
+    pages = [_Page(ws_urls[i % len(ws_urls)], token, i, received, i % len(ws_urls))
+             for i in range(args.sessions)]
     started = time.perf_counter()
     # Connect in waves, like pages loading over a few seconds, not a single SYN flood.
     for wave in range(0, len(pages), 100):
         await asyncio.gather(*(p.connect() for p in pages[wave : wave + 100]))
     connect_s = time.perf_counter() - started
-    pool: asyncio.Queue[_HttpConnection] = asyncio.Queue()
-    for _ in range(POOL):
-        connection = _HttpConnection(base.hostname or "127.0.0.1", base.port or 80)
-        await connection.open()
-        pool.put_nowait(connection)
-    held_before = await _count_sessions(pool)
+    pools: list[asyncio.Queue[_HttpConnection]] = []
+    for base in bases:
+        pool: asyncio.Queue[_HttpConnection] = asyncio.Queue()
+        for _ in range(POOL):
+            connection = _HttpConnection(base.hostname or "127.0.0.1", base.port or 80)
+            await connection.open()
+            pool.put_nowait(connection)
+        pools.append(pool)
+    held_before = min([await _count_sessions(pool) for pool in pools])
 
     print(json.dumps({"phase": "connected"}), flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
 
-    paths = itertools.cycle(
-        f"/api/sessions/{p.session_id}/tools/page_fill" for p in pages
+    targets = itertools.cycle(
+        (f"/api/sessions/{p.session_id}/tools/page_fill", pools[(p.home + 1) % len(pools)])
+        for p in pages
     )
+    numbers = itertools.count(1)
     errors = 0
+    sent: list[str] = []
 
     async def one_call(scheduled: float, latencies: list[float]) -> None:
         nonlocal errors
+        path, pool = next(targets)
+        request_id = f"bench-{next(numbers)}" if args.request_ids else None
+        if request_id is not None:
+            sent.append(request_id)
         connection = await pool.get()
         try:
-            status, body = await connection.post(next(paths), FILL_BODY)
+            status, body = await connection.post(path, FILL_BODY, request_id)
         finally:
             pool.put_nowait(connection)
         if status != 200 or b'"success":true' not in body:
@@ -339,8 +379,9 @@ async def _loadgen(args: argparse.Namespace) -> dict[str, Any]:
     # Warm-up: fill caches, JIT-free but first-touch allocations, TCP windows.
     await asyncio.gather(*(one_call(time.perf_counter(), []) for _ in range(200)))
 
+    server_pids = [int(pid) for pid in str(args.server_pid).split(",")]
     open_latencies: list[float] = []
-    open_cpu = _CpuMeter(args.server_pid)
+    open_cpu = _CpuMeter(server_pids, args.redis_pid)
     interval = 1.0 / args.rate
     calls: list[asyncio.Task[None]] = []
     loop = asyncio.get_running_loop()
@@ -366,16 +407,21 @@ async def _loadgen(args: argparse.Namespace) -> dict[str, Any]:
         while time.perf_counter() < stop_at:
             await one_call(time.perf_counter(), closed_latencies)
 
-    closed_cpu = _CpuMeter(args.server_pid)
+    closed_cpu = _CpuMeter(server_pids, args.redis_pid)
     t1 = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(POOL)))
     closed_elapsed = time.perf_counter() - t1
     closed_cpu_figures = closed_cpu.stop(len(closed_latencies))
-    held_after = await _count_sessions(pool)
+    held_after = min([await _count_sessions(pool) for pool in pools])
     for page in pages:
         await page.socket.close()
     return {
         "sessions": args.sessions,
+        "servers": len(pools),
+        # With requestIds: calls whose request never reached a page, and requests a page got
+        # more than once (SPEC W2: must both be 0).
+        "lostCalls": sum(1 for r in sent if r not in received) if args.request_ids else None,
+        "duplicatedCalls": sum(1 for n in received.values() if n > 1),
         "connectS": round(connect_s, 2),
         "heldBefore": held_before,
         "heldAfter": held_after,
@@ -477,12 +523,171 @@ def _measure(mode: str, sessions: int, seconds: float, rate: float, tmp: Path) -
             server.kill()
 
 
+def _start_mao(name: str, db: Path, redis_url: str | None = None) -> tuple[Any, str]:
+    extra = ["--redis", redis_url, "--instance", name] if redis_url else []
+    server = _spawn("server", "--mode", "mao", "--db", str(db), *extra)
+    assert server.stdout is not None
+    ready = server.stdout.readline()
+    if not ready.startswith("READY "):
+        server.kill()
+        raise RuntimeError(f"{name} server did not start: {ready!r}")
+    return server, ready.split()[1]
+
+
+def _start_redis(tmp: Path) -> tuple[Any, str]:
+    import shutil
+    import socket
+
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("redis-server is not installed (scripts/bootstrap installs it)")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    redis = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(tmp)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while True:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return redis, f"redis://127.0.0.1:{port}/0"
+        if time.monotonic() > deadline or redis.poll() is not None:
+            raise RuntimeError("redis-server did not start")
+        time.sleep(0.05)
+
+
+def _stop(process: Any) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def _measure_cluster(
+    mode: str, sessions: int, seconds: float, rate: float, tmp: Path
+) -> dict[str, Any]:
+    """``single``: one server; ``cluster``: two ``--redis`` instances, each call landing on
+    the instance without its page. Calls carry an ``X-Request-Id`` in both."""
+    started: list[Any] = []
+    redis_pid: int | None = None
+    try:
+        urls: list[str] = []
+        redis_url = None
+        if mode == "cluster":
+            redis, redis_url = _start_redis(tmp)
+            started.append(redis)
+            redis_pid = redis.pid
+        for index in range(2 if mode == "cluster" else 1):
+            name = f"i{index}"
+            server, url = _start_mao(name, tmp / f"{mode}-{sessions}-{name}.db", redis_url)
+            started.append(server)
+            urls.append(url)
+        servers = started[1:] if mode == "cluster" else started
+        time.sleep(0.5)
+        rss_before = sum(_rss_bytes(server.pid) for server in servers)
+        loadgen = _spawn("loadgen", "--url", ",".join(urls), "--sessions", str(sessions),
+                         "--seconds", str(seconds), "--rate", str(rate), "--request-ids",
+                         "--server-pid", ",".join(str(server.pid) for server in servers),
+                         *(["--redis-pid", str(redis_pid)] if redis_pid else []))
+        assert loadgen.stdout is not None and loadgen.stdin is not None
+        line = loadgen.stdout.readline()
+        if json.loads(line or "{}").get("phase") != "connected":
+            raise RuntimeError(f"load generator failed to connect {sessions} sessions")
+        time.sleep(1.0)
+        rss_idle = sum(_rss_bytes(server.pid) for server in servers)
+        load_before = os.getloadavg()[0]
+        loadgen.stdin.write("go\n")
+        loadgen.stdin.flush()
+        out, _ = loadgen.communicate(timeout=seconds * 4 + 120)
+        result = json.loads(out.strip().splitlines()[-1])
+        result["mode"] = mode
+        result["memoryPerIdleSession"] = (rss_idle - rss_before) / sessions
+        result["loadAverage1m"] = [load_before, os.getloadavg()[0]]
+        return result
+    finally:
+        for process in reversed(started):
+            _stop(process)
+
+
+def _run_cluster(ctx: RunContext, levels: list[int], seconds: float, rate: float,
+                 rounds: int) -> dict[str, Any]:
+    results: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="mao-relay-cluster-") as tmp:
+        for sessions in levels:
+            for round_index in range(rounds):
+                for mode in (("cluster", "single") if round_index % 2 == 0
+                             else ("single", "cluster")):
+                    ctx.log(f"[relay_load] {mode}: {sessions} sessions, "
+                            f"round {round_index + 1}/{rounds}")
+                    result = _measure_cluster(mode, sessions, seconds, rate, Path(tmp))
+                    result["round"] = round_index
+                    results.append(result)
+    return {
+        "config": {"runs": 1, "rounds": rounds, "sessionLevels": levels, "seconds": seconds,
+                   "openLoopRate": rate, "pool": POOL, "cluster": True},
+        "summary": _cluster_summary(results),
+        "results": results,
+    }
+
+
+def _cluster_summary(results: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {"levels": {}}
+    for sessions in sorted({r["sessions"] for r in results}):
+        cluster, single = (_select(results, "cluster", sessions),
+                           _select(results, "single", sessions))
+        if not cluster or not single:
+            continue
+        cpu, single_cpu = (_median(cluster, "open", "serverCpuUsPerCall"),
+                           _median(single, "open", "serverCpuUsPerCall"))
+        p99, single_p99 = _median(cluster, "open", "p99Ms"), _median(single, "open", "p99Ms")
+        paired = {r["round"]: r for r in single}
+        out["levels"][str(sessions)] = {
+            "rounds": len(cluster),
+            "held": all(r["heldAfter"] == sessions and r["heldBefore"] == sessions
+                        for r in cluster),
+            "openCallsPerS": _median(cluster, "open", "callsPerS"),
+            "p50Ms": _median(cluster, "open", "p50Ms"),
+            "p99Ms": p99,
+            "singleP50Ms": _median(single, "open", "p50Ms"),
+            "singleP99Ms": single_p99,
+            "p99Ratio": p99 / single_p99,
+            "cpuUsPerCall": cpu,
+            "singleCpuUsPerCall": single_cpu,
+            "cpuRatio": cpu / single_cpu,
+            "cpuRatioPerRound": [
+                r["open"]["serverCpuUsPerCall"] / paired[r["round"]]["open"]["serverCpuUsPerCall"]
+                for r in cluster if r["round"] in paired
+            ],
+            "p99RatioPerRound": [
+                r["open"]["p99Ms"] / paired[r["round"]]["open"]["p99Ms"]
+                for r in cluster if r["round"] in paired
+            ],
+            "redisCpuUsPerCall": _median(cluster, "open", "redisCpuUsPerCall"),
+            "maxCallsPerS": _median(cluster, "closed", "callsPerS"),
+            "singleMaxCallsPerS": _median(single, "closed", "callsPerS"),
+            "lostCalls": sum(r["lostCalls"] or 0 for r in cluster),
+            "duplicatedCalls": sum(r["duplicatedCalls"] for r in cluster),
+            "errors": sum(r["open"]["errors"] + r["closed"]["errors"] for r in cluster),
+            "singleErrors": sum(r["open"]["errors"] + r["closed"]["errors"] for r in single),
+            "loadAverage1m": [min(min(r["loadAverage1m"]) for r in cluster + single),
+                              max(max(r["loadAverage1m"]) for r in cluster + single)],
+        }
+    return out
+
+
 def run(ctx: RunContext) -> dict[str, Any]:
     options = ctx.options
-    levels = [int(n) for n in str(options.get("relay_sessions", "100,500,1000")).split(",")]
+    cluster = bool(options.get("cluster"))
+    default_levels = "500,1000" if cluster else "100,500,1000"
+    levels = [int(n) for n in str(options.get("relay_sessions") or default_levels).split(",")]
     seconds = float(options.get("relay_seconds", 15.0))
     rate = float(options.get("relay_rate", 1000.0))
     rounds = int(options.get("relay_rounds", 3))
+    if cluster:
+        return _run_cluster(ctx, levels, seconds, rate, rounds)
     results: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="mao-relay-load-") as tmp:
         for sessions in levels:
@@ -567,6 +772,10 @@ def _summary(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def headline(result: dict[str, Any]) -> dict[str, Any]:
     levels = result["summary"]["levels"]
+    if result["config"].get("cluster"):
+        return {level: {k: levels[level][k] for k in (
+            "held", "p99Ms", "singleP99Ms", "p99Ratio", "cpuUsPerCall", "singleCpuUsPerCall",
+            "cpuRatio", "lostCalls", "duplicatedCalls")} for level in levels}
     return {
         level: {k: levels[level][k] for k in ("held", "openCallsPerS", "p50Ms", "p99Ms",
                                                "maxCallsPerS", "costRatio", "cpuUsPerCall",
@@ -575,7 +784,35 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _cluster_table(result: dict[str, Any]) -> str:
+    rows = []
+    for level, row in result["summary"]["levels"].items():
+        rows.append([
+            level, "yes" if row["held"] else "NO", f"{row['openCallsPerS']:,.0f}",
+            f"{row['p50Ms']:.1f} / {row['singleP50Ms']:.1f}",
+            f"{row['p99Ms']:.1f} / {row['singleP99Ms']:.1f}", fmt_ratio(row["p99Ratio"]),
+            f"{row['cpuUsPerCall']:,.0f} / {row['singleCpuUsPerCall']:,.0f}",
+            fmt_ratio(row["cpuRatio"]), f"{row['redisCpuUsPerCall']:,.0f}",
+            f"{row['maxCallsPerS']:,.0f} / {row['singleMaxCallsPerS']:,.0f}",
+            f"{row['lostCalls']} / {row['duplicatedCalls']}", str(row["errors"]),
+            "{:.1f}-{:.1f}".format(*row["loadAverage1m"]),
+        ])
+    config = result["config"]
+    return (
+        f"relay_load --cluster: 2 instances + Redis vs 1 server, open loop at "
+        f"{config['openLoopRate']:,.0f} calls/s, {config['seconds']:.0f} s per phase, medians "
+        f"of {config['rounds']} alternating rounds\n"
+    ) + table(
+        ["sessions", "held", "calls/s", "p50 ms (cluster / single)", "p99 ms (cluster / single)",
+         "p99 ratio", "server CPU us/call (cluster / single)", "CPU ratio", "Redis CPU us/call",
+         "max calls/s (cluster / single)", "lost / duplicated", "errors", "load avg"],
+        rows,
+    )
+
+
 def summary_table(result: dict[str, Any]) -> str:
+    if result["config"].get("cluster"):
+        return _cluster_table(result)
     rows = []
     for level, row in result["summary"]["levels"].items():
         rows.append([
@@ -618,19 +855,23 @@ def main(argv: list[str] | None = None) -> int:
     server = commands.add_parser("server")
     server.add_argument("--mode", choices=["mao", "echo"], required=True)
     server.add_argument("--db", type=Path, required=True)
+    server.add_argument("--redis")
+    server.add_argument("--instance")
     loadgen = commands.add_parser("loadgen")
     loadgen.add_argument("--url", required=True)
     loadgen.add_argument("--sessions", type=int, required=True)
     loadgen.add_argument("--seconds", type=float, required=True)
     loadgen.add_argument("--rate", type=float, required=True)
-    loadgen.add_argument("--server-pid", type=int, required=True)
+    loadgen.add_argument("--server-pid", required=True, help="comma-separated")
+    loadgen.add_argument("--redis-pid", type=int)
+    loadgen.add_argument("--request-ids", action="store_true")
     standalone = commands.add_parser("standalone")
     add_arguments(standalone)
     args = parser.parse_args(argv)
     _raise_fd_limit()
     if args.command == "server":
         if args.mode == "mao":
-            _serve_mao(args.db)
+            _serve_mao(args.db, args.redis, args.instance)
         else:
             _serve_echo()
         return 0

@@ -125,13 +125,13 @@ end
 if ARGV[4] ~= '' then return redis.call('PUBLISH', ARGV[4], ARGV[5]) end
 return 0
 """)
-# ARGV: namespace, instance names. 1 per instance that is alive (its liveness key exists and
-# its channel has a subscriber), else 0.
+# ARGV: namespace, '1' to require the liveness key too, instance names. 1 per instance that
+# is alive (its channel has a subscriber; and its liveness key exists), else 0.
 _ALIVE = Script("""
 local out = {}
-for i = 2, #ARGV do
+for i = 3, #ARGV do
   local alive = 0
-  if redis.call('EXISTS', ARGV[1] .. ':i:' .. ARGV[i]) == 1 then
+  if ARGV[2] ~= '1' or redis.call('EXISTS', ARGV[1] .. ':i:' .. ARGV[i]) == 1 then
     if redis.call('PUBSUB', 'NUMSUB', ARGV[1] .. ':c:' .. ARGV[i])[2] > 0 then alive = 1 end
   end
   out[#out + 1] = alive
@@ -347,8 +347,14 @@ class ClusterRelay(Relay):
                     pipe.srem(f"{self._ns}:instances", name)
                 await pipe.execute()
 
-    async def _alive(self, names: list[str]) -> list[int]:
-        reply = await self._link.evalsha(_ALIVE, [], [self._ns, *names])
+    async def _alive(self, names: list[str], *, strict: bool = True) -> list[int]:
+        """Which instances are alive. ``strict=False`` asks only whether they are still
+        subscribed: a process that died has lost its subscription with its connection, while
+        one too busy to refresh its liveness key in time is still working on its calls, and
+        must not have them declared lost."""
+        reply = await self._link.evalsha(
+            _ALIVE, [], [self._ns, "1" if strict else "0", *names]
+        )
         return [int(v) for v in reply]
 
     # ------------------------------------------------------------------ directory
@@ -356,28 +362,40 @@ class ClusterRelay(Relay):
     def _entry(self, session_id: str) -> str:
         return f"{self._ns}:s:{session_id}"
 
-    def _queue_registration(self, pipe: Any, session_id: str) -> None:
+    def _registration(self, session_id: str) -> tuple[str, str] | None:
+        """The session's list entry and directory entry, as stored."""
         session = self._sessions.get(session_id)
         if session is None:
-            return
+            return None
         info = session.info()
         wire = info.to_wire()
         wire["instance"] = self.instance
-        pipe.hset(self._sessions_key, session_id, json.dumps(wire, separators=(",", ":")))
         identity = {"user": info.user_id, "agent": info.agent_id, "origin": info.origin}
-        pipe.set(
-            self._entry(session_id),
+        return (
+            json.dumps(wire, separators=(",", ":")),
             f"{self.instance}\n{json.dumps(identity, separators=(',', ':'))}",
-            px=self._directory_ttl_ms,
         )
 
+    def _queue_registration(self, pipe: Any, session_id: str) -> None:
+        entries = self._registration(session_id)
+        if entries is not None:
+            pipe.hset(self._sessions_key, session_id, entries[0])
+            pipe.set(self._entry(session_id), entries[1], px=self._directory_ttl_ms)
+
     async def _register(self, session_id: str) -> None:
+        # On the shared command link: pages connect in bursts, and a pool connection per
+        # registration meant a burst of new connections to Redis, some timing out.
+        entries = self._registration(session_id)
+        if entries is None:
+            return
         try:
-            async with self._client.pipeline(transaction=False) as pipe:
-                self._queue_registration(pipe, session_id)
-                await pipe.execute()
-        except (RedisError, OSError) as error:
-            # Listed again when this instance rejoins (``_joined``).
+            await asyncio.gather(
+                self._link.command(pack("HSET", self._sessions_key, session_id, entries[0])),
+                self._link.command(pack("SET", self._entry(session_id), entries[1], "PX",
+                                        str(self._directory_ttl_ms))),
+            )
+        except (RedisUnavailable, RedisError) as error:
+            # Listed again when this instance rejoins (``_joined``) or refreshes.
             logger.warning("session %s not registered in Redis: %s", session_id, error)
 
     async def attach(
@@ -396,8 +414,8 @@ class ClusterRelay(Relay):
         another instance (SPEC W4 across instances). That instance, if still alive, is told
         to drop its connection of the session (its half-dead socket, as for a local resume)."""
         try:
-            entry = await self._client.get(self._entry(session_id))
-        except (RedisError, OSError):
+            entry = await self._link.command(pack("GET", self._entry(session_id)))
+        except (RedisError, RedisUnavailable):
             return False
         if entry is None:
             return False
@@ -428,8 +446,8 @@ class ClusterRelay(Relay):
     async def _unregister(self, session_id: str) -> None:
         if session_id in self._sessions:  # resumed here meanwhile
             return
-        with contextlib.suppress(RedisError, OSError):
-            await self._client.hdel(self._sessions_key, session_id)
+        with contextlib.suppress(RedisError, RedisUnavailable):
+            await self._link.command(pack("HDEL", self._sessions_key, session_id))
 
     def touch(self, session_id: str, page: PageInfo | None = None) -> None:
         session = self._sessions.get(session_id)
@@ -539,12 +557,15 @@ class ClusterRelay(Relay):
 
     async def _settle_claim(
         self, key: str, marker: str, result: PageToolResult, channel: str = "",
-        message: bytes = b"",
+        message: bytes = b"", text: str | None = None,
     ) -> None:
-        """Keep ``result`` as the requestId's first result, or release the claim if the
-        request never reached a page; then publish ``message`` if given."""
-        code = _code(result)
-        kept = "" if code in _NOT_DISPATCHED else "R|" + result.model_dump_json(exclude_unset=True)
+        """Keep ``result`` (``text``: its JSON, if the caller has it) as the requestId's first
+        result, or release the claim if the request never reached a page; then publish
+        ``message`` if given."""
+        if _code(result) in _NOT_DISPATCHED:
+            kept = ""
+        else:
+            kept = "R|" + (text if text is not None else result.model_dump_json(exclude_unset=True))
         try:
             await self._link.evalsha(
                 _SETTLE, [key], [marker, kept, str(self._retention_ms), channel, message]
@@ -588,7 +609,7 @@ class ClusterRelay(Relay):
                 )
             owner = value.decode().rsplit("|", 1)[-1]
             try:
-                alive = (await self._alive([owner]))[0]
+                alive = (await self._alive([owner], strict=False))[0]
             except RedisUnavailable:
                 return self._unavailable(request_id, may_have_applied=True)
             if not alive:
@@ -762,7 +783,7 @@ class ClusterRelay(Relay):
         targets = sorted({c.target for c in self._remote.values() if c.target is not None})
         if targets:
             try:
-                alive = await self._alive(targets)
+                alive = await self._alive(targets, strict=False)
             except (RedisUnavailable, RedisError):
                 alive = [1] * len(targets)  # the subscription's own loss ends them if need be
             dead = {t for t, live in zip(targets, alive, strict=True) if not live}
@@ -843,7 +864,9 @@ class ClusterRelay(Relay):
         message = b"A\n%s\n%s\n%s" % (session_id.encode(), request_id.encode(), text.encode())
         if claimed:
             key = self._request_key(session_id, request_id)
-            await self._settle_claim(key, f"P|{caller}|{self.instance}", result, channel, message)
+            await self._settle_claim(
+                key, f"P|{caller}|{self.instance}", result, channel, message, text
+            )
             return
         try:
             await self._link.command(pack("PUBLISH", channel, message))

@@ -97,6 +97,8 @@ class CommandLink:
             collections.deque()
         )
         self._watchdog: asyncio.TimerHandle | None = None
+        # Commands waiting for this loop iteration's write (``command``).
+        self._outbox: list[bytes] = []
 
     @property
     def connected(self) -> bool:
@@ -104,15 +106,34 @@ class CommandLink:
 
     async def command(self, packed: bytes) -> Any:
         """Send one packed command and return its reply; ``RedisUnavailable`` on failure,
-        ``ResponseError`` for Redis's own error reply."""
-        connection = self._connection or await self._connect()
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        ``ResponseError`` for Redis's own error reply.
+
+        Commands made in the same event-loop iteration go out in one write: on loopback each
+        send costs the sender the kernel's whole delivery to Redis (tens of us on a busy
+        host), and under load many calls share an iteration."""
+        if self._connection is None:
+            await self._connect()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Any] = loop.create_future()
         self._waiting.append((future, time.monotonic()))
-        try:
-            await connection.send_packed_command(packed, check_health=False)
-        except (RedisError, OSError) as error:
-            self._broken(connection, error)
+        if not self._outbox:
+            loop.call_soon(self._flush)
+        self._outbox.append(packed)
         return await future
+
+    def _flush(self) -> None:
+        connection = self._connection
+        batch, self._outbox = self._outbox, []
+        if connection is None or not batch:
+            return  # broken meanwhile: its commands were failed with it
+        writer = connection._writer  # the client's StreamWriter; send_packed_command's own
+        if writer is None:
+            self._broken(connection, RedisUnavailable("not connected"))
+            return
+        try:
+            writer.write(b"".join(batch))
+        except (RuntimeError, OSError) as error:  # a transport closed under us
+            self._broken(connection, error)
 
     async def evalsha(self, script: Script, keys: list[str], args: list[str | bytes]) -> Any:
         try:
@@ -182,6 +203,7 @@ class CommandLink:
             self._reader.cancel()
         self._reader = None
         waiting, self._waiting = self._waiting, collections.deque()
+        self._outbox = []
         unavailable = RedisUnavailable(f"Redis connection lost: {error}")
         for future, _ in waiting:
             if future is not None and not future.done():

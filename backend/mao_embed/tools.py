@@ -76,14 +76,20 @@ _DESCRIPTIONS: dict[ToolName, str] = {
     ToolName.FOCUS: "Move keyboard focus to an element." + _REFS + _BATCH,
     ToolName.FILL: (
         "Replace the value of a text field, textarea, number/date/time input or "
-        "contenteditable element, the way a user typing would (frameworks see the change)."
+        "contenteditable element, the way a user typing would (frameworks see the change). "
+        "Date pickers take the date in the format their field shows (e.g. 2024-05-17). A "
+        "slider or a star rating takes a number (\"30\", \"4\"), set by keyboard or by "
+        "clicking that star."
         + _REFS
         + _WRITE
         + _BATCH
     ),
     ToolName.SELECT: (
-        "Choose options in a select element or an ARIA combobox/listbox, by option value or "
-        "visible label; several values for a multi-select." + _REFS + _WRITE + _BATCH
+        "Choose options in a select element, an ARIA combobox/listbox or a custom select "
+        "(a field that opens a list), by option value or visible label; several values for a "
+        "multi-select, or the path of a cascader (e.g. [\"Zhejiang\", \"Hangzhou\"]). "
+        "Searchable lists are typed into, long (virtual) lists scrolled and tree items "
+        "expanded to reach the option." + _REFS + _WRITE + _BATCH
     ),
     ToolName.CHECK: (
         "Make a checkbox, radio button or switch checked (no change if it already is)."

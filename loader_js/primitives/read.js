@@ -68,21 +68,24 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
   let top = null; // the innermost open item; its children are item[7]
   const open = [];
   let result = null;
-  // Explicit stack of [node, parent element's style]; 0 marks where an item ends.
-  const stack = start ? [[start, null]] : [];
+  // Explicit stack of nodes, with their parent element's style beside them (two arrays: no
+  // pair allocated per node); 0 marks where an item ends, an item where an inline-block ends.
+  const stack = start ? [start] : [];
+  const styles = start ? [null] : [];
   while (stack.length) {
     const entry = stack.pop();
-    if (entry.length === 8) {
-      readSpace(entry); // the end of an inline-block without an item (see below)
-      continue;
-    }
+    const parentStyle = styles.pop();
     if (entry === 0) {
       const done = open.pop();
       top = open.length ? open[open.length - 1] : null;
       if (top && done[3] & READ_BLOCKY) top[3] |= READ_BLOCKY;
       continue;
     }
-    const [node, parentStyle] = entry;
+    if (Array.isArray(entry)) {
+      readSpace(entry); // the end of an inline-block without an item (see below)
+      continue;
+    }
+    const node = entry;
     if (node.nodeType === 3) {
       if (top && (parentStyle === null || parentStyle.visibility === "visible")) {
         let text = node.data;
@@ -132,6 +135,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       open.push(item);
       top = item;
       stack.push(0);
+      styles.push(null);
     } else if (leaf) {
       continue; // a form field or graphic inside text: nothing of it is read
     } else if (display !== "inline" && display !== "contents") {
@@ -139,9 +143,11 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       // neighbours' even with no white space between them in the markup.
       readSpace(top);
       stack.push(top);
+      styles.push(null);
     }
     if (inner) {
-      stack.push([inner, null]);
+      stack.push(inner);
+      styles.push(null);
       continue;
     }
     // hidden="until-found" keeps the content in the page unrendered (content-visibility).
@@ -152,7 +158,10 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       const summary = Array.prototype.find.call(el.children, (child) => child.localName === "summary");
       kids = summary ? [summary] : [];
     }
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], style]);
+    for (let i = kids.length - 1; i >= 0; i--) {
+      stack.push(kids[i]);
+      styles.push(style);
+    }
   }
   // A walk cut short still hands on what it read, and what that holds.
   if (truncated) for (let i = open.length - 1; i > 0; i--) if (open[i][3] & READ_BLOCKY) open[i - 1][3] |= READ_BLOCKY;

@@ -314,6 +314,57 @@ class Page:
         nodes = self._primitives.visibleTextMatches(self._window.document, label, self._sdk_host)
         return [ElementHandle(nodes[i]) for i in range(int(nodes.length))]
 
+    # -- widget strategies (loader_js/primitives/widgets.js, actions.widgets.WidgetPage) --
+
+    @staticmethod
+    def _elements(nodes: JsProxy) -> list[ElementHandle]:
+        return [ElementHandle(nodes[i]) for i in range(int(nodes.length))]
+
+    @staticmethod
+    def _js_elements(handles: list[ElementHandle]) -> Any:
+        array_ = js.Array.new()
+        for handle in handles:
+            array_.push(handle.proxy)
+        return array_
+
+    def popup_roots(self, before: list[ElementHandle] | None = None) -> list[ElementHandle]:
+        """Body-level containers with rendered content; with ``before``, those not in it."""
+        nodes = self._primitives.popupRoots(
+            self._window.document, self._sdk_host, None if before is None else self._js_elements(before)
+        )
+        return self._elements(nodes)
+
+    def choices_in(self, roots: list[ElementHandle], label: str, skip: ElementHandle) -> list[ElementHandle]:
+        return self._elements(self._primitives.choicesIn(self._js_elements(roots), label, skip.proxy, self._sdk_host))
+
+    def choice_item(self, handle: ElementHandle) -> tuple[ElementHandle | None, str]:
+        item, role = self._primitives.choiceItem(handle.proxy, 3)
+        return _from_js_result(item), str(role)
+
+    def scrollable_in(self, handle: ElementHandle) -> ElementHandle | None:
+        return self._call("scrollableIn", handle)
+
+    def scroll_list_step(self, handle: ElementHandle, fraction: float) -> list[float]:
+        return [float(v) for v in self._call("scrollListStep", handle, fraction)]
+
+    def scroll_list_top(self, handle: ElementHandle) -> float:
+        return float(self._call("scrollListTop", handle))
+
+    def collapsed_tree_items(self, roots: list[ElementHandle]) -> list[ElementHandle]:
+        return self._elements(self._primitives.collapsedTreeItems(self._js_elements(roots)))
+
+    def tree_toggle(self, handle: ElementHandle) -> ElementHandle | None:
+        return self._call("treeToggle", handle)
+
+    def search_field_in(self, roots: list[ElementHandle]) -> ElementHandle | None:
+        return _from_js_result(self._primitives.searchFieldIn(self._js_elements(roots)))
+
+    def radios_in(self, handle: ElementHandle) -> list[ElementHandle]:
+        return self._elements(self._primitives.radiosIn(handle.proxy))
+
+    def slider_range(self, handle: ElementHandle) -> list[float]:
+        return [float(v) for v in self._call("sliderRange", handle)]
+
     def intercept_dialogs(self) -> DialogGuard:
         return DialogGuard(self._primitives.interceptDialogs(self._window))
 

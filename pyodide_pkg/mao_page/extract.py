@@ -22,6 +22,7 @@ from .protocol import MAX_EXTRACT_CHARS
 
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
+_CHROME_TAGS = frozenset({"nav", "aside", "header", "footer"})
 # HTML-AAM: header and footer are banner / contentinfo only outside these.
 _SECTIONING_TAGS = frozenset({"article", "aside", "main", "nav", "section"})
 _SECTIONING_ROLES = frozenset({"article", "complementary", "main", "navigation", "region"})
@@ -124,7 +125,7 @@ class _Renderer:
         if role:
             return role in _CHROME_ROLES
         tag = node[TAG]
-        return tag in ("nav", "aside") or (tag in ("header", "footer") and not sectioned)
+        return tag in ("nav", "aside") or (tag in _CHROME_TAGS and not sectioned)
 
     # -- blocks -------------------------------------------------------------------------
 
@@ -154,7 +155,7 @@ class _Renderer:
         tag, role = child[TAG], child[ROLE]
         if tag in _SILENT_TAGS:
             return
-        if self.drop_chrome and self._is_chrome(child, sectioned):
+        if self.drop_chrome and (role or tag in _CHROME_TAGS) and self._is_chrome(child, sectioned):
             return
         if tag in _HEADINGS or role == "heading":
             self._flush(out, inline)
@@ -254,7 +255,11 @@ class _Renderer:
                 continue
             if child[TAG] in _SILENT_TAGS or self.drop_chrome and self._is_chrome(child, sectioned):
                 continue
-            body = "\n".join(self.blocks(child, sectioned))
+            content = child[CHILDREN]
+            if len(content) == 1 and content[0].__class__ is str:
+                body = _collapse(content[0])  # most items: one text, no blocks to build
+            else:
+                body = "\n".join(self.blocks(child, sectioned))
             if not body:
                 continue
             number += 1
@@ -274,14 +279,22 @@ class _Renderer:
                     out.append(caption)
                 continue
             cells = []
-            for cell in _flattened(child):
+            kids = child[CHILDREN]
+            if any(kid.__class__ is not str and kid[DISPLAY] == "contents" for kid in kids):
+                kids = _flattened(child)
+            for cell in kids:
                 if cell.__class__ is str:
                     continue
-                if cell[TAG] in ("td", "th") or cell[ROLE] in _CELL_ROLES:
-                    text = _escape_cell(_collapse(self._inline_text(cell)))
-                    columns, spanned_rows = _spans(cell)
-                    header = cell[TAG] == "th" or cell[ROLE] in ("columnheader", "rowheader")
-                    cells.append((text, columns, spanned_rows, header))
+                tag = cell[TAG]
+                if tag in ("td", "th") or cell[ROLE] in _CELL_ROLES:
+                    content = cell[CHILDREN]
+                    # Most cells hold one text: no walk over their content.
+                    raw = content[0] if len(content) == 1 and content[0].__class__ is str else self._inline_text(cell)
+                    text = _collapse(raw)
+                    if "|" in text or "\n" in text:
+                        text = _escape_cell(text)
+                    columns, spanned_rows = _spans(cell) if cell[EXTRA] else (1, 1)
+                    cells.append((text, columns, spanned_rows, tag == "th" or cell[ROLE] in ("columnheader", "rowheader")))
             if cells:
                 rows.append((cells, in_head))
         if not rows:

@@ -98,6 +98,10 @@ http {{
     upstream mao_embed {{
 {servers}
     }}
+    upstream mao_embed_mcp {{
+        ip_hash;
+{servers}
+    }}
     server {{
         listen 127.0.0.1:{self.port};
         location /ws/ {{
@@ -107,6 +111,13 @@ http {{
             proxy_set_header Connection $connection_upgrade;
             proxy_set_header Host $host;
             proxy_read_timeout 1h;
+        }}
+        location /mcp {{
+            proxy_pass http://mao_embed_mcp;
+            proxy_http_version 1.1;
+            proxy_set_header Connection "";
+            proxy_set_header Host $host;
+            proxy_buffering off;
         }}
         location / {{
             proxy_pass http://mao_embed;

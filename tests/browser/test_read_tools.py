@@ -206,6 +206,16 @@ def test_find_hits_in_shadow_roots_and_iframes_carry_refs_that_can_be_clicked(pa
     assert page.page.evaluate("() => document.querySelector('shadow-row').shadowRoot.querySelector('button').textContent") == "Opened"
 
 
+def test_find_inside_one_listed_element_counts_only_its_text(page):
+    show(page, """<p>Status: shipped</p>
+      <section tabindex="0" aria-label="Order 9"><p>Status: shipped late</p><p>Carrier: DHL</p></section>""")
+    snapshot = page.inspect()
+    card = page.find(snapshot, label="Order 9")
+    result = find(page, "shipped", snapshotId=snapshot["snapshotId"], elementId=card["elementId"])["result"]
+    assert result["total"] == 1 and result["hits"][0]["context"] == "Status: shipped late Carrier: DHL"
+    assert result["hits"][0]["label"] == "Order 9"  # the section itself is the listed element
+
+
 def test_find_counts_every_match_returns_at_most_max_results_and_supports_regex(page):
     show(page, "".join(f"<p>Order #{1000 + i} shipped</p>" for i in range(30)) + "<p>Order #77 lost</p>")
     result = find(page, "shipped", maxResults=5)["result"]

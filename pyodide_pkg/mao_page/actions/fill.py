@@ -12,6 +12,7 @@ from ..scanner import is_fillable
 from . import select
 from .actionability import ensure_actionable
 from .context import ActionContext, Target
+from .widgets import date, rate, slider
 
 # Value formats of the input types whose value is not free text (HTML §4.10.5.1).
 _NUMBER = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
@@ -44,6 +45,10 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
     row, value = target.row, action.value
     if row[F.TAG] == "select":
         return await select.choose(ctx, target, [value])
+    if "slider" in (target.entry.role, row[F.ROLE]) and row[F.TAG] != "input":
+        return await slider.set_value(ctx, target, value)
+    if rate.is_rating(ctx, target, value):
+        return await rate.set_value(ctx, target, value)
     if not is_fillable(row):
         raise target.failure(
             ErrorCode.NOT_EDITABLE,
@@ -70,6 +75,9 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
     expected_value = " ".join(value.split()) if row[F.CONTENTEDITABLE] else value
     if final == expected_value:
         status = "applied"
+    elif value != "" and final in ("", previous) and await date.commit_with_enter(ctx, target, value) == value:
+        final, status = value, "applied"
+        outcome["committedWith"] = "Enter"
     elif value != "" and final in ("", previous):
         raise ToolFailure(
             ErrorCode.VERIFICATION_FAILED,

@@ -1,4 +1,6 @@
-"""``page_select``: native ``<select>`` and ARIA combobox/listbox strategies (SPEC A1).
+"""``page_select``: native ``<select>``, and every other select through the custom-select
+strategy (``widgets.select``: ARIA comboboxes and listboxes, selects without roles, cascader
+paths, tree selects) (SPEC A1).
 
 Each strategy chooses and then verifies what the control now shows; a choice the page did not
 take is ``verification_failed``, never a success.
@@ -6,22 +8,14 @@ take is ``verification_failed``, never a success.
 
 from __future__ import annotations
 
-import asyncio
-import time
 from typing import Any
 
 from .. import facts as F
-from ..keyboard import parse_key
 from ..protocol import ErrorCode, SelectAction
-from . import keyboard
 from .actionability import ensure_actionable
 from .context import ActionContext, Target
-from .settle import FrameCounter
-
-MAX_COMBOBOX_KEY_STEPS = 200
-# An option that is not visible yet gets this long, and at least this many animation frames
-# (popups animate in on frames, which a background tab gets at 1 Hz), within the cap.
-OPTION_WAIT_S, OPTION_WAIT_FRAMES, OPTION_WAIT_CAP_S, OPTION_POLL_S = 1.0, 4, 5.0, 0.05
+from .widgets import popup
+from .widgets import select as custom_select
 
 
 async def run(ctx: ActionContext, action: SelectAction, target: Target) -> dict[str, Any]:
@@ -33,10 +27,11 @@ async def choose(ctx: ActionContext, target: Target, values: list[str]) -> dict[
     row = target.row
     if row[F.TAG] == "select":
         return await select_native(ctx, target, values)
-    if target.entry.role in ("combobox", "listbox") or row[F.ROLE] in ("combobox", "listbox"):
-        return await select_aria(ctx, target, values)
+    if custom_select.opens_choices(target):
+        return await custom_select.choose(ctx, target, values)
     raise target.failure(
-        ErrorCode.UNSUPPORTED, f"{target.name} is not a select, combobox or listbox"
+        ErrorCode.UNSUPPORTED,
+        f"{target.name} is not a select, combobox or listbox (it states no popup); nothing was done",
     )
 
 
@@ -75,110 +70,6 @@ async def select_native(ctx: ActionContext, target: Target, values: list[str]) -
     return outcome
 
 
-async def select_aria(ctx: ActionContext, target: Target, values: list[str]) -> dict[str, Any]:
-    """ARIA combobox/listbox (SPEC A1): open, find each option through aria-controls /
-    aria-owns / aria-activedescendant (portals included), choose it, verify the choice."""
-    point = await ensure_actionable(ctx, target)
-    assert point is not None
-    page, entry = ctx.page, target.entry
-    chosen: list[str] = []
-    methods: list[str] = []
-
-    async def perform() -> dict[str, Any]:
-        for wanted in values:
-            if entry.role == "combobox" and page.row_of(entry.handle)[F.ARIA_EXPANDED] != "true":
-                page.click(entry.handle, point.x, point.y)
-                await ctx.settle(short=True)
-            label, method = await _choose_option(ctx, target, wanted)
-            chosen.append(label)
-            methods.append(method)
-            await ctx.settle(short=True)
-        return {}
-
-    outcome = await ctx.guarded(perform)
-    if entry.role == "combobox" and page.row_of(entry.handle)[F.ARIA_EXPANDED] == "true":
-        # Multiple-choice widgets stay open after a pick; close it as a person would, so
-        # the popup does not cover what comes next.
-        await keyboard.press(ctx, entry.handle, parse_key("Escape"))
-        await ctx.settle(short=True)
-    shown = page.combobox_display(entry.handle).lower()
-    missing = [label for label in chosen if label.lower() not in shown]
-    if missing:
-        raise target.failure(
-            ErrorCode.VERIFICATION_FAILED,
-            f"{target.name} does not show {missing} after choosing it",
-            details={"shown": shown[:200]},
-        )
-    outcome.update({"selected": chosen, "via": methods})
-    return outcome
-
-
 def find_option(facts: list[list[Any]], wanted: str) -> int | None:
     """An option by value, exact label, then trimmed case-insensitive label."""
-    for index, (_label, value, *_rest) in enumerate(facts):
-        if value and value == wanted:
-            return index
-    for index, (label, *_rest) in enumerate(facts):
-        if label == wanted:
-            return index
-    folded = " ".join(wanted.split()).casefold()
-    for index, (label, *_rest) in enumerate(facts):
-        if " ".join(label.split()).casefold() == folded:
-            return index
-    return None
-
-
-async def _choose_option(ctx: ActionContext, target: Target, wanted: str) -> tuple[str, str]:
-    # Popups animate in (opacity from 0, no DOM mutation to wait for): give the option
-    # time and frames to become visible before falling back, like Playwright's auto-wait.
-    page = ctx.page
-    began = time.monotonic()
-    with FrameCounter(page) as frames:
-        while True:
-            facts, _handles, _active = page.aria_options(target.handle)
-            match = find_option(facts, wanted)
-            label = facts[match][0] if match is not None else wanted
-            if (match is not None and facts[match][3]) or page.visible_text_matches(label):
-                break
-            waited = time.monotonic() - began
-            if (
-                waited >= OPTION_WAIT_S and frames.count >= OPTION_WAIT_FRAMES
-            ) or waited >= OPTION_WAIT_CAP_S:
-                break
-            await asyncio.sleep(OPTION_POLL_S)
-    return await _pick_option(ctx, target, wanted)
-
-
-async def _pick_option(ctx: ActionContext, target: Target, wanted: str) -> tuple[str, str]:
-    page = ctx.page
-    facts, handles, _active = page.aria_options(target.handle)
-    match = find_option(facts, wanted)
-    if match is not None and facts[match][3]:
-        option = handles[match]
-        hit = page.hit_test(option)
-        if hit.ok:
-            page.click(option, hit.x, hit.y)
-            return facts[match][0], "option"
-    label = facts[match][0] if match is not None else wanted
-    # Options rendered without ARIA roles (or a hidden accessibility list beside a visual
-    # one): the visible element showing exactly that label, outside the combobox itself.
-    visible = [h for h in page.visible_text_matches(label) if page.hit_test(h).ok]
-    if visible:
-        option = visible[-1]  # portals are appended at the end of <body>
-        hit = page.hit_test(option)
-        page.click(option, hit.x, hit.y)
-        return label, "visible-text"
-    if match is not None:
-        # Keyboard: move the active descendant until it is the wanted option, then Enter.
-        for _ in range(MAX_COMBOBOX_KEY_STEPS):
-            _facts, _handles, active = page.aria_options(target.handle)
-            if active.strip().lower() == label.strip().lower():
-                await keyboard.press(ctx, target.handle, parse_key("Enter"))
-                return label, "keyboard"
-            await keyboard.press(ctx, target.handle, parse_key("ArrowDown"))
-            await page.next_frame()
-    raise target.failure(
-        ErrorCode.NOT_FOUND,
-        f"no option {wanted!r} in {target.name}",
-        details={"options": [f[0] for f in facts][:50]},
-    )
+    return popup.find_option(facts, wanted)

@@ -1,0 +1,183 @@
+// Facts for the widget strategies (mao_page.actions.widgets): what a widget's open produced,
+// where its choices are, how to scroll a (virtual) list and expand a tree. Reads and single
+// acts only; which of them to use, in what order, is decided in Python.
+
+// Body-level containers with rendered content: portals (popups, menus, dialogs) live there.
+// With `before` (the roots rendered before an open), the ones the open produced.
+function popupRoots(doc, exclude, before) {
+  const out = [];
+  const body = doc.body;
+  if (!body) return out;
+  const known = new Set(before || []);
+  for (const child of body.children) {
+    if (known.has(child)) continue;
+    if (exclude && (child === exclude || composedContains(exclude, child) || composedContains(child, exclude))) continue;
+    if (child.localName === "script" || child.localName === "style" || child.localName === "template") continue;
+    if (hasRenderedContent(child, 400)) out.push(child);
+  }
+  return out;
+}
+
+// A wrapper may be 0x0 (absolutely positioned content inside): look at a bounded number of
+// descendants for one that is rendered.
+function hasRenderedContent(root, budget) {
+  if (isRendered(root)) return true;
+  const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+  let n = walker.nextNode();
+  for (let i = 0; n && i < budget; i++, n = walker.nextNode()) {
+    if (isRendered(n)) return true;
+  }
+  return false;
+}
+
+// Visible elements under `roots` (or the document) whose own text equals `label`
+// (case-insensitive, whitespace squashed), innermost first-found, outside `exclude` and the
+// widget `skip`; with their accessible roles, so Python can prefer options and tree items.
+function choicesIn(roots, label, skip, exclude) {
+  const want = squash(label).toLowerCase();
+  const out = [];
+  const scan = (root) => {
+    const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    for (let n = walker.currentNode; n; n = walker.nextNode()) {
+      if (exclude && (n === exclude || composedContains(exclude, n))) continue;
+      if (skip && (n === skip || skip.contains(n))) continue;
+      const text = squash(n.innerText || "").toLowerCase();
+      const named = squash(n.getAttribute("aria-label") || n.getAttribute("title") || "").toLowerCase();
+      if (text !== want && !(named === want && !text)) continue;
+      if (!isRendered(n)) continue;
+      for (let i = out.length - 1; i >= 0; i--) if (out[i].contains(n)) out.splice(i, 1);
+      out.push(n);
+    }
+  };
+  const list = roots && roots.length ? Array.from(roots) : [(skip ? skip.ownerDocument : document).body];
+  for (const root of list) if (root) scan(root);
+  return out;
+}
+
+// The element of a choice that carries its semantics: the nearest ancestor (itself
+// included) with an item role, within `limit` levels. Returns [element, role] or [el, ""].
+function choiceItem(el, limit) {
+  let n = el;
+  for (let i = 0; n && i <= limit; i++, n = n.parentElement) {
+    const role = n.getAttribute && n.getAttribute("role");
+    if (role === "option" || role === "treeitem" || role === "menuitem" || role === "menuitemradio"
+        || role === "menuitemcheckbox" || role === "gridcell" || role === "radio" || role === "tab") return [n, role];
+  }
+  return [el, ""];
+}
+
+// The scroll container of a popup: `start` itself or the first descendant (breadth-first)
+// whose content overflows it, overflow hidden included (virtual lists hide their native
+// scrollbar and scroll on wheel events). Null when nothing overflows.
+function scrollableIn(start) {
+  const queue = [start];
+  for (let i = 0; i < queue.length && i < 2000; i++) {
+    const n = queue[i];
+    if (n.scrollHeight > n.clientHeight + 2 && n.clientHeight > 0) {
+      const style = n.ownerDocument.defaultView.getComputedStyle(n);
+      if (style.overflowY !== "visible") return n;
+    }
+    for (const c of n.children) queue.push(c);
+  }
+  return null;
+}
+
+// One step down a list (a fraction of its height), the way a wheel turn would: the wheel
+// event for lists that scroll themselves, scrollTop for those that follow native scrolling.
+// Returns [scrollTop, scrollHeight, clientHeight] after the step.
+function scrollListStep(el, fraction) {
+  const dy = Math.max(16, Math.round(el.clientHeight * fraction));
+  const before = el.scrollTop;
+  const r = el.getBoundingClientRect();
+  const wheel = new WheelEvent("wheel", {
+    deltaY: dy, deltaMode: 0, bubbles: true, cancelable: true, composed: true,
+    clientX: r.left + r.width / 2, clientY: r.top + r.height / 2,
+  });
+  const cancelled = !el.dispatchEvent(wheel);
+  if (!cancelled && el.scrollTop === before) {
+    el.scrollTop = before + dy;
+    el.dispatchEvent(new Event("scroll", { bubbles: false }));
+  }
+  return [el.scrollTop, el.scrollHeight, el.clientHeight];
+}
+
+// Back to the top of a list (before a search from the start).
+function scrollListTop(el) {
+  const r = el.getBoundingClientRect();
+  el.dispatchEvent(new WheelEvent("wheel", {
+    deltaY: -el.scrollHeight, deltaMode: 0, bubbles: true, cancelable: true, composed: true,
+    clientX: r.left + r.width / 2, clientY: r.top + r.height / 2,
+  }));
+  if (el.scrollTop !== 0) {
+    el.scrollTop = 0;
+    el.dispatchEvent(new Event("scroll", { bubbles: false }));
+  }
+  return el.scrollTop;
+}
+
+// Collapsed tree items (aria-expanded="false") under `roots` that are rendered, in order.
+function collapsedTreeItems(roots) {
+  const out = [];
+  for (const root of roots) {
+    const items = root.querySelectorAll('[role=treeitem][aria-expanded="false"]');
+    for (const item of items) if (isRendered(item)) out.push(item);
+  }
+  return out;
+}
+
+// The toggle of a collapsed tree item: the first rendered descendant, outside the element
+// holding the item's text, that a pointer can act on (role=button, a pointer cursor, or an
+// icon). Clicking the text itself would choose the item instead of expanding it.
+function treeToggle(item) {
+  const text = squash(item.innerText || "");
+  const view = item.ownerDocument.defaultView;
+  const walker = item.ownerDocument.createTreeWalker(item, NodeFilter.SHOW_ELEMENT);
+  let fallback = null;
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.getAttribute("role") === "group") break;  // the nested children
+    if (!isRendered(n)) continue;
+    const own = squash(n.innerText || "");
+    if (own && text && own === text) continue;  // the label's element (or one wrapping it)
+    if (own) continue;
+    if (n.getAttribute("role") === "button") return n;
+    if (view.getComputedStyle(n).cursor === "pointer") return n;
+    if (!fallback && (n.localName === "svg" || n.getAttribute("role") === "img")) fallback = n;
+  }
+  return fallback;
+}
+
+// The numeric range of a slider-like element: [now, min, max, step] from ARIA or a native
+// range input (NaN where unknown).
+function sliderRange(el) {
+  if (el.localName === "input" && el.type === "range") {
+    return [Number(el.value), Number(el.min || 0), Number(el.max || 100), Number(el.step || 1) || 1];
+  }
+  const num = (name) => (el.hasAttribute(name) ? Number(el.getAttribute(name)) : NaN);
+  return [num("aria-valuenow"), num("aria-valuemin"), num("aria-valuemax"), NaN];
+}
+
+// A text field the user types into to filter a popup's choices (a search box rendered in
+// the popup itself), or null.
+function searchFieldIn(roots) {
+  for (const root of roots) {
+    for (const input of root.querySelectorAll("input")) {
+      const type = (input.getAttribute("type") || "text").toLowerCase();
+      if (type !== "text" && type !== "search") continue;
+      if (input.disabled || input.readOnly || !isRendered(input)) continue;
+      return input;
+    }
+  }
+  return null;
+}
+
+// The rendered radios inside a rating-like group, in document order.
+function radiosIn(el) {
+  const out = [];
+  for (const n of el.querySelectorAll('[role=radio], input[type=radio]')) if (isRendered(n) || n.localName === "input") out.push(n);
+  return out;
+}
+
+Object.assign(MaoDom, {
+  searchFieldIn, radiosIn, popupRoots, choicesIn, choiceItem, scrollableIn, scrollListStep, scrollListTop,
+  collapsedTreeItems, treeToggle, sliderRange,
+});

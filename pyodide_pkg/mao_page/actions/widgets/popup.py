@@ -1,0 +1,273 @@
+"""Choosing in a popup a widget opened: listbox options, menu items, cascader columns, trees.
+
+The search for one wanted choice, cheapest first, each round ending as soon as the choice can
+be clicked:
+
+1. wait (briefly, frames included: popups animate in) for it to be visible — an option in
+   the widget's ARIA relations (aria-controls / aria-owns / aria-activedescendant), else an
+   element showing exactly that text in the popup the open produced, else anywhere outside
+   the widget;
+2. type it into the widget's search field (its own input when editable, or a search box the
+   popup rendered) to filter the list;
+3. scroll the popup's list from the top, a screenful at a time: virtual lists render only
+   the options in view;
+4. expand collapsed tree items of the popup;
+5. move the active descendant with the arrow keys (ARIA listboxes that render the active
+   option only).
+
+A choice that exists but cannot be clicked is reported for what blocked it (covered,
+disabled, never visible), not as missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...keyboard import parse_key
+from ...page import HitTest, Outcome
+from ...protocol import ErrorCode
+from .. import keyboard
+from ..context import ActionContext, Target
+from ..settle import FrameCounter
+
+# An option that is not visible yet gets this long, and at least this many animation frames
+# (popups animate in on frames, which a background tab gets at 1 Hz), within the cap.
+OPTION_WAIT_S, OPTION_WAIT_FRAMES, OPTION_WAIT_CAP_S, OPTION_POLL_S = 1.0, 4, 5.0, 0.05
+# After typing, scrolling or expanding, the list re-renders on the next frames.
+AFTER_STEP_WAIT_S, AFTER_STEP_FRAMES = 0.3, 2
+MAX_SCROLL_STEPS = 120
+MAX_TREE_EXPANSIONS = 40
+MAX_KEY_STEPS = 200
+# How far down one scroll step goes, as a fraction of the list's height: some overlap, so an
+# option cut at the bottom edge is whole in the next screenful.
+SCROLL_FRACTION = 0.8
+
+
+@dataclass(slots=True)
+class Blocked:
+    """A matching choice that could not be clicked, and why."""
+
+    code: ErrorCode
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Search:
+    """One choosing: what the popup search has seen so far (for the error if it fails)."""
+
+    wanted: str
+    before: list[Any]  # popup roots rendered before the widget was opened
+    blocked: Blocked | None = None
+    seen: list[str] = field(default_factory=list)
+    typed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    handle: Any
+    label: str
+    via: str  # option | popup | visible-text | keyboard
+    hit: HitTest | None = None
+
+
+def find_option(facts: list[list[Any]], wanted: str) -> int | None:
+    """An option by value, exact label, then trimmed case-insensitive label."""
+    for index, (_label, value, *_rest) in enumerate(facts):
+        if value and value == wanted:
+            return index
+    for index, (label, *_rest) in enumerate(facts):
+        if label == wanted:
+            return index
+    folded = " ".join(wanted.split()).casefold()
+    for index, (label, *_rest) in enumerate(facts):
+        if " ".join(label.split()).casefold() == folded:
+            return index
+    return None
+
+
+def blocked_by(hit: HitTest, label: str) -> Blocked:
+    """What a failed hit test on a matching choice means for the agent."""
+    if hit.outcome is Outcome.OUTSIDE_VIEWPORT:
+        return Blocked(ErrorCode.NOT_VISIBLE, f"option {label!r} is outside the viewport")
+    if hit.outcome is Outcome.NOT_CONNECTED:
+        return Blocked(ErrorCode.NOT_STABLE, f"option {label!r} was removed while choosing it")
+    covered = "the Mao Embed panel" if hit.outcome is Outcome.COVERED_BY_SDK else hit.hit
+    return Blocked(
+        ErrorCode.OBSCURED, f"option {label!r} is covered by {covered or 'another element'}",
+        {"coveredBy": covered},
+    )
+
+
+def produced(ctx: ActionContext, search: Search) -> list[Any]:
+    """The popup roots rendered now that were not before the open (empty: none new)."""
+    return ctx.page.popup_roots(search.before)  # type: ignore[attr-defined]
+
+
+def find(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
+    """The wanted choice if it can be clicked now; notes a blocked match on ``search``."""
+    page = ctx.page
+    facts, handles, _active = page.aria_options(target.handle)
+    for fact in facts:
+        if fact[0] and fact[0] not in search.seen:
+            search.seen.append(fact[0])
+    match = find_option(facts, search.wanted)
+    label = facts[match][0] if match is not None else search.wanted
+    if match is not None and facts[match][4]:
+        search.blocked = Blocked(ErrorCode.NOT_ENABLED, f"option {label!r} is disabled")
+        return None
+    if match is not None and facts[match][3]:
+        hit = page.hit_test(handles[match])
+        if hit.ok:
+            return Choice(handles[match], label, "option", hit)
+        search.blocked = blocked_by(hit, label)
+    roots = produced(ctx, search)
+    for via, scope in (("popup", roots), ("visible-text", [])):
+        if via == "popup" and not roots:
+            continue
+        candidates = page.choices_in(scope, label, target.handle)  # type: ignore[attr-defined]
+        # Portals are appended at the end of <body>: the last match is the freshest popup.
+        for candidate in reversed(candidates):
+            # The text itself first, where a user clicks: a tree item's row is wider than its
+            # title, and only the title chooses; a click on an option's text reaches the option.
+            item, _role = page.choice_item(candidate)  # type: ignore[attr-defined]
+            for handle in (candidate, item) if item is not None else (candidate,):
+                hit = page.hit_test(handle)
+                if hit.ok:
+                    return Choice(handle, label, via, hit)
+                search.blocked = blocked_by(hit, label)
+    return None
+
+
+async def wait_for(
+    ctx: ActionContext, target: Target, search: Search, *, short: bool = False
+) -> Choice | None:
+    """``find`` until the choice shows up or the (frame-aware) wait runs out."""
+    limit_s, limit_frames = (AFTER_STEP_WAIT_S, AFTER_STEP_FRAMES) if short else (OPTION_WAIT_S, OPTION_WAIT_FRAMES)
+    began = time.monotonic()
+    with FrameCounter(ctx.page) as frames:
+        while True:
+            choice = find(ctx, target, search)
+            if choice is not None:
+                return choice
+            waited = time.monotonic() - began
+            if (waited >= limit_s and frames.count >= limit_frames) or waited >= OPTION_WAIT_CAP_S:
+                return None
+            await asyncio.sleep(OPTION_POLL_S)
+
+
+async def locate(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
+    """Every way of reaching the choice, cheapest first (module docstring)."""
+    choice = await wait_for(ctx, target, search)
+    if choice is not None:
+        return choice
+    for reach in (_by_typing, _by_scrolling, _by_expanding, _by_keys):
+        choice = await reach(ctx, target, search)
+        if choice is not None:
+            return choice
+    return None
+
+
+async def _by_typing(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
+    page = ctx.page
+    field_ = target.handle if keyboard.editable(ctx, target.handle) else None
+    if field_ is None:
+        field_ = page.search_field_in(produced(ctx, search))  # type: ignore[attr-defined]
+    if field_ is None:
+        return None
+    page.focus(field_)
+    page.select_all(field_)
+    page.insert_text(field_, search.wanted)
+    search.typed = True
+    await ctx.settle(short=True)
+    return await wait_for(ctx, target, search)
+
+
+async def _by_scrolling(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
+    page = ctx.page
+    for root in produced(ctx, search):
+        scroller = page.scrollable_in(root)  # type: ignore[attr-defined]
+        if scroller is None:
+            continue
+        page.scroll_list_top(scroller)  # type: ignore[attr-defined]
+        await page.next_frame()
+        choice = await wait_for(ctx, target, search, short=True)
+        last = -1.0
+        for _ in range(MAX_SCROLL_STEPS):
+            if choice is not None:
+                return choice
+            top, _height, _client = page.scroll_list_step(scroller, SCROLL_FRACTION)  # type: ignore[attr-defined]
+            if top <= last:
+                break  # the end of the list
+            last = top
+            await page.next_frame()
+            choice = await wait_for(ctx, target, search, short=True)
+        if choice is not None:
+            return choice
+    return None
+
+
+async def _by_expanding(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
+    page = ctx.page
+    skip = 0  # collapsed items whose toggle did not expand them
+    for _ in range(MAX_TREE_EXPANSIONS):
+        items = page.collapsed_tree_items(produced(ctx, search))  # type: ignore[attr-defined]
+        if skip >= len(items):
+            return None
+        toggle = page.tree_toggle(items[skip])  # type: ignore[attr-defined]
+        hit = page.hit_test(toggle) if toggle is not None else None
+        if hit is None or not hit.ok:
+            skip += 1
+            continue
+        page.click(toggle, hit.x, hit.y)
+        await ctx.settle(short=True)
+        choice = await wait_for(ctx, target, search, short=True)
+        if choice is not None:
+            return choice
+        if len(page.collapsed_tree_items(produced(ctx, search))) >= len(items):  # type: ignore[attr-defined]
+            skip += 1
+    return None
+
+
+async def _by_keys(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
+    page = ctx.page
+    facts, _handles, _active = page.aria_options(target.handle)
+    match = find_option(facts, search.wanted)
+    if match is None:
+        return None
+    label = facts[match][0].strip().casefold()
+    for _ in range(MAX_KEY_STEPS):
+        _facts, _handles, active = page.aria_options(target.handle)
+        if active.strip().casefold() == label:
+            return Choice(target.handle, facts[match][0], "keyboard")
+        await keyboard.press(ctx, target.handle, parse_key("ArrowDown"))
+        await page.next_frame()
+    return None
+
+
+async def activate(ctx: ActionContext, target: Target, choice: Choice) -> None:
+    """Choose it: a click at its hit point, or Enter on the active descendant."""
+    if choice.via == "keyboard":
+        await keyboard.press(ctx, target.handle, parse_key("Enter"))
+        return
+    assert choice.hit is not None
+    ctx.page.click(choice.handle, choice.hit.x, choice.hit.y)
+
+
+def failure(target: Target, search: Search) -> Exception:
+    """Why the choice was not made: what blocked a match, else that there is none."""
+    options = search.seen[:50]
+    if search.blocked is not None:
+        blocked = search.blocked
+        return target.failure(
+            blocked.code, f"{blocked.reason} in {target.name}; nothing was chosen",
+            {**blocked.details, "options": options},
+        )
+    how = " (typed into its search field, scrolled its list)" if search.typed else ""
+    return target.failure(
+        ErrorCode.NOT_FOUND, f"no option {search.wanted!r} in {target.name}{how}",
+        {"options": options},
+    )
