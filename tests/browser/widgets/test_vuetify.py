@@ -33,7 +33,6 @@ CELLS = [
         "select",
         "multiple",
         (select("Tags", ["Red", "Blue"]),),
-        xfail="not_found: option names include the aria-hidden checkbox icon ('\u2610 Red')",
         state={"tags": ["red", "blue"]},
         sorted_keys=("tags",),
         shows=(shows("tags", text="Red"), shows("tags", text="Blue")),
@@ -42,7 +41,6 @@ CELLS = [
         "select",
         "search",
         (select("Fruit", ["Strawberry"]),),
-        xfail="not_found: details.options lists 'Strawberry'",
         state={"fruit": "strawberry"},
         shows=(shows("fruit", text="Strawberry"),),
     ),
@@ -165,21 +163,6 @@ CELLS = [
 ]
 
 
-# Fails alone and passed once in a run of all five Vue modules (timing): not strict, so the
-# suite does not flap; a pass here is reported as XPASS.
-FLAKY = {"select-single": "not_found: details.options lists 'Berlin' (role=option in a v-overlay)"}
-
-
-def _params() -> list:
-    params = cells_params(CELLS)
-    return [
-        pytest.param(c, id=c.id, marks=[pytest.mark.xfail(strict=False, reason=FLAKY[c.id])])
-        if c.id in FLAKY
-        else p
-        for c, p in zip(CELLS, params, strict=True)
-    ]
-
-
-@pytest.mark.parametrize("cell", _params())
+@pytest.mark.parametrize("cell", cells_params(CELLS))
 def test_widget(widget_page, cell):
     widget_page(LIB).run(cell)
