@@ -1,4 +1,5 @@
-"""Per-action latency: click, fill, and select on a portal combobox (issue 4).
+"""Per-action latency: click, hover, fill, and select on a portal combobox; and per widget
+kind on a real component library (Ant Design 5, the widget matrix's page, tests/browser/widgets).
 
 The same page, the same browser run: our tools (timed in the page by the executor and split
 into checks / action / settle) versus Playwright performing the same action through CDP
@@ -6,6 +7,12 @@ into checks / action / settle) versus Playwright performing the same action thro
 settle; ours does by design (seed 000 §4: 250 ms minimum, 500 ms quiet window), so the ratio
 that compares like with like is checks + action versus Playwright; the settle time is shown
 on its own.
+
+Widget kinds: each kind is one tool call of ours (``page_select`` / ``page_fill`` on a fresh
+snapshot's ref, checks + action from the step's ``timing``, the final settle excluded)
+against Playwright's idiomatic locator flow for the same widget (open, scroll or type, click;
+what a test author writes for that library), on the same page in the same run, the app
+remounted before each measured call.
 """
 
 from __future__ import annotations
@@ -14,10 +21,11 @@ import statistics
 import time
 from typing import Any
 
-from .runner import RunContext, describe, fmt_ms, fmt_ratio, table
+from .runner import REPO_DIR, RunContext, describe, fmt_ms, fmt_ratio, table
 
 NAME = "actions"
-DESCRIPTION = "click / fill / portal-combobox select: ours (checks, action, settle) vs Playwright"
+DESCRIPTION = ("click / hover / fill / portal-combobox select, and antd widget kinds: ours (checks, "
+               "action, settle) vs Playwright")
 
 PAGE_BODY = """
 <main>
@@ -50,7 +58,7 @@ PAGE_BODY = """
 </script>
 """
 
-ACTIONS = ("click", "fill", "select")
+ACTIONS = ("click", "hover", "fill", "select")
 
 
 def _ref(snapshot: dict[str, Any], label: str) -> dict[str, str]:
@@ -62,6 +70,8 @@ def _ours(agent: Any, session: str, action: str, n: int) -> dict[str, float]:
     snapshot = agent.call(session, "page_inspect")["result"]
     if action == "click":
         result = agent.call(session, "page_click", _ref(snapshot, "Refresh"))
+    elif action == "hover":
+        result = agent.call(session, "page_hover", _ref(snapshot, "Customer"))
     elif action == "fill":
         result = agent.call(session, "page_fill", {**_ref(snapshot, "Customer"), "value": f"Customer {n}"})
     else:
@@ -83,6 +93,8 @@ def _playwright(page: Any, action: str, n: int) -> float:
     began = time.perf_counter()
     if action == "click":
         page.click("#btn")
+    elif action == "hover":
+        page.hover("#customer")
     elif action == "fill":
         page.fill("#customer", f"Customer {n}")
     else:
@@ -90,6 +102,125 @@ def _playwright(page: Any, action: str, n: int) -> float:
         page.click("#city")
         page.click(f"#city-list [role=option]:text-is('{city}')")
     return (time.perf_counter() - began) * 1000
+
+
+# Widget kinds on the antd matrix page: (kind, our tool, target label, role, arguments).
+WIDGETS: tuple[tuple[str, str, str, str | None, dict[str, Any]], ...] = (
+    ("select", "page_select", "City", "combobox", {"values": ["Berlin"]}),
+    ("select-multiple", "page_select", "Tags", "combobox", {"values": ["Red", "Blue"]}),
+    ("select-search", "page_select", "Country", "combobox", {"values": ["Zimbabwe"]}),
+    ("select-virtual-far", "page_select", "Currency", "combobox", {"values": ["USD"]}),
+    ("cascader", "page_select", "Region", "combobox", {"values": ["Zhejiang", "Hangzhou"]}),
+    ("tree-select", "page_select", "Department", "combobox", {"values": ["Backend"]}),
+    ("date", "page_fill", "Start date", None, {"value": "2024-05-17"}),
+    ("slider", "page_fill", "", "slider", {"value": "30"}),
+)
+
+
+def _antd_option(page: Any, label: str) -> Any:
+    return page.locator(".ant-select-dropdown:visible").get_by_text(label, exact=True)
+
+
+def _playwright_widget(page: Any, kind: str) -> None:
+    """What a Playwright test of an antd form writes for each widget."""
+    if kind == "select":
+        page.get_by_label("City").click()
+        _antd_option(page, "Berlin").click()
+    elif kind == "select-multiple":
+        page.get_by_label("Tags").click()
+        _antd_option(page, "Red").click()
+        _antd_option(page, "Blue").click()
+        page.keyboard.press("Escape")
+    elif kind == "select-search":
+        page.get_by_label("Country").fill("Zimbabwe")
+        _antd_option(page, "Zimbabwe").click()
+    elif kind == "select-virtual-far":
+        page.get_by_label("Currency").click()
+        option = _antd_option(page, "USD")
+        page.locator(".ant-select-dropdown:visible .rc-virtual-list-holder").hover()
+        while not option.is_visible():
+            page.mouse.wheel(0, 200)
+        option.click()
+    elif kind == "cascader":
+        page.get_by_label("Region").click()
+        page.locator(".ant-cascader-menu-item", has_text="Zhejiang").click()
+        page.locator(".ant-cascader-menu-item", has_text="Hangzhou").click()
+    elif kind == "tree-select":
+        page.get_by_label("Department").click()
+        page.locator(".ant-select-tree-treenode", has_text="Engineering").locator(".ant-select-tree-switcher").click()
+        page.locator(".ant-select-tree-title", has_text="Backend").click()
+    elif kind == "date":
+        page.get_by_label("Start date").fill("2024-05-17")
+        page.get_by_label("Start date").press("Enter")
+    elif kind == "slider":
+        handle = page.get_by_role("slider")
+        for _ in range(30):
+            handle.press("ArrowRight")
+
+
+def _ours_widget(agent: Any, session: str, kind: str) -> dict[str, float]:
+    _, tool, label, role, args = next(w for w in WIDGETS if w[0] == kind)
+    snapshot = agent.call(session, "page_inspect", {"includeOffscreen": True})["result"]
+    [element] = [e for e in snapshot["elements"] if e["label"] == label and (role is None or e["role"] == role)]
+    ref = {"snapshotId": snapshot["snapshotId"], "elementId": element["elementId"]}
+    result = agent.call(session, tool, {**ref, **args})
+    if not result.get("success"):
+        raise RuntimeError(f"{kind} failed: {result.get('error')}")
+    timing = result["result"]["steps"][0]["outcome"].get("timing", {})
+    return {"checksAndAction": timing.get("checksMs", 0.0) + timing.get("actionMs", 0.0),
+            "settle": timing.get("settleMs", 0.0)}
+
+
+def _widget_page(ctx: RunContext) -> str:
+    """The antd matrix page on the page server, its npm packages installed at their pins."""
+    import sys
+
+    widgets_dir = REPO_DIR / "tests" / "browser" / "widgets"
+    sys.path[:0] = [str(widgets_dir.parent), str(widgets_dir)]
+    from frameworks import serve_vendor  # type: ignore[import-not-found]
+    from mao_embed.testing import embed_snippet, page_html
+
+    srv = ctx.servers
+    token = srv.backend.issue_token("bench-widgets", "bench-agent", origin=srv.pages.origin)
+    body = (widgets_dir / "pages" / "antd.html").read_text(encoding="utf-8")
+    snippet = embed_snippet(srv.backend.url, agent_id="bench-agent", user_id="bench-widgets", token=token)
+    return srv.pages.add("/bench-widgets.html", page_html(body, snippet, head=serve_vendor(srv.pages, "antd")))
+
+
+def _widget_kinds(ctx: RunContext, browser: Any, agent: Any) -> dict[str, Any]:
+    url = _widget_page(ctx)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    known = {s["sessionId"] for s in agent.sessions()}
+    page.goto(url)
+    page.evaluate("() => MaoChat.ready")
+    session = agent.wait_for_session(url=url, exclude=known)["sessionId"]
+    page.get_by_role("radio", name="Full access", exact=True).click()
+    samples: dict[str, dict[str, list[float]]] = {
+        kind: {"checksAndAction": [], "settle": [], "playwright": []} for kind, *_ in WIDGETS
+    }
+    for n in range(ctx.warmup + ctx.runs):  # ours first: Playwright's real input pauses a task
+        for kind, *_ in WIDGETS:
+            page.evaluate("() => window.__mount()")
+            ours = _ours_widget(agent, session, kind)
+            if n >= ctx.warmup:
+                samples[kind]["checksAndAction"].append(ours["checksAndAction"])
+                samples[kind]["settle"].append(ours["settle"])
+        ctx.log(f"[bench] actions: widget kinds, ours, run {n + 1}/{ctx.warmup + ctx.runs}")
+    for n in range(ctx.warmup + ctx.runs):
+        for kind, *_ in WIDGETS:
+            page.evaluate("() => window.__mount()")
+            began = time.perf_counter()
+            _playwright_widget(page, kind)
+            if n >= ctx.warmup:
+                samples[kind]["playwright"].append((time.perf_counter() - began) * 1000)
+    page.close()
+    summary = {}
+    for kind, bucket in samples.items():
+        stats = {name: describe(values) for name, values in bucket.items()}
+        pw = statistics.median(bucket["playwright"])
+        stats["ratioChecksAndActionVsPlaywright"] = statistics.median(bucket["checksAndAction"]) / pw if pw else None
+        summary[kind] = stats
+    return {"summary": summary, "samples": samples}
 
 
 def run(ctx: RunContext) -> dict[str, Any]:
@@ -139,6 +270,8 @@ def run(ctx: RunContext) -> dict[str, Any]:
                 theirs = _playwright(page, action, n)
                 if n >= ctx.warmup:
                     samples[action]["playwright"].append(theirs)
+        page.close()
+        widgets = _widget_kinds(ctx, browser, agent)
     finally:
         browser.close()
         agent.close()
@@ -149,11 +282,19 @@ def run(ctx: RunContext) -> dict[str, Any]:
         stats["ratioChecksAndActionVsPlaywright"] = statistics.median(bucket["checksAndAction"]) / pw if pw else None
         stats["ratioTotalVsPlaywright"] = statistics.median(bucket["ours"]) / pw if pw else None
         summary[action] = stats
-    return {"runs": ctx.runs, "summary": summary, "samples": samples}
+    return {"runs": ctx.runs, "summary": summary, "samples": samples, "widgets": widgets}
 
 
 def headline(result: dict[str, Any]) -> dict[str, Any]:
-    return {
+    widgets = {
+        f"widget:{kind}": {
+            "checksAndActionMs": stats["checksAndAction"]["median"],
+            "playwrightMs": stats["playwright"]["median"],
+            "ratioChecksAndActionVsPlaywright": stats["ratioChecksAndActionVsPlaywright"],
+        }
+        for kind, stats in result.get("widgets", {}).get("summary", {}).items()
+    }
+    return widgets | {
         action: {
             "checksAndActionMs": stats["checksAndAction"]["median"],
             "settleMs": stats["settle"]["median"],
@@ -176,6 +317,16 @@ def summary_table(result: dict[str, Any]) -> str:
             fmt_ms(stats["playwright"]["median"]),
             fmt_ratio(stats["ratioChecksAndActionVsPlaywright"]),
         ])
-    return "Per-action latency (medians)\n" + table(
+    text = "Per-action latency (medians)\n" + table(
         ["action", "checks", "action", "settle", "ours total", "Playwright", "checks+action / PW"], rows
     )
+    widget_rows = [
+        [kind, fmt_ms(stats["checksAndAction"]["median"]), fmt_ms(stats["settle"]["median"]),
+         fmt_ms(stats["playwright"]["median"]), fmt_ratio(stats["ratioChecksAndActionVsPlaywright"])]
+        for kind, stats in result.get("widgets", {}).get("summary", {}).items()
+    ]
+    if widget_rows:
+        text += "\n\nPer widget kind on Ant Design 5 (medians; ours settle excluded from the ratio)\n" + table(
+            ["widget", "ours checks+action", "ours settle", "Playwright", "ours / PW"], widget_rows
+        )
+    return text

@@ -52,7 +52,8 @@ PAGE_BODY = (
 _COLLECT = """
   const nav = performance.getEntriesByType("navigation")[0];
   const marks = {};
-  for (const m of performance.getEntriesByType("mark")) marks[m.name] = m.startTime;
+  const markDetails = {};
+  for (const m of performance.getEntriesByType("mark")) { marks[m.name] = m.startTime; if (m.detail) markDetails[m.name] = m.detail; }
   const resources = performance.getEntriesByType("resource").map((e) => ({
     name: e.name, initiatorType: e.initiatorType, startTime: e.startTime, responseEnd: e.responseEnd,
     transferSize: e.transferSize, encodedBodySize: e.encodedBodySize, decodedBodySize: e.decodedBodySize,
@@ -60,6 +61,8 @@ _COLLECT = """
   return {
     timeOrigin: performance.timeOrigin,
     marks,
+    markDetails,
+    longTasks: (window.__benchLongTasks || []).map((t) => ({ startTime: t.startTime, duration: t.duration })),
     navigation: {
       type: nav.type, name: nav.name, startTime: nav.startTime, responseEnd: nav.responseEnd,
       domContentLoadedEventEnd: nav.domContentLoadedEventEnd, loadEventEnd: nav.loadEventEnd,
@@ -72,6 +75,13 @@ _COLLECT = """
 _WITH_TIMEOUT = (
     "(p, ms, what) => Promise.race([p, new Promise((_, reject) => "
     "setTimeout(() => reject(new Error(what + ' not ready within ' + ms + ' ms')), ms))])"
+)
+
+# Installed before any page script (context.add_init_script): every task of 50 ms or more the
+# main thread ran, the page's input waits behind each of them.
+LONG_TASKS_INIT = (
+    "window.__benchLongTasks = []; try { new PerformanceObserver((list) => "
+    "window.__benchLongTasks.push(...list.getEntries())).observe({ type: 'longtask', buffered: true }); } catch (e) {}"
 )
 
 PRODUCT_JS = f"async (ms) => {{ await ({_WITH_TIMEOUT})(MaoChat.ready, ms, 'MaoChat.ready'); {_COLLECT} }}"
@@ -93,7 +103,8 @@ def anchor_page(asset_base: str) -> str:
         f"<body>{PAGE_BODY}\n<script>\n"
         f"window.anchorReady = import({base} + 'pyodide.mjs')\n"
         f"  .then(({{ loadPyodide }}) => loadPyodide({{ indexURL: {base} }}))\n"
-        "  .then(() => { performance.mark('anchor:pyodide-loaded'); return true; });\n"
+        "  .then((py) => { performance.mark('anchor:pyodide-loaded', "
+        "{ detail: { wasmHeapBytes: py._module.HEAPU8.length } }); return true; });\n"
         "</script></body></html>"
     )
 
@@ -127,6 +138,9 @@ def _sample(kind: str, data: dict[str, Any], network: dict[str, Any], ctx: RunCo
     sdk_prefix = ctx.servers.backend.url + "/sdk/"
     sdk_files = [f for f in files if f["url"].startswith(sdk_prefix) and f["wireBytes"] is not None]
     in_page_entries = [nav, *data["resources"]]
+    ready_mark = "mao:session-ready" if kind == "product" else "anchor:pyodide-loaded"
+    ready_at = marks.get(ready_mark)
+    heap_mark = "mao:python-ready" if kind == "product" else "anchor:pyodide-loaded"
     sample = {
         "navigationType": nav["type"],
         "responseEndMs": nav["responseEnd"],
@@ -147,12 +161,19 @@ def _sample(kind: str, data: dict[str, Any], network: dict[str, Any], ctx: RunCo
         },
         "websocket": network["websocket"],
         "wallS": round(wall_s, 3),
+        # Longest main-thread task from navigation start to ready (0 when none reached 50 ms).
+        "longestTaskMs": max(
+            (t["duration"] for t in data["longTasks"] if ready_at is None or t["startTime"] < ready_at), default=0.0
+        ),
+        "wasmHeapBytes": (data["markDetails"].get(heap_mark) or {}).get("wasmHeapBytes"),
         "timeOrigin": data["timeOrigin"],
         "marks": marks,
         "files": files,
     }
     if kind == "product":
         sample["pyodideLoadedMs"] = marks.get("mao:pyodide-loaded")
+        # Set when the runtime was restored from the build's memory snapshot (docs/startup.md).
+        sample["snapshotRestored"] = "mao:snapshot-restored" in marks
         # Only when the loader installs our wheels after loadPyodide() (not inside it).
         sample["packagesLoadedMs"] = marks.get("mao:packages-loaded")
         sample["pythonReadyMs"] = marks.get("mao:python-ready")
@@ -173,6 +194,7 @@ def _measure_pair(ctx: RunContext, kind: str, url: str, user_id: str | None, set
     script = PRODUCT_JS if kind == "product" else ANCHOR_JS
     context = ctx.cold_browser()
     try:
+        context.add_init_script(LONG_TASKS_INIT)
         page = context.pages[0] if context.pages else context.new_page()
         recorder = NetworkRecorder(context, page)
         out: dict[str, Any] = {}
@@ -251,6 +273,7 @@ def run(ctx: RunContext) -> dict[str, Any]:
 
 _PRODUCT_METRICS = (
     "pyodideLoadedMs", "packagesLoadedMs", "pythonReadyMs", "sessionReadyMs", "importBootMs", "handshakeMs", "domContentLoadedMs",
+    "longestTaskMs", "wasmHeapBytes",
 )
 
 
@@ -267,9 +290,12 @@ def summarize(measured: list[dict[str, Any]]) -> dict[str, Any]:
         summary["product"][phase]["inPageEncodedBodySize"] = describe(s["bytes"]["inPageEncodedBodySize"] for s in samples)
         summary["product"][phase]["requests"] = describe(s["bytes"]["requests"] for s in samples)
         summary["product"][phase]["serverSawSessionEveryRun"] = all(s.get("serverSawSession") for s in samples)
+        summary["product"][phase]["snapshotRestoredRuns"] = sum(1 for s in samples if s.get("snapshotRestored"))
         summary["anchor"][phase] = {
             "pyodideLoadedMs": describe(s.get("pyodideLoadedMs") for s in anchors),
             "wireBytes": describe(s["bytes"]["wire"] for s in anchors),
+            "longestTaskMs": describe(s.get("longestTaskMs") for s in anchors),
+            "wasmHeapBytes": describe(s.get("wasmHeapBytes") for s in anchors),
         }
         ready = summary["product"][phase]["sessionReadyMs"]["median"]
         alone = summary["anchor"][phase]["pyodideLoadedMs"]["median"]
@@ -334,6 +360,10 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
         "warmRatioVsPyodideAlone": s["ratio"]["warm"]["sessionReadyOverPyodideAlone"]["ofMedians"],
         "coldWireBytesMedian": s["product"]["cold"]["wireBytes"]["median"],
         "warmWireBytesMedian": s["product"]["warm"]["wireBytes"]["median"],
+        "coldLongestTaskMedianMs": s["product"]["cold"]["longestTaskMs"]["median"],
+        "warmLongestTaskMedianMs": s["product"]["warm"]["longestTaskMs"]["median"],
+        "wasmHeapBytesMedian": s["product"]["cold"]["wasmHeapBytes"]["median"],
+        "snapshotRestoredRuns": s["product"]["cold"]["snapshotRestoredRuns"] + s["product"]["warm"]["snapshotRestoredRuns"],
     }
 
 
@@ -369,8 +399,17 @@ def summary_table(result: dict[str, Any]) -> str:
             f"{phase}  ratio session ready / anchor", fmt_ratio(r["ofMedians"]) + " *",
             fmt_ratio(r["perRun"]["p90"]), fmt_ratio(r["perRun"]["min"]), fmt_ratio(r["perRun"]["max"]),
         ])
+    for phase in ("cold", "warm"):
+        for who, stats in (("session", s["product"][phase]), ("anchor", s["anchor"][phase])):
+            d = stats["longestTaskMs"]
+            rows.append([f"{phase}  longest main-thread task, {who}", fmt_ms(d["median"]), fmt_ms(d["p90"]), fmt_ms(d["min"]), fmt_ms(d["max"])])
+    for who, stats in (("session", s["product"]["cold"]), ("anchor", s["anchor"]["cold"])):
+        d = stats["wasmHeapBytes"]
+        rows.append([f"wasm heap after boot, {who}", fmt_bytes(d["median"]), fmt_bytes(d["p90"]), fmt_bytes(d["min"]), fmt_bytes(d["max"])])
     out.append(table(["", "median", "p90", "min", "max"], rows))
     out.append("* ratio of the medians; p90/min/max are of the per-run ratios (paired within a run)")
+    restored = s["product"]["cold"]["snapshotRestoredRuns"] + s["product"]["warm"]["snapshotRestoredRuns"]
+    out.append(f"restored from the memory snapshot: {restored} of {2 * cfg['runs']} product loads")
     loads = [r["loadAverage1m"] for r in result["runs"] if not r["warmup"] and r.get("loadAverage1m") is not None]
     if loads:
         out.append(f"1-min load average during the runs: {min(loads):.1f} .. {max(loads):.1f} "

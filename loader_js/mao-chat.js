@@ -71,35 +71,91 @@
     return { host, ui };
   }
 
-  // Start-up is split into separate tasks with yields between them, and begins only once the
-  // page has loaded and is idle: interpreter start-up is one synchronous block of wasm that
-  // cannot be split further (measured in issue 2), so the page's own start-up goes first and
-  // input queued during our blocks is handled between them.
+  // Start-up begins at init(): downloads and wasm compiles run off the main thread, so starting
+  // them at once costs the page nothing. What does block the main thread (instantiating the
+  // runtime, copying the snapshot into it, Python itself) comes in separate tasks with yields
+  // between them, so input that arrives meanwhile is handled between them (SPEC E4).
   const yieldToPage = () => new Promise((resolve) => setTimeout(resolve, 0));
-  function whenPageIdle() {
-    const idle = () => new Promise((resolve) =>
-      typeof requestIdleCallback === "function" ? requestIdleCallback(() => resolve(), { timeout: 1000 }) : setTimeout(resolve, 0));
-    if (document.readyState === "complete") return idle();
-    return new Promise((resolve) => window.addEventListener("load", () => resolve(), { once: true })).then(idle);
+  const pyodideOptions = () => ({
+    indexURL: assetBase,
+    lockFileURL: assetBase + "pyodide-lock.json",
+    stdout: (line) => console.debug("[mao-embed py]", line),
+    stderr: (line) => console.warn("[mao-embed py]", line),
+  });
+
+  async function fetchOk(url) {
+    const response = await fetch(url, { credentials: "omit" });
+    if (!response.ok) throw new Error(`${url.slice(assetBase.length)}: HTTP ${response.status}`);
+    return response;
+  }
+
+  // The booted-runtime image the build made (runtime-image.js, docs/startup.md): the heap of an
+  // interpreter that has imported our packages, restored instead of starting Python. Every
+  // download starts here, in parallel; nothing waits for anything it does not need.
+  function fetchImage() {
+    const meta = fetchOk(assetBase + "snapshot.json").then((r) => r.json());
+    const createModule = import(assetBase + "pyodide.asm.mjs").then((m) => m.default);
+    const snapshot = fetchOk(assetBase + "snapshot.bin").then((r) => r.arrayBuffer()).then((b) => new Uint8Array(b));
+    const files = fetchOk(assetBase + "site-packages.tar").then((r) => r.arrayBuffer()).then((b) => MaoImage.untar(b));
+    // A full image has imported the libraries' Python modules already and needs only their
+    // code; a smaller one imports them after the restore, and Python's import wants the file.
+    const dylibs = meta.then((m) => Promise.all(m.dylibs.map(async (path) => {
+      if (m.scope === "full") return { path, module: await WebAssembly.compileStreaming(fetchOk(assetBase + "dylibs/" + path)) };
+      const bytes = new Uint8Array(await (await fetchOk(assetBase + "dylibs/" + path)).arrayBuffer());
+      return { path, bytes, module: await WebAssembly.compile(bytes) };
+    })));
+    for (const p of [meta, createModule, snapshot, files, dylibs]) p.catch(() => {}); // reported by restoreImage
+    return { meta, createModule, snapshot, files, dylibs };
+  }
+
+  async function restoreImage(loadPyodide, image) {
+    const meta = await image.meta;
+    // Everything in /sdk/<build>/ comes from one build; a snapshot.json naming another build is
+    // a stale or mixed-up deployment (Pyodide checks its own build id inside the snapshot too).
+    if (meta.buildId !== BUILD_ID) throw new Error(`snapshot is from build ${meta.buildId}, this loader is build ${BUILD_ID}`);
+    const snapshot = image.snapshot.then((bytes) => {
+      if (bytes.length !== meta.bytes) throw new Error(`snapshot has ${bytes.length} bytes, expected ${meta.bytes}`);
+      return bytes;
+    });
+    const prepared = MaoImage.prepare({
+      createModule: await image.createModule, files: image.files, dylibs: image.dylibs,
+      snapshot, expected: meta.layout, freshBits: meta.freshPages,
+    });
+    // The snapshot is passed as a promise: Pyodide starts fetching its wasm before awaiting it.
+    const pyodide = await loadPyodide({ ...pyodideOptions(), ...prepared.options, _loadSnapshot: snapshot });
+    MaoImage.afterRestore(pyodide._module, prepared.state, meta.handles);
+    performance.mark("mao:pyodide-loaded");
+    await yieldToPage();
+    const restored = pyodide.pyimport("mao_page.image");
+    restored.after_restore();
+    restored.destroy();
+    return pyodide;
+  }
+
+  async function bootFresh(loadPyodide) {
+    const pyodide = await loadPyodide(pyodideOptions());
+    performance.mark("mao:pyodide-loaded");
+    await yieldToPage();
+    await pyodide.loadPackage(["mao-embed-page"], { messageCallback: () => {}, errorCallback: (m) => console.warn("[mao-embed]", m) });
+    performance.mark("mao:packages-loaded");
+    return pyodide;
   }
 
   function loadRuntime() {
     if (!pyodidePromise) {
       pyodidePromise = (async () => {
-        await whenPageIdle();
+        const image = fetchImage();
         const { loadPyodide } = await import(assetBase + "pyodide.mjs");
-        const pyodide = await loadPyodide({
-          indexURL: assetBase,
-          lockFileURL: assetBase + "pyodide-lock.json",
-          stdout: (line) => console.debug("[mao-embed py]", line),
-          stderr: (line) => console.warn("[mao-embed py]", line),
-        });
-        performance.mark("mao:pyodide-loaded");
+        let pyodide = null;
+        try {
+          pyodide = await restoreImage(loadPyodide, image);
+          performance.mark("mao:snapshot-restored");
+        } catch (error) {
+          console.warn(`[mao-embed] memory snapshot not used (${error && error.message || error}); starting Python from scratch`);
+          pyodide = await bootFresh(loadPyodide);
+        }
         await yieldToPage();
-        await pyodide.loadPackage(["mao-embed-page"], { messageCallback: () => {}, errorCallback: (m) => console.warn("[mao-embed]", m) });
-        performance.mark("mao:packages-loaded");
-        await yieldToPage();
-        pyodide.pyimport("pydantic").destroy();
+        pyodide.pyimport("mao_page.runtime").destroy();
         await yieldToPage();
         return pyodide;
       })();
@@ -180,7 +236,8 @@
         pyodide.registerJsModule("_mao_host", hostApi);
         const runtime = pyodide.pyimport("mao_page.runtime");
         instance.controller = await runtime.boot();
-        performance.mark("mao:python-ready");
+        // The heap size is for the start-up benchmark (bench/startup.py): what a page pays in memory.
+        performance.mark("mao:python-ready", { detail: { wasmHeapBytes: pyodide._module.HEAPU8.length } });
         runtime.destroy();
         if (instance.destroyed) instance.controller.stop();
       })

@@ -14,6 +14,11 @@ One build step, offline apart from the package registries:
   (NOTES-pyodide.md).
 * The loader ``mao-chat.js`` with the DOM primitives (``loader_js/primitives/*.js``),
   stamped with the build id.
+* The booted-runtime image (docs/startup.md): the wheels unpacked into ``site-packages.tar``,
+  their dynamic libraries under ``dylibs/``, and a memory snapshot of Pyodide after our
+  packages were imported (``snapshot.bin`` + ``snapshot.json``), made by running Pyodide in
+  Node (``loader_js/make-snapshot.mjs``). Without ``node`` the build leaves the image out
+  and says so; the loader then starts Python from scratch.
 
 Layout of the output (``backend/mao_embed/_sdk/``)::
 
@@ -22,6 +27,7 @@ Layout of the output (``backend/mao_embed/_sdk/``)::
     <build-id>/snapdom.mjs      screenshot library, imported on the first page_screenshot
     <build-id>/wheels/*.whl
     <build-id>/pyodide-lock.json
+    <build-id>/site-packages.tar, dylibs/..., snapshot.bin, snapshot.json   runtime image
     manifest.json               {"buildId": ..., "files": {...}}
 
 The build id is a hash of every input, so a changed wheel or loader changes every
@@ -33,11 +39,13 @@ from __future__ import annotations
 import argparse
 import gzip
 import hashlib
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import zipfile
 from dataclasses import dataclass
@@ -64,7 +72,15 @@ NPM_PACKAGES = ("pyodide", SCREENSHOT_LIBRARY[0])
 PYODIDE_PLATFORM = "pyemscripten_2026_0_wasm32"
 PYODIDE_PYTHON = "3.14"
 BROWSER_PACKAGE = "mao-embed-page"
-COMPRESSIBLE = (".wasm", ".mjs", ".js", ".json", ".zip")
+COMPRESSIBLE = (".wasm", ".mjs", ".js", ".json", ".zip", ".tar", ".so", ".bin")
+DYLIB_SUFFIX = ".so"
+SNAPSHOT_SCRIPT = LOADER_DIR / "make-snapshot.mjs"
+# What the memory snapshot holds (docs/startup.md): "full" (our packages imported, validators
+# built), "stdlib" (the standard library a full boot uses; smaller), or "off" (no snapshot: the
+# loader boots Python from scratch, as on a machine without node).
+SNAPSHOT_ENV = "MAO_EMBED_SNAPSHOT"
+SNAPSHOT_SCOPES = ("full", "stdlib", "off")
+DEFAULT_SNAPSHOT_SCOPE = "full"
 BUILD_PLACEHOLDER = "__MAO_BUILD_ID__"
 
 
@@ -90,9 +106,9 @@ def current_build_id() -> str | None:
     return json.loads(manifest.read_text())["buildId"]
 
 
-def _run(cmd: list[str], cwd: Path | None = None) -> None:
+def _run(cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
     print("+", " ".join(cmd), file=sys.stderr)
-    subprocess.run(cmd, cwd=cwd, check=True)
+    subprocess.run(cmd, cwd=cwd, check=True, env=env)
 
 
 def _sha256(path: Path) -> str:
@@ -254,6 +270,7 @@ def _loader_source() -> str:
         p for p in (LOADER_DIR / "primitives").glob("*.js") if p.name != "common.js"
     )
     primitives = "\n".join(f"// --- primitives/{p.name}\n" + p.read_text() for p in parts)
+    image = "// --- runtime-image.js\n" + (LOADER_DIR / "runtime-image.js").read_text()
     loader = (LOADER_DIR / "mao-chat.js").read_text()
     # One closure around both, so the primitives are reachable only through the loader
     # and never as a page global a script could replace.
@@ -261,6 +278,8 @@ def _loader_source() -> str:
         "/* Mao Embed loader. Built by `mao-embed build-assets`; sources in loader_js/. */\n"
         + "(() => {\n"
         + primitives
+        + "\n"
+        + image
         + "\n"
         + loader
         + "\n})();\n"
@@ -274,6 +293,8 @@ def _inputs_digest(pyodide_dir: Path, wheels: list[Path], browser_wheel_sources:
         digest.update(_sha256(wheel).encode())
     digest.update(browser_wheel_sources.encode())
     digest.update(_loader_source().encode())
+    digest.update(SNAPSHOT_SCRIPT.read_bytes())
+    digest.update(_snapshot_scope().encode())
     return digest.hexdigest()[:16]
 
 
@@ -307,6 +328,7 @@ def build(force: bool = False) -> BuiltAssets:
             shutil.copy2(wheel, versioned / "wheels" / wheel.name)
             served_wheels.append(versioned / "wheels" / wheel.name)
         _write_lock(pyodide_dir, served_wheels, versioned / "pyodide-lock.json")
+        _write_runtime_image(pyodide_dir, served_wheels, versioned, build_id)
         (staging / "mao-chat.js").write_text(_loader_source().replace(BUILD_PLACEHOLDER, build_id))
         _precompress(versioned)
         _precompress_file(staging / "mao-chat.js")
@@ -321,6 +343,66 @@ def build(force: bool = False) -> BuiltAssets:
         _publish(staging, build_id)
     print(f"SDK assets built (build {build_id}) in {SDK_DIR}", file=sys.stderr)
     return BuiltAssets(build_id, SDK_DIR)
+
+
+def _snapshot_scope() -> str:
+    scope = os.environ.get(SNAPSHOT_ENV, DEFAULT_SNAPSHOT_SCOPE)
+    if scope not in SNAPSHOT_SCOPES:
+        raise SystemExit(f"{SNAPSHOT_ENV} must be one of {', '.join(SNAPSHOT_SCOPES)}, not {scope!r}")
+    return scope
+
+
+def _write_runtime_image(pyodide_dir: Path, wheels: list[Path], versioned: Path, build_id: str) -> None:
+    """site-packages.tar, dylibs/ and the memory snapshot of the booted runtime.
+
+    The wheels' files go into one archive the loader writes into Pyodide's file system before
+    the interpreter starts; dynamic libraries are served apart (``application/wasm``), so the
+    page compiles them while they download. Both are what the snapshot was taken with.
+    """
+    scope = _snapshot_scope()
+    if scope == "off":
+        print(f"{SNAPSHOT_ENV}=off: building without the memory snapshot", file=sys.stderr)
+        return
+    node = shutil.which("node")
+    if node is None:
+        print(
+            "node not found: building without the memory snapshot; pages start Python from "
+            "scratch (slower start-up, same behaviour)",
+            file=sys.stderr,
+        )
+        return
+    dylibs: list[str] = []
+    tar_path = versioned / "site-packages.tar"
+    with tarfile.open(tar_path, "w", format=tarfile.USTAR_FORMAT) as archive:
+        for wheel in wheels:
+            with zipfile.ZipFile(wheel) as source:
+                for info in sorted(source.infolist(), key=lambda i: i.filename):
+                    if info.is_dir():
+                        continue
+                    data = source.read(info)
+                    if info.filename.endswith(DYLIB_SUFFIX):
+                        target = versioned / "dylibs" / info.filename
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.write_bytes(data)
+                        dylibs.append(info.filename)
+                        continue
+                    entry = tarfile.TarInfo(info.filename)
+                    entry.size = len(data)
+                    entry.mode = 0o644
+                    archive.addfile(entry, io.BytesIO(data))
+    env = {**os.environ, "MAO_BUILD_ID": build_id}  # recorded in snapshot.json; the loader checks it
+    command = [node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(versioned), str(tar_path), json.dumps(dylibs)]
+    try:
+        if scope == "stdlib":
+            listed = subprocess.run([*command, "list"], check=True, stdout=subprocess.PIPE, text=True, env=env)
+            _run([*command, scope, listed.stdout.strip().splitlines()[-1]], env=env)
+        else:
+            _run([*command, scope], env=env)
+    except subprocess.CalledProcessError as error:
+        raise SystemExit(
+            f"making the memory snapshot failed ({error}); the log above says why. "
+            f"Set {SNAPSHOT_ENV}=off to build without it."
+        ) from error
 
 
 KEEP_BUILDS = 3

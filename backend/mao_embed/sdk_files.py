@@ -39,6 +39,8 @@ MEDIA_TYPES: dict[str, str] = {
     # treating them as documents.
     ".whl": "application/octet-stream",
     ".tar": "application/x-tar",
+    # Dynamic libraries (wasm side modules): WebAssembly.compileStreaming insists on the type.
+    ".so": "application/wasm",
     ".py": "text/x-python",
     ".css": "text/css",
     ".html": "text/html",

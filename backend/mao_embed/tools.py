@@ -105,9 +105,18 @@ _DESCRIPTIONS: dict[ToolName, str] = {
     ),
     ToolName.CLICK: (
         "Click an element (button, link, tab, menu item...). There are no coordinate "
-        "clicks. A click that navigates ends the snapshot: inspect again afterwards."
+        "clicks. A click that navigates ends the snapshot: inspect again afterwards. The "
+        "outcome says whether the click had any effect: effect 'none' means the page showed "
+        "no change at all (no DOM change, focus, value, URL or dialog)."
         + _REFS
         + _WRITE
+        + _BATCH
+    ),
+    ToolName.HOVER: (
+        "Move the pointer over an element, as a user would before clicking: menus and "
+        "tooltips that open on hover then appear in the next page_inspect. The outcome's "
+        "effect says whether anything changed."
+        + _REFS
         + _BATCH
     ),
     ToolName.KEYBOARD: (

@@ -150,24 +150,128 @@ function blurElement(el) {
   if (!blurred()) focusEvents(el, "blur", null);
 }
 
-// The event sequence of a real left click: pointer and mouse down/up, focus, click.
-function click(el, x, y, modifiers) {
+// The synthetic pointer (SPEC A3): where it was last, per window, so that its boundary events
+// follow it as a real pointer's do: out and leave on what it leaves, over and enter on what
+// it enters, every ancestor included (a hover menu listening for mouseenter on a wrapper).
+const pointerAt = new WeakMap();
+
+// The parent in the flat tree: a slotted element's slot, a shadow root's host.
+function flatParent(n) {
+  if (n.assignedSlot) return n.assignedSlot;
+  if (n.parentElement) return n.parentElement;
+  const parent = n.parentNode;
+  return parent && parent.nodeType === 11 && parent.host ? parent.host : null;
+}
+
+function lineage(el) {
+  const out = [];
+  for (let n = el; n; n = flatParent(n)) out.push(n);
+  return out;
+}
+
+function pointerInit(el, x, y, buttons, detail, modifiers, related, bubbles) {
+  return { ...mouseInit(el, x, y, buttons, detail, modifiers), bubbles, relatedTarget: related || null,
+    pointerId: 1, pointerType: "mouse", isPrimary: true };
+}
+
+// Boundary and move events for the pointer coming to rest over `el` at (x, y), in Chromium's
+// order: pointerout, pointerleave (innermost first), pointerover, pointerenter (outermost
+// first), then the same four mouse events, then pointermove and mousemove.
+function movePointer(el, x, y, modifiers) {
   const view = viewOf(el);
   const P = view.PointerEvent;
   const M = view.MouseEvent;
-  const pointer = (type, buttons) =>
-    new P(type, { ...mouseInit(el, x, y, buttons, 0, modifiers), pointerId: 1, pointerType: "mouse", isPrimary: true });
-  el.dispatchEvent(pointer("pointerover", 0));
-  el.dispatchEvent(pointer("pointerenter", 0));
-  el.dispatchEvent(new M("mouseover", mouseInit(el, x, y, 0, 0, modifiers)));
-  el.dispatchEvent(pointer("pointermove", 0));
+  const last = pointerAt.get(view);
+  let previous = last ? last.deref() : null;
+  if (previous && (!previous.isConnected || previous.ownerDocument !== el.ownerDocument)) previous = null;
+  if (previous !== el) {
+    const entered = lineage(el);
+    const left = previous ? lineage(previous) : [];
+    const staying = new Set(entered);
+    const leaving = left.filter((n) => !staying.has(n));
+    const before = new Set(left);
+    const entering = entered.filter((n) => !before.has(n)).reverse();
+    const boundary = (Type, prefix, init) => {
+      if (previous) {
+        previous.dispatchEvent(new Type(`${prefix}out`, init(previous, el, true)));
+        for (const n of leaving) n.dispatchEvent(new Type(`${prefix}leave`, init(n, el, false)));
+      }
+      el.dispatchEvent(new Type(`${prefix}over`, init(el, previous, true)));
+      for (const n of entering) n.dispatchEvent(new Type(`${prefix}enter`, init(n, previous, false)));
+    };
+    boundary(P, "pointer", (n, related, bubbles) => pointerInit(n, x, y, 0, 0, modifiers, related, bubbles));
+    boundary(M, "mouse", (n, related, bubbles) => ({ ...mouseInit(n, x, y, 0, 0, modifiers), bubbles, relatedTarget: related || null }));
+    pointerAt.set(view, new WeakRef(el));
+  }
+  el.dispatchEvent(new P("pointermove", pointerInit(el, x, y, 0, 0, modifiers, null, true)));
   el.dispatchEvent(new M("mousemove", mouseInit(el, x, y, 0, 0, modifiers)));
-  el.dispatchEvent(pointer("pointerdown", 1));
-  const downAllowed = el.dispatchEvent(new M("mousedown", mouseInit(el, x, y, 1, 1, modifiers)));
-  if (downAllowed) focusTarget(el);
-  el.dispatchEvent(pointer("pointerup", 0));
-  el.dispatchEvent(new M("mouseup", mouseInit(el, x, y, 0, 1, modifiers)));
-  el.dispatchEvent(new M("click", mouseInit(el, x, y, 0, 1, modifiers)));
+}
+
+// What a pointer at (x, y) lands on, when that lies inside `el` (its deepest element there);
+// else `el` itself (a control whose own wrapper receives the pointer).
+function pointTarget(el, x, y) {
+  const hit = hitAt(el.ownerDocument, x, y);
+  return hit && hit !== el && composedContains(el, hit) ? hit : el;
+}
+
+function hover(el, x, y, modifiers) {
+  movePointer(pointTarget(el, x, y), x, y, modifiers);
+  return "done";
+}
+
+// A real left click at (x, y): the pointer moves there (boundary events included), then
+// pointer and mouse down, focus, pointer and mouse up, click, all on the element the point
+// lands on inside `el`, so a handler on an inner element (a link inside a tab) runs as it
+// would for a user. Answers "done".
+function click(el, x, y, modifiers) {
+  const target = pointTarget(el, x, y);
+  const view = viewOf(target);
+  const P = view.PointerEvent;
+  const M = view.MouseEvent;
+  movePointer(target, x, y, modifiers);
+  target.dispatchEvent(new P("pointerdown", pointerInit(target, x, y, 1, 0, modifiers, null, true)));
+  const downAllowed = target.dispatchEvent(new M("mousedown", mouseInit(target, x, y, 1, 1, modifiers)));
+  if (downAllowed) focusTarget(target);
+  target.dispatchEvent(new P("pointerup", pointerInit(target, x, y, 0, 0, modifiers, null, true)));
+  target.dispatchEvent(new M("mouseup", mouseInit(target, x, y, 0, 1, modifiers)));
+  target.dispatchEvent(new M("click", mouseInit(target, x, y, 0, 1, modifiers)));
+  return "done";
+}
+
+// What an action may have changed that no mutation record shows: focus, the values and
+// checked states of form controls (properties, not attributes) and the scroll position.
+// `effectProbe` takes the picture before; `effectsSince` names what differs after.
+function controlsDigest(doc, exclude) {
+  let hash = 2166136261;
+  const mix = (text) => {
+    for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 16777619);
+    hash = Math.imul(hash ^ 31, 16777619);
+  };
+  for (const el of doc.querySelectorAll("input,select,textarea")) {
+    if (exclude && composedContains(exclude, el)) continue;
+    if (el.type === "checkbox" || el.type === "radio") mix(el.checked ? "1" : "0");
+    else if (el.localName === "select") mix(Array.from(el.selectedOptions, (o) => o.index).join(","));
+    else mix(el.value);
+  }
+  return hash >>> 0;
+}
+
+function effectProbe(win, exclude) {
+  const doc = win.document;
+  return { win, exclude, active: deepActiveElement(doc, exclude), controls: controlsDigest(doc, exclude),
+    x: win.scrollX, y: win.scrollY };
+}
+
+// Focus moving to the acted-on element, inside it or to the focusable ancestor a click
+// focuses is the act itself, not an effect of it.
+function effectsSince(probe, acted) {
+  const now = effectProbe(probe.win, probe.exclude);
+  const out = [];
+  const own = acted && now.active && (composedContains(now.active, acted) || composedContains(acted, now.active));
+  if (now.active !== probe.active && !own) out.push("focus");
+  if (now.controls !== probe.controls) out.push("values");
+  if (now.x !== probe.x || now.y !== probe.y) out.push("scroll");
+  return out;
 }
 
 // mousedown focuses the nearest focusable ancestor (or nothing), like a real click.
@@ -422,16 +526,41 @@ function selectAll(el) {
   return false;
 }
 
-// Implicit submission (HTML §4.10.21.2): Enter in a field submits its form through the
-// default button, with validation, as the browser would.
+// Implicit submission (HTML §4.10.21.2) of the form of `el`, the focused element, on Enter.
+// Which focused elements trigger it is the browser's choice; these follow Chromium: text
+// fields fully; checkboxes, radios, ranges and date/time fields only through the default
+// button. The rules once triggered are the standard's: the default button is the form's first
+// submit button in tree order; when there is one, a disabled one means nothing happens, else
+// it gets a synthetic click. Without one the form is submitted only if it has no more than one
+// field that blocks implicit submission. Answers what happened: "clicked_default",
+// "submitted", "default_disabled", "too_many_fields" or "none".
+const TEXT_TRIGGERS = new Set(["text", "search", "url", "tel", "email", "password", "number"]);
+const BUTTON_ONLY_TRIGGERS = new Set(["checkbox", "radio", "range", "date", "month", "week", "time", "datetime-local"]);
+const BLOCKING_TYPES = new Set(["text", "search", "url", "tel", "email", "password", "date", "month", "week", "time",
+  "datetime-local", "number"]);
+
+function isSubmitButton(control) {
+  return (control.localName === "button" && control.type === "submit")
+    || (control.localName === "input" && (control.type === "submit" || control.type === "image"));
+}
+
 function submitImplicitly(el) {
   const form = el.form;
-  if (!form) return false;
-  const button = form.querySelector("button[type=submit],button:not([type]),input[type=submit],input[type=image]");
-  if (button && button.disabled) return false;
-  if (typeof form.requestSubmit === "function") form.requestSubmit(button || undefined);
-  else form.submit();
-  return true;
+  if (!form || el.localName !== "input") return "none";
+  const textField = TEXT_TRIGGERS.has(el.type);
+  if (!textField && !BUTTON_ONLY_TRIGGERS.has(el.type)) return "none";
+  const controls = Array.from(form.elements);
+  const defaultButton = controls.find(isSubmitButton);
+  if (defaultButton) {
+    if (defaultButton.matches(":disabled")) return "default_disabled";
+    defaultButton.click();
+    return "clicked_default";
+  }
+  if (!textField) return "none";
+  const blocking = controls.filter((c) => c.localName === "input" && BLOCKING_TYPES.has(c.type)).length;
+  if (blocking > 1) return "too_many_fields";
+  form.requestSubmit();
+  return "submitted";
 }
 
 // Sequential focus navigation order of one document: positive tabindex first, then 0 in
@@ -567,7 +696,7 @@ function pageText(doc) {
 }
 
 Object.assign(MaoDom, {
-  hitTest, click, focusElement, fill, blur, readValue, selectNative, ariaOptions, visibleTextMatches,
+  hitTest, click, hover, effectProbe, effectsSince, focusElement, fill, blur, readValue, selectNative, ariaOptions, visibleTextMatches,
   controlOf, labelFor, dispatchKey, insertText, deleteText, selectAll, submitImplicitly, moveFocus,
   stepRadio, stepSelect, scrollIntoView, scrollState, scrollPage, scrollElement, nextFrame,
   interceptDialogs, liveMessages, pageText, deepActiveElement: (doc, exclude) => deepActiveElement(doc || document, exclude),

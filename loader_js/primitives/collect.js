@@ -157,7 +157,7 @@ function childrenAndTexts(el, keep) {
 // One row of facts per element; see mao_page/facts.py for the column names.
 // `texts` is [position, text, position, text, ...]: the element's own text nodes in the
 // composed tree, each after `position` element children (so Python can interleave them).
-function factsOf(el, parentIndex, formIndex, style, scope, texts, pseudo) {
+function factsOf(el, parentIndex, formIndex, style, scope, texts, pseudo, fresh) {
   const r = el.getBoundingClientRect();
   const a = (name) => el.getAttribute(name) ?? "";
   const tag = el.localName;
@@ -227,15 +227,26 @@ function factsOf(el, parentIndex, formIndex, style, scope, texts, pseudo) {
     tag === "input" && el.hasAttribute("list") ? 1 : tag === "select" && el.size > 1 ? 2 : 0, // 62
     a("aria-owns"), // 63
     style.textTransform, // 64
+    fresh === true, // 65 not painted at the previous snapshot (see paintedBefore)
   ];
 }
 
+// What was painted at the previous snapshot (page_inspect): a box and, where the walk read its
+// style, visible and not transparent. An element listed now that was not is new to the agent
+// (SPEC S9: what its last action opened); null until the first snapshot. A walk for a
+// snapshot builds the next set (paintedNow) and makes it the reference when it ends; other
+// walks (screenshot masks, a ref's name check) only read it.
+let paintedBefore = null;
+let paintedNow = null;
+const isFresh = (el) => paintedBefore !== null && !paintedBefore.has(el);
+
 // Walk the top document in composed tree order, into same-origin frames. Returns
-// {nodes, facts, scopes, frames, roots}: nodes[i] is the element described by facts[i];
+// {nodes, facts, scopes, frames, roots, fullRows}: nodes[i] is the element described by facts[i];
 // scopes[s] = [kind, frame, host row]; frames[f] = [owner row, url, x, y, width, height]
 // (the frame's content box in its parent frame's viewport; frame 0 is the top window).
 // `exclude` is the SDK host: it and its subtree never appear (SPEC S4, U2). `keep`, when
 // given (viewportKeep), is the set of elements to walk; it holds every ancestor of its members.
+// With `keep`, fullRows[i] is the row count of nodes[i]'s whole subtree, walked or not.
 function collectDocument(doc, exclude, keep) {
   const nodes = [];
   const facts = [];
@@ -245,9 +256,10 @@ function collectDocument(doc, exclude, keep) {
   const formRow = new Map();
   const roots = []; // the open shadow roots and frame documents met (for the page watch)
   const pseudoIn = [mayGenerateContent(doc)];
-  const stack = [[doc.documentElement, -1, 0]];
+  const fullRows = keep ? [] : null;
+  const stack = [[doc.documentElement, -1, 0, false]];
   while (stack.length) {
-    const [el, parent, scope] = stack.pop();
+    const [el, parent, scope, transparent] = stack.pop();
     if (!el || el === exclude || (keep && !keep.has(el))) continue;
     const index = nodes.length;
     let formIndex = -1;
@@ -259,7 +271,11 @@ function collectDocument(doc, exclude, keep) {
     const [kids, texts] = childrenAndTexts(el, keep);
     const pseudo = pseudoIn[scope] && style.display !== "none" ? pseudoOf(el, view) : 0;
     nodes.push(el);
-    facts.push(factsOf(el, parent, formIndex, style, scope, texts, pseudo));
+    const row = factsOf(el, parent, formIndex, style, scope, texts, pseudo, isFresh(el));
+    facts.push(row);
+    if (fullRows) fullRows.push(keep.get(el));
+    const clear = transparent || row[16] <= 0;
+    if (paintedNow && !clear && row[19] > 0 && row[20] > 0 && style.visibility === "visible") paintedNow.add(el);
     let childScope = scope;
     if (el.shadowRoot) {
       childScope = scopes.length;
@@ -281,13 +297,13 @@ function collectDocument(doc, exclude, keep) {
         roots.push(inner);
         pseudoIn[docScope] = mayGenerateContent(inner);
         if (keep && !keep.has(inner.documentElement)) countFrames(inner, frames);
-        else stack.push([inner.documentElement, index, docScope]);
+        else stack.push([inner.documentElement, index, docScope, clear]);
         continue;
       }
     }
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index, childScope]);
+    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index, childScope, clear]);
   }
-  return { nodes, facts, scopes, frames, roots };
+  return { nodes, facts, scopes, frames, roots, fullRows };
 }
 
 // A frame the viewport-limited walk does not enter: the same-origin frames inside it still
@@ -320,13 +336,22 @@ function countFrames(doc, frames) {
 // scroll containers can all paint inside the viewport from an ancestor outside it).
 // Same-origin frames whose box misses the viewport are not entered: a frame's content never
 // paints outside its box (collectDocument still numbers the frames nested in them).
-// Returns the set of elements to keep, for collectDocument.
+// Returns the elements to keep, for collectDocument: a Map from each to the number of rows of
+// its whole subtree (what Python counts in a field container, mao_page.names.container_label,
+// whether the walk keeps all of it or not).
 const REFERENCE_ATTRIBUTES = ["aria-labelledby", "aria-describedby", "aria-owns"];
 // mao_page.roles.WIDGET_ROLES: an explicit role among these makes an element interactive.
 const WIDGET_ROLE_NAMES = new Set([
   "button", "link", "textbox", "searchbox", "combobox", "listbox", "option", "checkbox", "radio", "switch", "menuitem",
   "menuitemcheckbox", "menuitemradio", "tab", "slider", "spinbutton", "treeitem", "gridcell",
 ]);
+// mao_page.names.CONTAINER_LEVELS / CONTAINER_ROWS: how far up a field container may be.
+const FIELD_CONTAINER_LEVELS = 8;
+const FIELD_CONTAINER_ROWS = 60;
+// mao_page.scanner: the containers whose children are items, and how big a container of
+// appeared items may be.
+const ITEM_CONTAINER_ROLES = /(^|\s)(listbox|menu|menubar|tree)(\s|$)/i;
+const ITEM_CONTAINER_ROWS = 400;
 const LISTABLE_TAGS = new Set(["button", "select", "textarea", "summary", "input", "iframe", "frame"]);
 
 // Whether the scanner may list this element (mao_page.scanner.is_interactive and the opaque
@@ -334,6 +359,9 @@ const LISTABLE_TAGS = new Set(["button", "select", "textarea", "summary", "input
 function mayBeListed(el) {
   const tag = el.localName;
   if (LISTABLE_TAGS.has(tag) || el.isContentEditable || tag.indexOf("-") >= 0) return true;
+  // An item of a listbox, menu or tree container (mao_page.scanner.delegated_items).
+  const container = el.parentElement && el.parentElement.getAttribute("role");
+  if (container && ITEM_CONTAINER_ROLES.test(container)) return true;
   if ((tag === "a" || tag === "area") && el.hasAttribute("href")) return true;
   const role = el.getAttribute("role");
   if (role) for (const token of role.toLowerCase().split(/\s+/)) if (WIDGET_ROLE_NAMES.has(token)) return true;
@@ -390,8 +418,12 @@ function viewportKeep(doc, exclude) {
     const r = el.getBoundingClientRect();
     const x = r.x + ox;
     const y = r.y + oy;
-    const hit = r.width > 0 && r.height > 0 && x < width && x + r.width > 0 && y < height && y + r.height > 0;
+    const boxed = r.width > 0 && r.height > 0;
+    const hit = boxed && x < width && x + r.width > 0 && y < height && y + r.height > 0;
     hits.push(hit);
+    // Outside the viewport the walk reads no style: a box counts as painted (collectDocument
+    // records the kept rows itself, with their visibility).
+    if (paintedNow && boxed && !hit) paintedNow.add(el);
     const tag = el.localName;
     if (el.shadowRoot) scopeRoots.push(el.shadowRoot);
     if (tag === "iframe" || tag === "frame") {
@@ -483,6 +515,27 @@ function viewportKeep(doc, exclude) {
       if (texted[j] > 0) break;
     }
   }
+  // A field container's label (SPEC S3, mao_page.names.container_label and stepper_label):
+  // the small ancestors of a listed element, whole, as far up as Python may look.
+  for (const i of listed) {
+    let node = i;
+    for (let level = 0; level < FIELD_CONTAINER_LEVELS; level++) {
+      const p = parents[node];
+      if (p < 0 || end[p] - p + 1 > FIELD_CONTAINER_ROWS) break;
+      keepSubtree(p);
+      node = p;
+    }
+  }
+  // Items that appeared since the previous snapshot (SPEC S9, mao_page.scanner.delegated_items):
+  // a small container of an appeared element in the viewport is kept whole, so its siblings
+  // out of view count the same in both walks.
+  if (paintedBefore !== null) {
+    for (let i = 0; i < count; i++) {
+      if (!hits[i] || paintedBefore.has(all[i])) continue;
+      const p = parents[i];
+      if (p >= 0 && !whole[p] && end[p] - p + 1 <= ITEM_CONTAINER_ROWS) keepSubtree(p);
+    }
+  }
   // aria-owns anywhere re-parents content in the scan's tree (mao_page.names: owner_of).
   for (const root of scopeRoots) {
     if (!root.querySelectorAll) continue;
@@ -493,8 +546,8 @@ function viewportKeep(doc, exclude) {
   }
   // Frames are numbered in walk order ("frame 2: Checkout"): every frame row is walked.
   for (const i of frameRows) keepWithAncestors(i);
-  const kept = new Set();
-  for (let i = 0; i < count; i++) if (keep[i]) kept.add(all[i]);
+  const kept = new Map();
+  for (let i = 0; i < count; i++) if (keep[i]) kept.set(all[i], end[i] - i + 1);
   return kept;
 }
 
@@ -531,7 +584,7 @@ function collectNameSources(el, limit) {
       const [kids, texts] = childrenAndTexts(node);
       const pseudo = style.display !== "none" && mayGenerate(node) ? pseudoOf(node, view) : 0;
       nodes.push(node);
-      facts.push(factsOf(node, parent, -1, style, 0, texts, pseudo));
+      facts.push(factsOf(node, parent, -1, style, 0, texts, pseudo, false));
       for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index]);
     }
   };
@@ -560,7 +613,7 @@ function viewport(win) {
 
 function rowOf(el) {
   const view = el.ownerDocument.defaultView;
-  return factsOf(el, -1, -1, view.getComputedStyle(el), 0, [], 0);
+  return factsOf(el, -1, -1, view.getComputedStyle(el), 0, [], 0, false);
 }
 
 // Column transport of a walk (collectDocumentColumns): numbers cross as typed arrays (a
@@ -573,7 +626,7 @@ function rowOf(el) {
 // Python keeps the columns and builds a row only when one is asked for (mao_page/facts.py:
 // rows_from_columns), a fraction of parsing the same rows from JSON. The column groups are
 // mirrored in facts.py.
-const INT_COLUMNS = [1, 24, 35, 44, 46, 53, 62, 12, 21, 22, 23, 41, 56, 57]; // the last 7 are booleans
+const INT_COLUMNS = [1, 24, 35, 44, 46, 53, 62, 12, 21, 22, 23, 41, 56, 57, 65]; // the last 8 are booleans
 const FLOAT_COLUMNS = [16, 17, 18, 19, 20];
 const STRING_COLUMNS = [
   0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 25, 26, 27, 28, 29, 30, 31, 32, 33, 37, 38, 39, 40, 42, 43, 45,
@@ -705,6 +758,14 @@ function columnsOf(result) {
   k += n;
   ints[k++] = textSpans.length;
   ints.set(textSpans, k);
+  // The rows a viewport-limited walk kept only part of: [row, rows of its whole subtree, ...].
+  const partial = [];
+  if (result.fullRows) {
+    for (let i = 0; i < n; i++) {
+      const size = result.fullRows[i];
+      if (size !== ints[endAt + i] - i + 1) partial.push(i, size);
+    }
+  }
   return {
     count: n,
     ints,
@@ -712,19 +773,26 @@ function columnsOf(result) {
     strings: utf8.encode(strings.join("\0")),
     stringCount: strings.length,
     stringIndex,
-    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo])),
+    json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo, partial])),
     // The same walk as JSON rows, for the rare page whose strings hold a NUL. UTF-8 bytes:
     // copying a Uint8Array into Python is a memcpy, while a JS string of megabytes into a
     // Python str cost ~20 ms at 8k elements (measured, issue 3).
-    rowsJson: () => utf8.encode(JSON.stringify([result.facts, result.scopes, result.frames])),
+    rowsJson: () => utf8.encode(JSON.stringify([result.facts, result.scopes, result.frames, partial])),
   };
 }
 
 Object.assign(MaoDom, {
   collectDocument, collectNameSources, isRendered, viewport, rowOf, viewportKeep,
-  collectDocumentColumns: (doc, exclude, viewportOnly) => {
-    const result = collectDocument(doc, exclude, viewportOnly ? viewportKeep(doc, exclude) : null);
-    return { nodes: result.nodes, roots: result.roots, columns: columnsOf(result) };
+  // `snapshot`: this walk is a page_inspect's, whose painted elements the next one compares with.
+  collectDocumentColumns: (doc, exclude, viewportOnly, snapshot) => {
+    paintedNow = snapshot ? new WeakSet() : null;
+    try {
+      const result = collectDocument(doc, exclude, viewportOnly ? viewportKeep(doc, exclude) : null);
+      if (paintedNow) paintedBefore = paintedNow;
+      return { nodes: result.nodes, roots: result.roots, columns: columnsOf(result) };
+    } finally {
+      paintedNow = null;
+    }
   },
   collectNameSourcesJson: (el, limit) => {
     const result = collectNameSources(el, limit);

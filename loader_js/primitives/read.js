@@ -10,8 +10,8 @@
 // not visible, and the SDK's own UI (`exclude`, as in collectDocument). Two computed styles
 // are read per element (display, and visibility for its text), as innerText needs: each more
 // (opacity, content-visibility set by a style sheet) cost about as much as the rest of the
-// walk, so text in an opacity-0 box is read, as innerText reads it. Form fields are read as their tag only:
-// their values (and a textarea's text, a select's options) never leave this file.
+// walk, so text in an opacity-0 box is read, as innerText reads it. Form fields are read as
+// their tag only: their values (and a textarea's text, a select's options) never leave here.
 // Everything else is a fact for Python to decide on: which content is chrome, aria-hidden,
 // page-owner private, or a sensitive editable field, and how it renders as Markdown.
 
@@ -36,6 +36,27 @@ function readSpace(item) {
   else if (!kids[last].endsWith(" ")) kids[last] += " ";
 }
 
+// The flags a subtree's root inherits from above it: reading one element must not return what
+// reading the page would leave out (an aria-hidden or page-owner private region around it).
+// Up through shadow hosts and same-origin frame elements.
+function readAncestorFlags(el) {
+  let flags = 0;
+  for (let n = el.parentNode; n; ) {
+    if (n.nodeType === 1) {
+      if (n.getAttribute("aria-hidden") === "true") flags |= READ_ARIA_HIDDEN;
+      if (n.hasAttribute("data-mao-private") || n.hasAttribute("data-mao-ignore")) flags |= READ_PRIVATE;
+      n = n.parentNode;
+    } else if (n.nodeType === 11 && n.host) {
+      n = n.host;
+    } else if (n.nodeType === 9) {
+      n = n.defaultView && n.defaultView.frameElement;
+    } else {
+      n = n.parentNode;
+    }
+  }
+  return flags;
+}
+
 function readExtra(el, tag, role) {
   if (tag === "a" || tag === "area") return el.hasAttribute("href") ? String(el.href) : "";
   if (tag === "img") return el.getAttribute("alt") ?? "";
@@ -58,6 +79,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
   const passDisplays = new Set(inlineDisplays);
   const keepTags = new Set(inlineTags);
   const start = root.nodeType === 9 ? root.body || root.documentElement : root;
+  const inherited = root.nodeType === 9 ? 0 : readAncestorFlags(root);
   const nodes = [];
   const editable = [];
   const listedAt = new Map();
@@ -111,6 +133,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
     if (display === "none") continue;
     const tag = el.localName;
     let flags = passDisplays.has(display) ? 0 : READ_BLOCKY;
+    if (!top) flags |= inherited;
     if (el.getAttribute("aria-hidden") === "true") flags |= READ_ARIA_HIDDEN;
     if (el.hasAttribute("data-mao-private") || el.hasAttribute("data-mao-ignore")) flags |= READ_PRIVATE;
     // An editable region's root carries the attribute (or is a designMode document's body).

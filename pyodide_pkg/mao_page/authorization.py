@@ -31,7 +31,8 @@ STORAGE_PREFIX = "mao-embed.grant."
 
 # Every action an agent can ask for. ``observe`` and ``wait`` only read the page and are
 # never confirmed, but they are still in the scope so a host can switch them off too.
-ACTIONS: tuple[str, ...] = ("scroll", "focus", "fill", "select", "check", "uncheck", "click", "keyboard", "wait", "observe")
+ACTIONS: tuple[str, ...] = ("scroll", "focus", "hover", "fill", "select", "check", "uncheck", "click", "keyboard", "wait",
+                            "observe")
 READ_ONLY_ACTIONS = frozenset({"observe", "wait"})
 
 

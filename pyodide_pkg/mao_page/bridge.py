@@ -18,7 +18,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull  # type: ignore[import-not-found]
 
 from . import facts as F
-from .page import HitTest, NativeSelection, Outcome
+from .page import HitTest, NativeSelection, Outcome, Submission
 
 HOST_MODULE = "_mao_host"
 
@@ -180,15 +180,17 @@ class Page:
 
     # -- reads --------------------------------------------------------------------------
 
-    def collect_main_document(self, *, viewport_only: bool = False) -> DocumentFacts:
+    def collect_main_document(self, *, viewport_only: bool = False, snapshot: bool = False) -> DocumentFacts:
         """One walk of the page: the top document, its open shadow roots and same-origin
         frames. The rows cross as columns (typed arrays, one string buffer, a small JSON; see
         ``facts.rows_from_columns``): a few crossings instead of a proxy per value, and a
         fraction of the cost of parsing the same rows as JSON.
         ``viewport_only``: rows only for the elements intersecting the top viewport, their
-        ancestors and the name sources of the fields among them (``viewportKeep``)."""
+        ancestors and the name sources of the fields among them (``viewportKeep``).
+        ``snapshot``: the walk of a page_inspect; the next walk's ``facts.FRESH`` compares with
+        what this one saw painted."""
         try:
-            result = self._primitives.collectDocumentColumns(self._window.document, self._sdk_host, viewport_only)
+            result = self._primitives.collectDocumentColumns(self._window.document, self._sdk_host, viewport_only, snapshot)
             # Shadow roots attached without a mutation (a late custom-element upgrade) are
             # watched from the first walk that meets them on.
             if self._watch is not None:
@@ -241,6 +243,16 @@ class Page:
     def click(self, handle: ElementHandle, x: float, y: float) -> None:
         self._primitives.click(handle.proxy, x, y)
 
+    def hover(self, handle: ElementHandle, x: float, y: float) -> None:
+        self._primitives.hover(handle.proxy, x, y)
+
+    def effect_probe(self) -> JsProxy:
+        """What no mutation record shows (focus, control values, scroll), before an act."""
+        return self._primitives.effectProbe(self._window, self._sdk_host)
+
+    def effects_since(self, probe: JsProxy, acted: ElementHandle) -> list[str]:
+        return [str(e) for e in self._primitives.effectsSince(probe, acted.proxy)]
+
     def fill(self, handle: ElementHandle, value: str) -> str:
         return str(self._primitives.fill(handle.proxy, value))
 
@@ -291,8 +303,8 @@ class Page:
     def select_all(self, handle: ElementHandle) -> bool:
         return bool(self._call("selectAll", handle))
 
-    def submit_implicitly(self, handle: ElementHandle) -> bool:
-        return bool(self._call("submitImplicitly", handle))
+    def submit_implicitly(self, handle: ElementHandle) -> Submission:
+        return Submission(self._call("submitImplicitly", handle))
 
     def activate(self, handle: ElementHandle) -> bool:
         return bool(self._call("activate", handle))
@@ -485,8 +497,8 @@ def decode_walk(columns: Any) -> tuple[Any, list[list[Any]], list[list[Any]]]:
         json.loads(columns.json.to_bytes()),
     )
     if built is None:  # a string held the separator: the same walk as JSON rows
-        rows, scopes, frames = json.loads(columns.rowsJson().to_bytes())
-        return rows, scopes, frames
+        rows, scopes, frames, partial = json.loads(columns.rowsJson().to_bytes())
+        return F.rows_from_json(rows, partial), scopes, frames
     return built
 
 

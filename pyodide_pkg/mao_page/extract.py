@@ -95,6 +95,9 @@ def _cut(text: str, start: int, limit: int) -> int:
 
 
 def _collapse(text: str) -> str:
+    if (" " not in text and "\n" not in text and "\t" not in text and "\r" not in text and "\f" not in text
+            and _BREAK not in text):
+        return text  # one word (most table cells): nothing to collapse
     text = _WS.sub(" ", text).strip()
     if _BREAK in text:
         text = _BREAK_SPACES.sub("\n", text).strip("\n")

@@ -79,8 +79,9 @@ TEXT_PARTS = 61  # [position, text, ...]: own text nodes, each after `position` 
 LIST = 62  # 1: <input list=...>, 2: <select size > 1>, else 0
 ARIA_OWNS = 63
 TEXT_TRANSFORM = 64
+FRESH = 65  # not painted at the previous snapshot: new to the agent (SPEC S9); False before the first
 
-COLUMNS = 65
+COLUMNS = 66
 
 # Tables returned next to the rows by collectDocument.
 SCOPE_KIND, SCOPE_FRAME, SCOPE_HOST = 0, 1, 2
@@ -88,7 +89,7 @@ FRAME_OWNER, FRAME_URL, FRAME_X, FRAME_Y, FRAME_WIDTH, FRAME_HEIGHT = 0, 1, 2, 3
 
 # Column groups of the column transport (``collectDocumentColumns``; mirrored in collect.js).
 INT_COLUMNS = (PARENT, CHECKED, FORM, IS_PASSWORD, SCOPE, USER_INVALID, LIST)
-BOOL_COLUMNS = (CONTENTEDITABLE, DISABLED, READONLY, REQUIRED, MULTIPLE, OPEN, INERT)  # cross as ints
+BOOL_COLUMNS = (CONTENTEDITABLE, DISABLED, READONLY, REQUIRED, MULTIPLE, OPEN, INERT, FRESH)  # cross as ints
 FLOAT_COLUMNS = (OPACITY, X, Y, WIDTH, HEIGHT)
 STRING_COLUMNS = (
     TAG, ID, ROLE, TYPE, ARIA_LABEL, ARIA_LABELLEDBY, TITLE, PLACEHOLDER, NAME, HREF, TABINDEX, CURSOR, DISPLAY,
@@ -112,14 +113,20 @@ class FactRows(dict):
     on every access. It reads as a sequence: ``len`` is the row count and iterating yields
     every row in order. Read-only, like the rows."""
 
-    __slots__ = ("columns", "count", "end")
+    __slots__ = ("columns", "count", "end", "full_rows")
 
-    def __init__(self, columns: Sequence[Sequence[Any]], count: int, end: list[int] | None = None) -> None:
+    def __init__(
+        self, columns: Sequence[Sequence[Any]], count: int, end: list[int] | None = None,
+        full_rows: dict[int, int] | None = None,
+    ) -> None:
         super().__init__()
         self.columns = columns
         self.count = count
         # end[i]: the last row of i's subtree (rows are in preorder), when the walk sent them.
         self.end = end
+        # The rows whose subtree a viewport-limited walk kept only in part: row -> the row
+        # count of the whole subtree (for every other row: its rows in this walk).
+        self.full_rows = full_rows or {}
 
     def __missing__(self, index: int) -> tuple[Any, ...]:
         if not -self.count <= index < self.count:
@@ -202,10 +209,10 @@ def rows_from_columns(
     holds the int and bool columns, then each row's subtree end (``FactRows.end``), then per
     string column the length of its pairs (-1: none) and the flat [row, string id, ...] pairs
     of its non-empty cells, sent when those are few, then the text parts (``_text_parts``).
-    ``extra`` is [scopes, frames, alt pairs, options pairs, pseudo pairs]; the pairs are flat
-    [row, value, ...] lists of the rows whose value differs from the default (alt None,
-    options 0, pseudo 0)."""
-    scopes, frames, alt_pairs, option_pairs, pseudo_pairs = extra
+    ``extra`` is [scopes, frames, alt pairs, options pairs, pseudo pairs, partial pairs]; the
+    pairs are flat [row, value, ...] lists of the rows whose value differs from the default
+    (alt None, options 0, pseudo 0; partial: ``FactRows.full_rows``)."""
+    scopes, frames, alt_pairs, option_pairs, pseudo_pairs, partial_pairs = extra
     table = strings.split(STRING_SEPARATOR) if string_count else []
     if len(table) != string_count:
         return None
@@ -252,7 +259,15 @@ def rows_from_columns(
     for column, pairs, default in ((ALT, alt_pairs, None), (OPTIONS, option_pairs, 0), (PSEUDO, pseudo_pairs, 0)):
         columns[column] = _filled(count, default, pairs[::2], pairs[1::2])
     columns[TEXT_PARTS] = _text_parts(count, int_values[at:], table)
-    return FactRows(columns, count, end), scopes, frames
+    full_rows = dict(zip(partial_pairs[::2], partial_pairs[1::2], strict=True))
+    return FactRows(columns, count, end, full_rows), scopes, frames
+
+
+def rows_from_json(rows: list[list[Any]], partial_pairs: list[int]) -> FactRows:
+    """The rows of the JSON transport (a page whose strings hold the separator), with the
+    partial subtrees' row counts as ``rows_from_columns`` gives them."""
+    full_rows = dict(zip(partial_pairs[::2], partial_pairs[1::2], strict=True))
+    return FactRows(list(zip(*rows, strict=True)) if rows else [()] * COLUMNS, len(rows), None, full_rows)
 
 
 def _text_parts(count: int, ints: Sequence[int], table: list[str]) -> Sequence[Sequence[Any]]:

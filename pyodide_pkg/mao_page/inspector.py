@@ -66,6 +66,8 @@ class Inspector:
     def __init__(self, page: Page, store: SnapshotStore) -> None:
         self._page = page
         self._store = store
+        # The navigation count at the last snapshot (None before the first).
+        self._snapshot_navigations: int | None = None
 
     @property
     def store(self) -> SnapshotStore:
@@ -77,17 +79,25 @@ class Inspector:
     @contextmanager
     def live_scan(
         self, *, include_offscreen: bool = False, outline: bool = False, viewport_only: bool = False,
-        release_sensitive: bool = False,
+        release_sensitive: bool = False, snapshot: bool = False, mark_new: bool = False,
     ) -> Iterator[tuple[Any, Scan, list[float]]]:
         """One walk of the page and its scan, making no snapshot (the agent's refs stay as
         they are). Yields (facts, scan, viewport); ``facts.handle(i)`` is valid inside the
         block only. The one place that pairs a walk with the scan's frame tables.
         ``viewport_only`` reads rows only for what intersects the viewport (with ancestors
         and the fields' name sources): enough for the in-viewport elements, at a cost that
-        follows what is visible rather than the page size (screenshot masks)."""
+        follows what is visible rather than the page size (screenshot masks).
+        ``snapshot``: the walk of a snapshot the agent gets (the reference of the next one's
+        ``facts.FRESH``); ``mark_new``: mark what the previous snapshot's walk did not see
+        painted as new (SPEC S9), and reach the items of what appeared."""
         if viewport_only and include_offscreen:
             raise ValueError("a viewport-only walk cannot list offscreen elements")
-        facts = self._page.collect_main_document(viewport_only=True) if viewport_only else self._page.collect_main_document()
+        walk: dict[str, bool] = {}
+        if viewport_only:
+            walk["viewport_only"] = True
+        if snapshot:
+            walk["snapshot"] = True
+        facts = self._page.collect_main_document(**walk)
         try:
             viewport = self._page.viewport()
             scanned = scan_page(
@@ -98,6 +108,7 @@ class Inspector:
                 frames=facts.frames,
                 outline=outline,
                 release_sensitive=release_sensitive,
+                mark_new=mark_new,
             )
             yield facts, scanned, viewport
         finally:
@@ -111,11 +122,15 @@ class Inspector:
 
     def _inspect(self, options: InspectOptions, release_sensitive: bool) -> InspectResult:
         before = self.state()
+        # New since the previous snapshot of the same document state: after a navigation
+        # (an SPA route change too) everything is new, and marking it all says nothing.
+        mark_new = self._snapshot_navigations == before.navigations
+        self._snapshot_navigations = before.navigations
         # The default (viewport only) reads full facts only for what intersects the viewport,
         # its ancestors and the name sources (viewportKeep): cost follows what is visible.
         with self.live_scan(include_offscreen=options.include_offscreen, outline=options.format == "text",
-                            viewport_only=not options.include_offscreen,
-                            release_sensitive=release_sensitive) as (facts, scanned, viewport):
+                            viewport_only=not options.include_offscreen, release_sensitive=release_sensitive,
+                            snapshot=True, mark_new=mark_new) as (facts, scanned, viewport):
             width, height, scroll_x, scroll_y, ratio = viewport
             snapshot = self._store.create(
                 page_version=before.version,
@@ -293,6 +308,8 @@ class SnapshotElement(NamedTuple):
     pressed: bool | str | None
     description: str
     opaque: str | None
+    name_from: str | None
+    new: bool | None
 
     def wire(self) -> dict[str, Any]:
         return _wire_elements((self.element_id,), (self[1:],))[0]
@@ -308,7 +325,7 @@ def _wire_elements(element_ids: Iterable[str], fields: Iterable[tuple[Any, ...]]
     add = wired.append
     for element_id, (kind, role, type_, label, text, value, options, visible, in_viewport, disabled, readonly, required,
                      (x, y, width, height), checked, selected, expanded, placeholder, href, sensitive, form, frame, invalid,
-                     pressed, description, opaque) in zip(element_ids, fields, strict=True):
+                     pressed, description, opaque, name_from, new) in zip(element_ids, fields, strict=True):
         wire_options = [
             {"value": v, "label": t, "selected": s, "disabled": d} for v, t, s, d in options
         ] if options else []
@@ -347,6 +364,10 @@ def _wire_elements(element_ids: Iterable[str], fields: Iterable[tuple[Any, ...]]
         out["description"] = description
         if opaque:
             out["opaque"] = opaque
+        if name_from:
+            out["nameFrom"] = name_from
+        if new:
+            out["new"] = True
         add(out)
     return wired
 
@@ -356,7 +377,7 @@ def _wire_elements(element_ids: Iterable[str], fields: Iterable[tuple[Any, ...]]
 # Pyodide; the positions found by name, so the scan may add or move fields).
 _ANSWER_FIELDS = ("kind", "role", "type", "label", "text", "value", "options", "visible", "in_viewport", "disabled",
                   "readonly", "required", "rect", "checked", "selected", "expanded", "placeholder", "href", "sensitive",
-                  "form", "frame", "invalid", "pressed", "description", "opaque")
+                  "form", "frame", "invalid", "pressed", "description", "opaque", "name_from", "new")
 _ANSWER_COLUMNS = tuple(map(ScannedElement._fields.index, _ANSWER_FIELDS))
 # What a line of the text form shows, in ``ElementColumns``' order after the id.
 _LINE_COLUMNS = tuple(map(ScannedElement._fields.index, ElementColumns._fields[1:]))
@@ -422,10 +443,11 @@ class SnapshotElements(Sequence[SnapshotElement]):
                     tuple(_new_tuple(SnapshotOption, option) for option in options) if options else (),
                     visible, in_viewport, disabled, readonly, required, rect, checked, selected, expanded,
                     placeholder or None, href or None, sensitive, form, frame, invalid, pressed, description, opaque or None,
+                    name_from or None, new or None,
                 ))
                 for element_id, (kind, role, type_, label, text, value, options, visible, in_viewport, disabled, readonly,
                                  required, rect, checked, selected, expanded, placeholder, href, sensitive, form, frame,
-                                 invalid, pressed, description, opaque)
+                                 invalid, pressed, description, opaque, name_from, new)
                 in zip(self.element_ids, self._answer_fields(), strict=True)
             ]
         return self._made
@@ -441,8 +463,13 @@ def _entry(items: list[ScannedElement], handles: list[Any], control_handles: dic
     return ElementEntry(
         element_id, handles[position], key, role, label, tag, type_, placeholder, sensitive or private, opaque,
         None if control is None else handles[control],
-        label if label_source != "nearby" else None,
+        label if label and label_source not in _NOT_RECHECKED else None,
     )
+
+
+# Labels made from text around the element (names.py fallbacks): the element alone cannot
+# recompute them, so a ref's name is not re-checked against them.
+_NOT_RECHECKED = frozenset({"nearby", "inner", "stepper"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ the cache dies with it (like Playwright's ``beginAriaCaches``/``endAriaCaches``)
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import compress
 from typing import Any
@@ -67,7 +68,7 @@ class DocumentIndex:
 
     __slots__ = (
         "rows", "columns", "parents", "tags", "displays", "text_parts", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "rows_of_tag", "_names",
-        "_labels", "_in_label", "same_as", "owns", "owner_of", "_label_above",
+        "_labels", "_in_label", "same_as", "owns", "owner_of", "_label_above", "_full_rows",
     )
 
     def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None, aliases: list[int] | None = None) -> None:
@@ -102,6 +103,8 @@ class DocumentIndex:
                 if parent >= 0 and end[index] > end[parent]:
                     end[parent] = end[index]
         self.children, self.end = children, end
+        # Rows whose subtree this walk holds only in part (viewport-limited): their full size.
+        self._full_rows = rows.full_rows if isinstance(rows, F.FactRows) else {}
         # Rendered-hidden (accname "hidden"): display:none on the element or an ancestor,
         # content-visibility:hidden on an ancestor, or a computed visibility other than
         # visible. Only the first two hide a whole subtree: visibility is inherited through
@@ -160,6 +163,11 @@ class DocumentIndex:
                 parent = parents[index]
                 flags[index] = index in marked or (parent >= 0 and (flags[parent] or parent in marked_below))
         return flags
+
+    def subtree_rows(self, index: int) -> int:
+        """Rows in the element's whole subtree, itself included, whether this walk holds all
+        of them or not (a viewport-limited walk: ``FactRows.full_rows``)."""
+        return self._full_rows.get(index) or self.end[index] - index + 1
 
     def _resolve_owns(self, owners: list[int]) -> None:
         """Who owns what. Ignored, as in ARIA (w3c/aria#1839) and WPT accname/aria-owns: an
@@ -768,3 +776,148 @@ def nearby_text(index: int, doc: DocumentIndex) -> str:
         if text:
             return text
     return doc.rows[parent][F.OWN_TEXT][:80]
+
+
+# -- labels beyond the accessible name (SPEC S3: "then nearby text") ---------------------
+#
+# For a control whose accessible name is empty. Each fallback reads structure only (which
+# container holds which controls, what text precedes them in it), never class names, and
+# says where its label came from (the scanner's ``label_source``): "inner" (the name of the
+# one field inside the widget), "nearby" (the label text of the control's own field
+# container), "stepper" (the increase / decrease buttons of one spin button).
+
+# How far up a field container may be: a form row or a widget's wrapper is a few levels and
+# a few dozen elements; anything bigger holds more than one field's label.
+CONTAINER_LEVELS = 8  # mirrored by collect.js viewportKeep (FIELD_CONTAINER_LEVELS)
+CONTAINER_ROWS = 60  # mirrored by collect.js viewportKeep (FIELD_CONTAINER_ROWS)
+_STEPPER_LEVELS = 3
+# Containers a field's label never comes from beyond: the page and its forms.
+_NOT_CONTAINERS = frozenset({"html", "body", "form", "fieldset", "table", "tbody", "thead", "tr", "ul", "ol", "dialog"})
+# Controls a label beside them may name: fields and the roles without a name of their own
+# (custom switches and slider handles). Buttons and links are actions: text near them is
+# rarely theirs (a heading above an icon button names the card, not the button).
+_LABELLED_ROLES = frozenset({
+    "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio", "switch", "slider", "spinbutton", "generic", "",
+})
+# Their label may follow them in their container ("[o] Dark mode", a select's placeholder).
+_LABEL_AFTER_ROLES = frozenset({"checkbox", "radio", "switch", "combobox", "listbox"})
+# Fields an outer widget (a combobox, a tags box) may take its name from.
+_TEXT_ENTRY_ROLES = frozenset({"textbox", "searchbox", "combobox"})
+_SPIN_ROLES = frozenset({"spinbutton"})
+_STEPPER_ROLES = frozenset({"button", "generic", ""})
+
+
+class ControlRows:
+    """The rows of one walk that are controls (the scanner's interactive candidates),
+    ascending: which containers hold which controls, by two bisections a question."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, rows: Sequence[int]) -> None:
+        self.rows = rows
+
+    def count(self, first: int, last: int) -> int:
+        """Controls among rows first..last."""
+        return bisect_right(self.rows, last) - bisect_left(self.rows, first)
+
+    def within(self, first: int, last: int) -> list[int]:
+        return list(self.rows[bisect_left(self.rows, first):bisect_right(self.rows, last)])
+
+
+def inner_field_label(index: int, doc: DocumentIndex, controls: ControlRows) -> str:
+    """A widget (a combobox, a tags box) whose one text entry inside has a name: that name
+    ("Select tags" of the inner input's placeholder)."""
+    end = doc.end[index]
+    inner = [i for i in controls.within(index + 1, end) if doc.roles[i] in _TEXT_ENTRY_ROLES]
+    if len(inner) != 1:
+        return ""
+    return doc.accessible_name(inner[0])[0]
+
+
+def container_label(index: int, doc: DocumentIndex, controls: ControlRows) -> str:
+    """The label text of the control's own field container: up through the ancestors that
+    hold no other control (each at most ``CONTAINER_ROWS`` rows, ``CONTAINER_LEVELS`` up),
+    the nearest text before the control in one of them (after it, for checkboxes, switches
+    and selects). A container holding another control ends the search: text in it may be
+    that control's. Never past a form, list or table: their text labels many controls."""
+    role = doc.roles[index]
+    if role not in _LABELLED_ROLES:
+        return ""
+    after_too = role in _LABEL_AFTER_ROLES
+    parents, end, tags = doc.parents, doc.end, doc.tags
+    own = controls.count(index, end[index])
+    node = index
+    for _ in range(CONTAINER_LEVELS):
+        parent = parents[node]
+        if parent < 0 or tags[parent] in _NOT_CONTAINERS or doc.subtree_rows(parent) > CONTAINER_ROWS:
+            return ""
+        if controls.count(parent + 1, end[parent]) > own:
+            return ""
+        text = _text_beside(parent, node, doc, after_too)
+        if text:
+            return text
+        if controls.count(parent, parent):
+            own += 1  # a clickable wrapper around this control is part of it
+        node = parent
+    return ""
+
+
+def _text_beside(parent: int, node: int, doc: DocumentIndex, after_too: bool) -> str:
+    """The nearest rendered text before ``node`` among ``parent``'s content (then after it)."""
+    content = doc.content(parent)
+    if node not in content:
+        return ""  # owned elsewhere (aria-owns): not beside this text
+    at = content.index(node)
+    for items in (reversed(content[:at]), content[at + 1:] if after_too else ()):
+        for item in items:
+            if isinstance(item, str):
+                text = squash(item)
+            elif doc.hidden[item] or doc.aria_hidden[item]:
+                continue
+            else:
+                text = doc.text_content(item, limit=80)
+            if text:
+                return text[:80]
+    return ""
+
+
+def stepper_label(index: int, doc: DocumentIndex, controls: ControlRows, field_label: Any) -> str:
+    """"Increase X" / "Decrease X" for a nameless button that is one of the two steppers
+    of a spin button X: the smallest container (up to three levels) holding both holds that
+    one field, these two nameless buttons and no other control. Which is which comes from
+    where they sit: of two stacked buttons the upper one increases, of two side by side the
+    right one. ``field_label(row)`` names the field."""
+    if doc.roles[index] not in _STEPPER_ROLES:
+        return ""
+    parents, end, roles = doc.parents, doc.end, doc.roles
+    node = index
+    for _ in range(_STEPPER_LEVELS):
+        node = parents[node]
+        if node < 0 or doc.subtree_rows(node) > CONTAINER_ROWS:
+            return ""
+        inside = [i for i in controls.within(node + 1, end[node]) if not _within(i, index, end)]
+        fields = [i for i in inside if roles[i] in _SPIN_ROLES]
+        if not fields:
+            continue
+        others = [i for i in inside if i not in fields]
+        if len(fields) != 1 or len(others) != 1 or roles[others[0]] not in _STEPPER_ROLES:
+            return ""
+        other = others[0]
+        if doc.accessible_name(other)[0] or doc.text_content(other, limit=20):
+            return ""
+        columns = doc.columns
+        ys, xs, heights = columns[F.Y], columns[F.X], columns[F.HEIGHT]
+        if abs(ys[index] - ys[other]) >= min(heights[index], heights[other]) / 2:
+            increase = ys[index] < ys[other]
+        elif xs[index] != xs[other]:
+            increase = xs[index] > xs[other]
+        else:
+            return ""
+        name = field_label(fields[0])
+        verb = "Increase" if increase else "Decrease"
+        return f"{verb} {name}" if name else verb
+    return ""
+
+
+def _within(row: int, ancestor: int, end: Sequence[int]) -> bool:
+    return ancestor <= row <= end[ancestor]

@@ -104,6 +104,7 @@ class ToolName(StrEnum):
     CHECK = "page_check"
     UNCHECK = "page_uncheck"
     CLICK = "page_click"
+    HOVER = "page_hover"
     KEYBOARD = "page_keyboard"
     WAIT = "page_wait"
     OBSERVE = "page_observe"
@@ -194,6 +195,10 @@ class ClickAction(_ElementAction):
     action: Literal["click"] = "click"
 
 
+class HoverAction(_ElementAction):
+    action: Literal["hover"] = "hover"
+
+
 class KeyboardAction(WireModel):
     action: Literal["keyboard"] = "keyboard"
     snapshot_id: SnapshotRef | None = None
@@ -236,6 +241,7 @@ PageAction = Annotated[
         CheckAction,
         UncheckAction,
         ClickAction,
+        HoverAction,
         KeyboardAction,
         WaitAction,
         ObserveAction,
@@ -243,10 +249,10 @@ PageAction = Annotated[
     Field(discriminator="action"),
 ]
 
-ELEMENT_ACTIONS = frozenset({"focus", "fill", "select", "check", "uncheck", "click"})
+ELEMENT_ACTIONS = frozenset({"focus", "fill", "select", "check", "uncheck", "click", "hover"})
 # Actions that may change the page: a dropped connection after dispatch means "may have
 # applied", and they are never replayed (SPEC W3).
-WRITE_ACTIONS = frozenset({"fill", "select", "check", "uncheck", "click", "keyboard", "scroll"})
+WRITE_ACTIONS = frozenset({"fill", "select", "check", "uncheck", "click", "hover", "keyboard", "scroll"})
 
 TOOL_ACTION: dict[ToolName, str] = {
     ToolName.SCROLL: "scroll",
@@ -256,6 +262,7 @@ TOOL_ACTION: dict[ToolName, str] = {
     ToolName.CHECK: "check",
     ToolName.UNCHECK: "uncheck",
     ToolName.CLICK: "click",
+    ToolName.HOVER: "hover",
     ToolName.KEYBOARD: "keyboard",
     ToolName.WAIT: "wait",
     ToolName.OBSERVE: "observe",
@@ -604,6 +611,10 @@ class FormOwner(WireModel):
 ElementKind = Literal["button", "form-control", "link", "other", "opaque"]
 # A placeholder for content the SDK cannot read (SPEC S6); actions on it fail with this code.
 OpaqueReason = Literal["cross_origin_frame", "closed_shadow_root"]
+# Where a label came from when the element has no accessible name (SPEC S3 fallbacks): its
+# own text, the label text of its field container, the name of the one field inside it, or
+# its place as a spin button's increase / decrease button.
+NameFrom = Literal["text", "nearby", "inner", "stepper"]
 
 
 class PageElement(WireModel):
@@ -634,6 +645,17 @@ class PageElement(WireModel):
     description: str = ""
     opaque: OpaqueReason | None = Field(
         default=None, description="Set on placeholders (kind 'opaque'): why the content cannot be read."
+    )
+    name_from: NameFrom | None = Field(
+        default=None,
+        description="Set when the element has no accessible name and its label was taken from elsewhere: its text, "
+        "text beside it ('nearby'), the one field inside it ('inner'), or its place as a stepper; such an element "
+        "is not found by its role and this label in accessibility tools.",
+    )
+    new: bool | None = Field(
+        default=None,
+        description="True when the element was not on screen at the previous snapshot (what the last action "
+        "opened: a popup, a menu, a suggestion list); absent otherwise.",
     )
 
 
@@ -822,6 +844,7 @@ _ACTION_MODELS: dict[str, type[WireModel]] = {
     "check": CheckAction,
     "uncheck": UncheckAction,
     "click": ClickAction,
+    "hover": HoverAction,
     "keyboard": KeyboardAction,
     "wait": WaitAction,
     "observe": ObserveAction,

@@ -71,6 +71,7 @@ class ElementColumns(NamedTuple):
     invalid: Sequence[bool]
     pressed: Sequence[bool | str | None]
     opaque: Sequence[str | None]
+    new: Sequence[bool | None]
 
 
 def element_columns(elements: Sequence[ElementLike]) -> ElementColumns:
@@ -87,11 +88,13 @@ def element_line(element: ElementLike) -> str:
     return element_lines(element_columns([element]))[0]
 
 
-def _state_run(opaque: str | None, type_: str, role: str, checked: bool | str | None, pressed: bool | str | None,
-               expanded: bool | None, selected: bool | None, disabled: bool, readonly: bool, required: bool,
-               invalid: bool, sensitive: bool, in_viewport: bool) -> str:
-    """The states of a line from its frame opacity to ``offscreen``, as `` [state]`` each."""
+def _state_run(new: bool | None, opaque: str | None, type_: str, role: str, checked: bool | str | None,
+               pressed: bool | str | None, expanded: bool | None, selected: bool | None, disabled: bool, readonly: bool,
+               required: bool, invalid: bool, sensitive: bool, in_viewport: bool) -> str:
+    """The states of a line from ``new`` to ``offscreen``, as `` [state]`` each."""
     states = []
+    if new:
+        states.append("new")  # appeared since the previous snapshot (SPEC S9)
     if opaque:
         states.append("cross-origin frame, not readable" if opaque == "cross_origin_frame" else "closed shadow root, not readable")
     if type_ and type_ != "text" and type_ != role:
@@ -126,9 +129,9 @@ def element_lines(columns: ElementColumns) -> list[str]:
     run is written once; values, options, frames and texts, which few elements have, are
     added for those only; the line itself is one format per element, in C."""
     (element_ids, roles, types, labels, texts, values, options, in_viewport, disabled, readonly, required, checked,
-     selected, expanded, sensitive, frames, invalid, pressed, opaque) = columns
+     selected, expanded, sensitive, frames, invalid, pressed, opaque, new) = columns
     count = len(element_ids)
-    keys = list(zip(opaque, types, roles, checked, pressed, expanded, selected, disabled, readonly, required, invalid,
+    keys = list(zip(new, opaque, types, roles, checked, pressed, expanded, selected, disabled, readonly, required, invalid,
                     sensitive, in_viewport, strict=True))
     runs = {key: _state_run(*key) for key in set(keys)}
     escaped = _escaped(labels)

@@ -75,7 +75,8 @@ _PAYMENT = re.compile(
 _SUBMIT_WORDS = re.compile(r"\b(submit|send|confirm)\b|提交|确认提交|发送", re.IGNORECASE)
 _CLICKED_CONTROL_TAGS = frozenset({"button", "input"})
 _SUBMIT_TYPES = frozenset({"submit", "image"})
-# What Enter and Space activate (the emulated default actions, actions/keyboard.py default_action).
+# What Enter and Space activate: natively (actions/keyboard.py) or, on ARIA widgets, through the
+# page's own key handlers, which run on the keys as they would on a real press.
 _ENTER_ACTIVATES_TAGS = frozenset({"button", "a", "summary"})
 _ENTER_ACTIVATES_ROLES = frozenset({"button", "link", "menuitem", "tab", "option"})
 _SPACE_ACTIVATES_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset"})
@@ -135,7 +136,8 @@ def classify(action: str, target: Target | None, *, page_origin: str, key: str =
         if _PAYMENT.search(words):
             reasons.append(RiskReason.PAYMENT)
     elif action == "keyboard":
-        # The executor submits the owning form on Enter in any <input> (act.js submitImplicitly).
+        # Enter in an <input> of a form may submit it (implicit submission, act.js
+        # submitImplicitly); rated on the key, before knowing whether this form submits.
         submits = target.in_form and "Enter" in pressed and target.tag == "input"
     if submits:
         reasons.insert(0, RiskReason.SUBMIT)

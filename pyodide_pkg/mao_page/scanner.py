@@ -19,7 +19,16 @@ from operator import eq, itemgetter, or_, sub
 from typing import Any, NamedTuple
 
 from . import facts as F
-from .names import DocumentIndex, ascending_once, nearby_text, squash
+from .names import (
+    ControlRows,
+    DocumentIndex,
+    ascending_once,
+    container_label,
+    inner_field_label,
+    nearby_text,
+    squash,
+    stepper_label,
+)
 from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
 from .sensitive import FIELD_TAGS, is_sensitive_field
 
@@ -99,6 +108,9 @@ class ScannedElement(NamedTuple):
     description: str = ""
     opaque: str = ""  # "cross_origin_frame" / "closed_shadow_root": a placeholder
     control: int | None = None  # the real (hidden) input behind a label, for its state
+    # Where the label came from when it is not the accessible name (NAME_FROM), else "".
+    name_from: str = ""
+    new: bool = False  # not painted at the previous snapshot (SPEC S9)
 
 
 class OutlineNode(NamedTuple):
@@ -376,8 +388,13 @@ def scan_page(
     frames: list[list[Any]] | None = None,
     outline: bool = False,
     release_sensitive: bool = False,
+    mark_new: bool = False,
 ) -> Scan:
     """``scan`` plus, with ``outline``, the containers, headings and text lines of the text form.
+
+    ``mark_new``: the rows' ``facts.FRESH`` compares with the previous snapshot of the same
+    document state, so elements not painted then are marked ``new`` and the items of what
+    appeared are reached (``delegated_items``).
 
     ``release_sensitive`` keeps the values of sensitive fields (the authorization center
     decided the level allows it, SPEC P5); private fields' values are withheld regardless.
@@ -391,7 +408,7 @@ def scan_page(
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _scan_page(rows, viewport, include_offscreen, scopes, frames, outline, release_sensitive)
+        return _scan_page(rows, viewport, include_offscreen, scopes, frames, outline, release_sensitive, mark_new)
     finally:
         if enabled:
             gc.enable()
@@ -399,7 +416,7 @@ def scan_page(
 
 def _scan_page(
     rows: list[list[Any]], viewport: Viewport, include_offscreen: bool, scopes: list[list[Any]] | None,
-    frames: list[list[Any]] | None, outline: bool, release_sensitive: bool,
+    frames: list[list[Any]] | None, outline: bool, release_sensitive: bool, mark_new: bool,
 ) -> Scan:
     doc = DocumentIndex(rows)
     scopes = scopes or [["document", 0, -1]]
@@ -446,6 +463,12 @@ def _scan_page(
                 continue
             candidates.append(index)
 
+    control_rows = ControlRows(candidates)
+    fresh = columns[F.FRESH] if mark_new and True in columns[F.FRESH] else None
+    items = delegated_items(doc, geometry, control_rows, fresh, ignored, inert)
+    if items:
+        candidates = sorted({*candidates, *items})
+
     # SPEC S1: a clickable wrapper around exactly one real control collapses into it.
     native = [i for i in candidates if tags[i] in ("input", "select", "textarea", "button", "a")]
     # The wrappers that may collapse: no native tag, no role of their own, no placeholder.
@@ -490,11 +513,130 @@ def _scan_page(
         controls.append(control)
         boxes.append(box)
         in_views.append(in_viewport)
-    elements = _describe(doc, geometry, chosen, targets, controls, boxes, in_views, frame_labels, private, release_sensitive)
+    elements = _describe(
+        doc, geometry, chosen, targets, controls, boxes, in_views, frame_labels, private, release_sensitive,
+        control_rows, fresh,
+    )
     result = Scan(elements=elements, frames=frame_labels)
     if outline:
         result.outline = _outline(doc, geometry, listed, in_views, ignored, inert, include_offscreen)
     return result
+
+
+# -- SPEC S1, S9: items handled by a delegated listener -----------------------------------
+#
+# A list, menu or popup whose page listens on the container (one click handler for all
+# items) gives its items no role, tabindex or pointer cursor: nothing marks them as
+# clickable, yet a user clicks their text. Structure does: the children of an ARIA item
+# container, and items that appeared since the previous snapshot, in a list or repeated in
+# a positioned (absolute / fixed) subtree. Items are short texts with no control inside;
+# paragraphs stay text.
+
+_ITEM_CONTAINER_ROLES = frozenset({"listbox", "menu", "menubar", "tree"})
+_NOT_ITEM_TAGS = frozenset({
+    "p", "h1", "h2", "h3", "h4", "h5", "h6", "br", "hr", "img", "svg", "label", "option", "optgroup", "script", "style",
+    "template", "noscript", "input", "select", "textarea", "button", "a", "iframe", "frame",
+})
+ITEM_TEXT_LIMIT = 80
+# A container whose appeared items are reached holds at most this many elements (a popup, a
+# suggestion list); mirrored by collect.js viewportKeep (ITEM_CONTAINER_ROWS).
+ITEM_CONTAINER_ROWS = 400
+MAX_ITEMS_PER_CONTAINER = 50
+MAX_ITEMS = 200
+
+
+def delegated_items(
+    doc: DocumentIndex, geometry: Geometry, controls: ControlRows, fresh: Sequence[bool] | None, ignored: list[bool],
+    inert: list[bool],
+) -> list[int]:
+    """Rows to list as items (SPEC S9), ascending: the children of listbox / menu / tree
+    containers; with ``fresh`` (the rows not painted at the previous snapshot) the appeared
+    children of lists, and appeared groups of two or more same-tag siblings inside a
+    positioned subtree (a popup, a portal), the deepest group first. At most
+    ``MAX_ITEMS_PER_CONTAINER`` per container, in-viewport ones first, ``MAX_ITEMS`` in all."""
+    roles, children, end, tags = doc.roles, doc.children, doc.end, doc.tags
+    present = set(roles)
+    text_content = doc.text_content
+
+    def qualifies(row: int) -> bool:
+        if ignored[row] or inert[row] or tags[row] in _NOT_ITEM_TAGS or controls.count(row, end[row]):
+            return False
+        if not geometry.visible(row):
+            return False
+        text = text_content(row, limit=ITEM_TEXT_LIMIT + 1)
+        return 0 < len(text) <= ITEM_TEXT_LIMIT
+
+    groups: list[list[int]] = []
+    for role in _ITEM_CONTAINER_ROLES & present:
+        for container in F.rows_with(roles, role):
+            groups.append([row for row in children[container] if qualifies(row)])
+    if fresh is not None:
+        if "list" in present:
+            for container in F.rows_with(roles, "list"):
+                if doc.subtree_rows(container) <= ITEM_CONTAINER_ROWS:
+                    groups.append([row for row in children[container] if fresh[row] and qualifies(row)])
+        groups.extend(_appeared_groups(doc, fresh, qualifies))
+    chosen: set[int] = set()
+    for group in groups:
+        if not group:
+            continue
+        if len(group) > MAX_ITEMS_PER_CONTAINER:
+            # The ones an agent can see first: a viewport-limited walk holds only those.
+            group = sorted(group, key=lambda row: not geometry.in_view(row))[:MAX_ITEMS_PER_CONTAINER]
+        chosen.update(group)
+    items = sorted(chosen)
+    if len(items) > MAX_ITEMS:
+        items = sorted(sorted(items, key=lambda row: not geometry.in_view(row))[:MAX_ITEMS])
+    return items
+
+
+def _appeared_groups(doc: DocumentIndex, fresh: Sequence[bool], qualifies: Any) -> list[list[int]]:
+    """Groups of two or more appeared same-tag siblings, block-level, inside a positioned
+    subtree whose container is small, deepest first: a group's member holding a deeper
+    group is a container, not an item."""
+    parents, positions, tags, displays = doc.parents, doc.columns[F.POSITION], doc.tags, doc.displays
+    by_parent: dict[int, list[int]] = {}
+    for row in F.rows_with(fresh, True):
+        parent = parents[row]
+        if parent >= 0 and displays[row] not in _INLINE_DISPLAYS:
+            by_parent.setdefault(parent, []).append(row)
+    positioned: dict[int, bool] = {}
+
+    def in_positioned(row: int) -> bool:
+        path = []
+        found = False
+        while row >= 0:
+            known = positioned.get(row)
+            if known is not None:
+                found = known
+                break
+            path.append(row)
+            if positions[row] in ("absolute", "fixed"):
+                found = True
+                break
+            row = parents[row]
+        for step in path:
+            positioned[step] = found
+        return found
+
+    holds_item: set[int] = set()
+    groups = []
+    for parent in sorted(by_parent, reverse=True):
+        if doc.subtree_rows(parent) > ITEM_CONTAINER_ROWS or not in_positioned(parent):
+            continue
+        members = [row for row in by_parent[parent] if row not in holds_item and qualifies(row)]
+        by_tag: dict[str, list[int]] = {}
+        for row in members:
+            by_tag.setdefault(tags[row], []).append(row)
+        group = [row for same in by_tag.values() if len(same) >= 2 for row in same]
+        if not group:
+            continue
+        groups.append(group)
+        node = parent
+        while node >= 0 and node not in holds_item:
+            holds_item.add(node)
+            node = parents[node]
+    return groups
 
 
 def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list[Any]]) -> list[str]:
@@ -530,6 +672,7 @@ def _picker(indexes: list[int]) -> Any:
 def _describe(
     doc: DocumentIndex, geometry: Geometry, chosen: list[int], targets: list[int], controls: list[int | None],
     boxes: list[Box], in_views: list[bool], frame_labels: list[str], private: list[bool], release_sensitive: bool,
+    control_rows: ControlRows, fresh: Sequence[bool] | None,
 ) -> list[ScannedElement]:
     """The listed elements: ``chosen[k]`` is the row of element k, ``targets[k]`` the row
     acted on (a custom checkbox: its label, ``controls[k]`` the real input), ``boxes[k]`` the
@@ -584,12 +727,14 @@ def _describe(
             continue
         opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
         if control is not None:
-            label, source = element_label(index, doc, hidden_ok=True)
+            label, source = element_label(index, doc, hidden_ok=True, controls=control_rows)
         elif not label and not opaque:
-            label, source = _unnamed_label(index, doc)
+            label, source = _unnamed_label(index, doc, control_rows)
+        elif source == "placeholder":
+            label, source = _placeholder_or_row_label(index, doc, control_rows, label)
         sensitive = bool(is_password) or (
             (tag in FIELD_TAGS or editable)
-            and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder)
+            and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder, input_type)
         )  # the call only for fields: is_sensitive_field is False for the rest (most listed elements)
         value: str | bool | list[str] | None
         options: tuple[tuple[str, str, bool, bool], ...] = ()
@@ -696,6 +841,8 @@ def _describe(
         descriptions,  # description
         opaques,  # opaque
         controls,  # control
+        map(NAME_FROM.get, sources, repeat("")),  # name_from
+        map(fresh.__getitem__, targets) if fresh is not None else repeat(False, count),  # new
         strict=True,
     )))
 
@@ -715,22 +862,66 @@ def _looked_up(values: dict[str, Any], attributes: Sequence[str], count: int) ->
     return map(values.get, attributes) if any(attributes) else repeat(None, count)
 
 
-def element_label(index: int, doc: DocumentIndex, *, hidden_ok: bool = False) -> tuple[str, str]:
+# The label sources that are not the accessible name, as the snapshot reports them
+# (``nameFrom``): the element's own text, text beside it, the one field inside it, its place
+# as a spin button's stepper (names.py). An agent cannot find such an element by role and name.
+NAME_FROM = {"text": "text", "nearby": "nearby", "inner": "inner", "stepper": "stepper"}
+
+
+def element_label(
+    index: int, doc: DocumentIndex, *, hidden_ok: bool = False, controls: ControlRows | None = None,
+) -> tuple[str, str]:
     """SPEC S3: the accessible name; for an unnamed clickable element its text; then the
-    nearby text (source "nearby")."""
+    text structurally tied to it (``_unnamed_label``). ``controls``: the walk's interactive
+    rows when the caller has them (a scan), else found here."""
     named = doc.accessible_name(index, hidden_ok=hidden_ok)
-    return named if named[0] else _unnamed_label(index, doc)
+    if named[1] == "placeholder":
+        return _placeholder_or_row_label(index, doc, controls, named[0])
+    return named if named[0] else _unnamed_label(index, doc, controls)
 
 
-def _unnamed_label(index: int, doc: DocumentIndex) -> tuple[str, str]:
-    """``element_label`` of an element without an accessible name."""
+def _placeholder_or_row_label(index: int, doc: DocumentIndex, controls: ControlRows | None, placeholder: str) -> tuple[str, str]:
+    """A field named only by its placeholder (the last accname step) is labelled by its
+    field container's label when it has one: "City" of the form row, not the library's
+    "Please select" hint, which stays the element's ``placeholder``."""
+    label = container_label(index, doc, controls if controls is not None else control_rows(doc))
+    return (label, "nearby") if label else (placeholder, "placeholder")
+
+
+def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None) -> tuple[str, str]:
+    """``element_label`` of an element without an accessible name: its text (not for fields),
+    a spin button's stepper name, the name of the one field inside it (what the widget itself
+    says), the text right before it, the label text of its field container (names.py), in
+    that order."""
     if doc.tags[index] not in ("input", "select", "textarea"):
         label = doc.text_content(index, limit=TEXT_LIMIT)
         if label:
             return label, "text"
     if doc.parents[index] < 0:
         return "", ""
-    return nearby_text(index, doc), "nearby"
+    if controls is None:
+        controls = control_rows(doc)
+    label = stepper_label(index, doc, controls, lambda row: element_label(row, doc, controls=controls)[0])
+    if label:
+        return label, "stepper"
+    label = inner_field_label(index, doc, controls)
+    if label:
+        return label, "inner"
+    label = nearby_text(index, doc)
+    if label:
+        return label, "nearby"
+    label = container_label(index, doc, controls)
+    return (label, "nearby") if label else ("", "")
+
+
+def control_rows(doc: DocumentIndex) -> ControlRows:
+    """The interactive rows of a walk (as the scan finds its candidates), for the label
+    fallbacks of an element named outside a scan (a few rows: its subtree and labels)."""
+    roles = doc.columns[F.ROLE]
+    rows = doc.rows
+    return ControlRows([
+        i for i in range(len(rows)) if is_interactive(i, explicit_role(rows[i]) if roles[i] else "", doc)
+    ])
 
 
 # -- outline for the text form ---------------------------------------------------------------

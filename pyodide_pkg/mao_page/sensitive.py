@@ -25,22 +25,26 @@ _SUBSTRINGS = (
 _WORDS = re.compile(r"\b(pin|otp|cvv|cvc|cvv2|iban|ssn|exp date|expiry date)\b")
 # Only these, editable elements and passwords can be sensitive.
 FIELD_TAGS = frozenset({"input", "textarea", "select"})
+# Inputs whose label names a choice or an action, not a value typed in: a payment-method radio
+# "Credit card" or a "Pay by card" submit button holds nothing to mask.
+_CHOICE_INPUTS = frozenset({"checkbox", "radio", "submit", "reset", "button", "image"})
 
 
 def is_sensitive(row: Sequence[Any], label: str) -> bool:
     return is_sensitive_field(
         label, row[F.IS_PASSWORD], row[F.TAG], row[F.CONTENTEDITABLE], row[F.AUTOCOMPLETE], row[F.NAME], row[F.ID],
-        row[F.PLACEHOLDER],
+        row[F.PLACEHOLDER], row[F.TYPE],
     )
 
 
 def is_sensitive_field(
-    label: str, is_password: int, tag: str, editable: bool, autocomplete: str, name: str, element_id: str, placeholder: str
+    label: str, is_password: int, tag: str, editable: bool, autocomplete: str, name: str, element_id: str, placeholder: str,
+    input_type: str = "",
 ) -> bool:
     """``is_sensitive`` from the facts it reads (a scan has them from the columns, not a row)."""
     if is_password:
         return True
-    if tag not in FIELD_TAGS and not editable:
+    if tag not in FIELD_TAGS and not editable or tag == "input" and input_type in _CHOICE_INPUTS:
         return False
     if autocomplete and _SENSITIVE_AUTOCOMPLETE.search(autocomplete):
         return True

@@ -444,8 +444,11 @@ class Supervisor:
         risk = self._step_risk.pop((request_id, index), None)
         # The ref's label, or for keys sent to the focused element, that element's label.
         label = detail.get("targetLabel") or self._step_label.pop((request_id, index), "")
+        # A step that succeeded without any effect on the page says so in the log too.
+        no_effect = outcome == "ok" and (detail.get("outcome") or {}).get("effect") == "none"
+        shown = self._t("log.no_effect") if no_effect else self._t("log.ok") if outcome == "ok" else outcome
         self._ui.log({"id": f"{request_id}:{index}", "tool": f"page_{detail.get('action')}",
-                      "target": label, "outcome": self._t("log.ok") if outcome == "ok" else outcome,
+                      "target": label, "outcome": shown,
                       "ok": outcome == "ok", "durationMs": round(float(detail.get("durationMs", 0)))})
         if outcome != "ok":
             self._ui.show_error(f"page_{detail.get('action')}: {outcome}: {error.get('message', '')}")

@@ -50,7 +50,7 @@ async def test_sessions_lists_connected_pages_in_the_contract_shape(
     assert isinstance(entry["connectedAt"], str)
 
 
-async def test_tools_lists_the_twelve_page_tools_with_schemas_from_the_protocol(
+async def test_tools_lists_every_page_tool_with_schemas_from_the_protocol(
     server: RunningServer,
 ) -> None:
     # SPEC B1: schemas generated from the same pydantic models the page uses.
@@ -64,6 +64,8 @@ async def test_tools_lists_the_twelve_page_tools_with_schemas_from_the_protocol(
         assert by_name[tool.value]["inputSchema"] == TOOL_ARGS[tool].model_json_schema()
     assert {"fromChar", "maxChars", "snapshotId", "elementId"} <= set(by_name["page_extract"]["inputSchema"]["properties"])
     assert by_name["page_find"]["inputSchema"]["required"] == ["query"]
+    # CONTRACT page_hover: snapshotId and elementId, like page_click.
+    assert by_name["page_hover"]["inputSchema"]["properties"].keys() == by_name["page_click"]["inputSchema"]["properties"].keys()
     assert "stale_ref" in by_name["page_click"]["description"]
     assert all(t["inputSchema"].get("additionalProperties") is False for t in tools)
 

@@ -43,8 +43,13 @@ def sdk_dir(assets_config: ServerConfig) -> Path:
         "pyodide-lock.json": b"{}",
         "python_stdlib.zip": b"PK\5\6" + b"\0" * 18,
         "wheels/mao_page-0.1.0-py3-none-any.whl": b"PK\5\6" + b"\0" * 18,
+        "site-packages.tar": b"\0" * 1024,
+        "dylibs/pkg/_ext.cpython-314-wasm32-emscripten.so": b"\0asm\1\0\0\0",
+        "snapshot.bin": b"\0snp" + b"\0" * 60,
+        "snapshot.json": b"{}",
     }
     for name, content in files.items():
+        (build / name).parent.mkdir(parents=True, exist_ok=True)
         (build / name).write_bytes(content)
     (build / "pyodide.asm.wasm.br").write_bytes(b"brotli-bytes")
     (build / "pyodide.asm.wasm.gz").write_bytes(gzip.compress(files["pyodide.asm.wasm"]))
@@ -68,6 +73,11 @@ def client(assets_config: ServerConfig, sdk_dir: Path) -> Iterator[TestClient]:
         (f"{BUILD}/pyodide-lock.json", "application/json"),
         (f"{BUILD}/python_stdlib.zip", "application/zip"),
         (f"{BUILD}/wheels/mao_page-0.1.0-py3-none-any.whl", "application/octet-stream"),
+        # The runtime image (docs/startup.md): compileStreaming refuses a library not typed wasm.
+        (f"{BUILD}/dylibs/pkg/_ext.cpython-314-wasm32-emscripten.so", "application/wasm"),
+        (f"{BUILD}/site-packages.tar", "application/x-tar"),
+        (f"{BUILD}/snapshot.bin", "application/octet-stream"),
+        (f"{BUILD}/snapshot.json", "application/json"),
     ],
 )
 def test_assets_are_served_with_their_media_type(
@@ -189,3 +199,31 @@ def test_path_segments_that_could_escape_are_rejected(raw: str) -> None:
 
 def test_ordinary_nested_paths_are_accepted() -> None:
     assert _safe_relative_path(f"{BUILD}/wheels/x.whl") == (BUILD, "wheels", "x.whl")
+
+
+def test_the_build_ships_a_runtime_image_of_its_own_build() -> None:
+    # SPEC E3: the memory snapshot the loader restores sits in the build's immutable directory,
+    # names that build, and comes with what it needs (docs/startup.md).
+    import json
+    import os
+    import shutil
+
+    from mao_embed.assets import SNAPSHOT_ENV, ensure_built
+
+    if shutil.which("node") is None or os.environ.get(SNAPSHOT_ENV) == "off":
+        pytest.skip("the build makes the image only with node and without MAO_EMBED_SNAPSHOT=off")
+    built = ensure_built()
+    versioned = built.sdk_dir / built.build_id
+    meta = json.loads((versioned / "snapshot.json").read_text())
+    assert meta["buildId"] == built.build_id
+    assert meta["bytes"] == (versioned / "snapshot.bin").stat().st_size
+    assert (versioned / "snapshot.bin.br").is_file() and (versioned / "site-packages.tar.br").is_file()
+    assert meta["dylibs"] and all((versioned / "dylibs" / lib).is_file() for lib in meta["dylibs"])
+    assert not any(name.endswith(".so") for name in _tar_names(versioned / "site-packages.tar"))
+
+
+def _tar_names(path: Path) -> list[str]:
+    import tarfile
+
+    with tarfile.open(path) as archive:
+        return archive.getnames()

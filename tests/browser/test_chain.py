@@ -206,6 +206,12 @@ def test_csp_with_wasm_unsafe_eval_works(mao_embed, mao_backend):
     )
     embedded = mao_embed(COUNTER_BUTTON, headers={"Content-Security-Policy": csp})
     assert embedded.call("page_inspect")["success"]
+    # The read tools work too; a regex needs a blob: worker, which this policy (worker-src
+    # falls back to script-src) refuses: a clear refusal, and plain text still works (SPEC T2).
+    assert embedded.call("page_find", query="count me")["result"]["total"] == 1
+    refused = embedded.call("page_find", query="count", regex=True)
+    assert refused["success"] is False and refused["error"]["code"] == "unsupported"
+    assert "Content-Security-Policy" in refused["error"]["message"]
 
 
 def test_destroy_removes_the_sdk_and_ends_the_session(mao_embed, mao_agent):

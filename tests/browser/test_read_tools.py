@@ -157,6 +157,16 @@ def test_extract_of_one_listed_element_reads_only_its_subtree(page):
     assert md == "## Order 42\n\nShipped late."
 
 
+def test_reading_one_element_inside_a_private_region_returns_none_of_it(page):
+    # SPEC P5, S4: a ref does not open a way around the page owner's data-mao-private.
+    show(page, """<div data-mao-private><section tabindex="0" aria-label="Payroll card"><p>Salary 98,000</p></section></div>""")
+    snapshot = page.inspect()
+    card = page.find(snapshot, label="Payroll card")
+    part = extract(page, snapshotId=snapshot["snapshotId"], elementId=card["elementId"])
+    assert part["markdown"] == "" and part["totalChars"] == 0
+    assert find(page, "salary")["result"]["total"] == 0
+
+
 def test_paging_a_long_page_returns_every_block_once_in_order(page):
     # Each answer within maxChars, cut at a block boundary; the parts add up to the whole.
     paragraphs = [f"Paragraph {i}: " + "lorem ipsum dolor " * (i % 7 + 1) for i in range(400)]

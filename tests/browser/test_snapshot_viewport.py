@@ -42,12 +42,15 @@ def _show(reusable_pages, html: str, setup: str = "") -> EmbeddedPage:
 
 
 def _compared(element: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in element.items() if key != "elementId"}
+    # "new" compares with the snapshot before: the second of two inspects never has it.
+    return {key: value for key, value in element.items() if key not in ("elementId", "new")}
 
 
 def agreeing_elements(embedded: EmbeddedPage) -> list[dict[str, Any]]:
     """The default inspect's elements, after checking they are exactly the in-viewport
-    elements of an includeOffscreen inspect (SPEC S4) in the same order."""
+    elements of an includeOffscreen inspect (SPEC S4) in the same order. A first snapshot
+    settles what counts as appeared (SPEC S9), so both compare with the same painted page."""
+    embedded.inspect()
     default = embedded.inspect()
     full = embedded.inspect(includeOffscreen=True)
     seen = [_compared(e) for e in default["elements"]]
@@ -231,3 +234,24 @@ def test_frames_partly_in_view_keep_their_numbers_and_names(reusable_pages, mao_
     assert memo and memo[0]["frame"] == "frame 3: Payment", elements
     assert any(e["label"] == "Card number" for e in elements), [e["label"] for e in elements]
     assert not any(e["label"] in ("Outer", "Nested", "Frame bottom") for e in elements)
+
+
+FIELD_ROWS = COLUMNS.format(
+    # A form row whose label is above the viewport and whose switch is in it: the row is
+    # small, so both walks read all of it.
+    "<div style='width:200px'><span>Subscribe to newsletter</span><div style='height:1100px'></div>"
+    "<div><div id='small' role='switch' tabindex='0' style='width:30px;height:16px;background:#ccc'></div></div></div>"
+    # A row in the viewport holding over 60 elements, most of them empty (the viewport walk
+    # keeps none of those): not a field container, in either walk.
+    "<div style='width:200px'><div style='height:1000px'></div><div><span>Not this label</span><div>"
+    + "<i></i>" * 70 + "</div>"
+    "<div><div id='big' role='switch' tabindex='0' style='width:30px;height:16px;background:#ccc'></div></div></div></div>"
+)
+
+
+def test_field_container_labels_agree_when_the_label_is_above_the_viewport(reusable_pages):
+    """SPEC S3, S4: the container-label fallback reads a small form row whole in both walks,
+    and refuses a big one in both, however much of it the viewport walk holds."""
+    elements = agreeing_elements(_show(reusable_pages, FIELD_ROWS, "window.scrollTo(0, 1000)"))
+    switches = [(e["label"], e.get("nameFrom")) for e in elements if e["role"] == "switch"]
+    assert switches == [("Subscribe to newsletter", "nearby"), ("", None)], switches

@@ -15,7 +15,7 @@ from mao_page import facts as F
 from mao_page.actions import ActionContext, SettlePolicy, Target
 from mao_page.actions.changes import ChangeTracker
 from mao_page.errors import ToolFailure
-from mao_page.page import HitTest, NativeSelection, Outcome, PageState, read_state
+from mao_page.page import HitTest, NativeSelection, Outcome, PageState, Submission, read_state
 from mao_page.protocol import ErrorCode
 from mao_page.snapshots import ElementEntry
 
@@ -37,14 +37,24 @@ class Element:
     label: str = ""
 
     def entry(self) -> ElementEntry:
-        return ElementEntry(self.name, self, (), self.role or self.row[F.TAG], self.label, self.row[F.TAG],
-                            self.row[F.TYPE], "")
+        return ElementEntry(
+            self.name,
+            self,
+            (),
+            self.role or self.row[F.TAG],
+            self.label,
+            self.row[F.TAG],
+            self.row[F.TYPE],
+            "",
+        )
 
     def target(self) -> Target:
         return Target(self.entry(), self.row)
 
 
-def element(name: str, tag: str = "button", *, role: str = "", label: str = "", **columns: Any) -> Element:
+def element(
+    name: str, tag: str = "button", *, role: str = "", label: str = "", **columns: Any
+) -> Element:
     return Element(name, fact_row(tag, **columns), role=role, label=label or name)
 
 
@@ -57,6 +67,11 @@ class FakePage:
         self.focused: Element | None = None
         self.on_click: dict[str, Any] = {}  # element name -> callable run on click
         self.messages: list[list[str]] = []
+        self.on_hover: dict[str, Any] = {}
+        self.cancelled_keys: set[str] = set()  # key event types the page cancels
+        self.submission = Submission.SUBMITTED
+        self.values = 0  # stands for the form controls' values (Page.effect_probe)
+        self.scroll = (0.0, 0.0)
 
     # reads
     def row_of(self, handle: Element) -> list[Any]:
@@ -125,7 +140,9 @@ class FakePage:
         return handle.value
 
     def select_native(self, handle: Element, values: list[str]) -> NativeSelection:
-        known = {o[0] for o in handle.row[F.OPTIONS] or ()} | {o[1] for o in handle.row[F.OPTIONS] or ()}
+        known = {o[0] for o in handle.row[F.OPTIONS] or ()} | {
+            o[1] for o in handle.row[F.OPTIONS] or ()
+        }
         missing = [v for v in values if v not in known]
         self.acts.append(("select_native", handle.name, tuple(values)))
         if missing:
@@ -134,7 +151,7 @@ class FakePage:
 
     def dispatch_key(self, handle: Element | None, type_: str, init: dict[str, Any]) -> bool:
         self.acts.append(("key", type_, init["key"]))
-        return True
+        return type_ not in self.cancelled_keys
 
     def insert_text(self, handle: Element, text: str) -> str:
         self.acts.append(("insert_text", handle.name, text))
@@ -148,9 +165,28 @@ class FakePage:
     def select_all(self, handle: Element) -> bool:
         return True
 
-    def submit_implicitly(self, handle: Element) -> bool:
+    def submit_implicitly(self, handle: Element) -> Submission:
         self.acts.append(("submit_implicitly", handle.name))
-        return True
+        return self.submission
+
+    def hover(self, handle: Element, x: float, y: float) -> None:
+        self.acts.append(("hover", handle.name, x, y))
+        effect = self.on_hover.get(handle.name)
+        if effect is not None:
+            effect()
+
+    def effect_probe(self) -> dict[str, Any]:
+        return {"focused": self.focused, "values": self.values, "scroll": self.scroll}
+
+    def effects_since(self, probe: dict[str, Any], acted: Element) -> list[str]:
+        out = []
+        if self.focused is not probe["focused"] and self.focused is not acted:
+            out.append("focus")
+        if self.values != probe["values"]:
+            out.append("values")
+        if self.scroll != probe["scroll"]:
+            out.append("scroll")
+        return out
 
     def activate(self, handle: Element) -> bool:
         self.acts.append(("activate", handle.name))
@@ -189,15 +225,31 @@ class FakeInspector:
 
     @contextmanager
     def live_scan(self, *, include_offscreen: bool = False, **_: Any):
-        items = [SimpleNamespace(role=e.role or e.row[F.TAG], label=e.label, tag=e.row[F.TAG], type=e.row[F.TYPE],
-                                 value=e.value, checked=None, expanded=None, selected=None, disabled=False)
-                 for e in self.listed]
+        items = [
+            SimpleNamespace(
+                role=e.role or e.row[F.TAG],
+                label=e.label,
+                tag=e.row[F.TAG],
+                type=e.row[F.TYPE],
+                value=e.value,
+                checked=None,
+                expanded=None,
+                selected=None,
+                disabled=False,
+            )
+            for e in self.listed
+        ]
         yield None, SimpleNamespace(elements=items), [1280, 800, 0, 0]
 
 
 def context(page: FakePage, inspector: FakeInspector) -> tuple[ActionContext, list[Any]]:
     """An action context on the fakes, and the list its ``on_acting`` hook appends to."""
     acting: list[Any] = []
-    ctx = ActionContext(page, inspector, FAST, lambda entry, handle: acting.append(handle.name),  # type: ignore[arg-type]
-                        ChangeTracker(page, inspector))  # type: ignore[arg-type]
+    ctx = ActionContext(
+        page,
+        inspector,
+        FAST,
+        lambda entry, handle: acting.append(handle.name),  # type: ignore[arg-type]
+        ChangeTracker(page, inspector),
+    )  # type: ignore[arg-type]
     return ctx, acting

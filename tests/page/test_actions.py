@@ -5,6 +5,7 @@ tests/browser; here, what our code decides to do and report."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any, get_args
 
 import pytest
@@ -22,7 +23,7 @@ from mao_page.actions.actionability import (
 )
 from mao_page.errors import ToolFailure
 from mao_page.keyboard import parse_key
-from mao_page.page import HitTest, Outcome
+from mao_page.page import HitTest, Outcome, Submission
 from mao_page.protocol import (
     ErrorCode,
     FillAction,
@@ -41,10 +42,15 @@ def runner(page: FakePage, elements: list[Element]) -> tuple[BatchRunner, FakeIn
 
 
 def request(*actions: dict[str, Any]) -> PageToolRequest:
-    return PageToolRequest.model_validate({
-        "request_id": "r1", "session_id": "s1", "tool": "page_click", "snapshot_id": "snap-1",
-        "actions": list(actions),
-    })
+    return PageToolRequest.model_validate(
+        {
+            "request_id": "r1",
+            "session_id": "s1",
+            "tool": "page_click",
+            "snapshot_id": "snap-1",
+            "actions": list(actions),
+        }
+    )
 
 
 def acts(page: FakePage, kind: str) -> list[tuple[Any, ...]]:
@@ -65,14 +71,19 @@ async def test_steps_run_in_order_and_each_is_reported() -> None:
     page = FakePage()
     save, name = element("save"), element("name", "input", type="text")
     batch, _ = runner(page, [save, name])
-    result = await batch.run_actions(request(
-        {"action": "fill", "elementId": "name", "value": "Ada"},
-        {"action": "click", "elementId": "save"},
-    ))
+    result = await batch.run_actions(
+        request(
+            {"action": "fill", "elementId": "name", "value": "Ada"},
+            {"action": "click", "elementId": "save"},
+        )
+    )
     assert result.success is True and result.stopped_at is None
     assert [a[0] for a in page.acts if a[0] in ("fill", "click")] == ["fill", "click"]
     steps = result.result["steps"]
-    assert [(s["index"], s["action"], s["success"]) for s in steps] == [(0, "fill", True), (1, "click", True)]
+    assert [(s["index"], s["action"], s["success"]) for s in steps] == [
+        (0, "fill", True),
+        (1, "click", True),
+    ]
     assert set(steps[1]["outcome"]["timing"]) == {"checksMs", "actionMs", "settleMs"}
 
 
@@ -80,9 +91,12 @@ async def test_the_batch_stops_at_the_first_failure_and_runs_nothing_after_it() 
     page = FakePage()
     off, save = element("off", disabled=True), element("save")
     batch, _ = runner(page, [off, save])
-    result = await batch.run_actions(request(
-        {"action": "click", "elementId": "off"}, {"action": "click", "elementId": "save"},
-    ))
+    result = await batch.run_actions(
+        request(
+            {"action": "click", "elementId": "off"},
+            {"action": "click", "elementId": "save"},
+        )
+    )
     assert result.success is False and result.stopped_at == 0
     assert result.error is not None and result.error.code is ErrorCode.NOT_ENABLED
     assert len(result.result["steps"]) == 1
@@ -99,9 +113,12 @@ async def test_the_batch_stops_when_a_step_navigated() -> None:
         page.url = "https://app.example/next"
 
     page.on_click["go"] = navigate
-    result = await batch.run_actions(request(
-        {"action": "click", "elementId": "go"}, {"action": "click", "elementId": "save"},
-    ))
+    result = await batch.run_actions(
+        request(
+            {"action": "click", "elementId": "go"},
+            {"action": "click", "elementId": "save"},
+        )
+    )
     assert result.error is not None and result.error.code is ErrorCode.NAVIGATED
     assert result.stopped_at == 1
     assert [a[1] for a in acts(page, "click")] == ["go"]
@@ -113,9 +130,12 @@ async def test_the_batch_stops_when_most_elements_it_was_planned_on_went_away() 
     items = [element(f"b{i}") for i in range(8)]
     batch, inspector = runner(page, items)
     page.on_click["b0"] = lambda: setattr(inspector, "listed", [])
-    result = await batch.run_actions(request(
-        {"action": "click", "elementId": "b0"}, {"action": "click", "elementId": "b1"},
-    ))
+    result = await batch.run_actions(
+        request(
+            {"action": "click", "elementId": "b0"},
+            {"action": "click", "elementId": "b1"},
+        )
+    )
     assert result.error is not None and result.error.code is ErrorCode.STRUCTURE_CHANGED
     assert result.stopped_at == 1
     assert "8 of the 8" in result.error.message
@@ -126,9 +146,12 @@ async def test_a_dialog_opening_stops_the_batch() -> None:
     open_, save = element("open"), element("save")
     batch, _ = runner(page, [open_, save])
     page.on_click["open"] = lambda: page.messages.append(["dialog", "Are you sure?"])
-    result = await batch.run_actions(request(
-        {"action": "click", "elementId": "open"}, {"action": "click", "elementId": "save"},
-    ))
+    result = await batch.run_actions(
+        request(
+            {"action": "click", "elementId": "open"},
+            {"action": "click", "elementId": "save"},
+        )
+    )
     assert result.error is not None and result.error.code is ErrorCode.STRUCTURE_CHANGED
     assert "dialog" in result.error.message
 
@@ -163,38 +186,62 @@ async def test_authorization_runs_before_the_act_and_a_refusal_leaves_the_page_a
 # -- actionability (SPEC A2) -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("columns", "rendered", "editable", "expected"), [
-    ({}, True, False, None),
-    ({}, False, False, Blocker.NOT_VISIBLE),
-    ({"disabled": True}, True, False, Blocker.NOT_ENABLED),
-    ({"aria_disabled": "true"}, True, False, Blocker.NOT_ENABLED),
-    ({"readonly": True}, True, True, Blocker.NOT_EDITABLE),
-    ({"aria_readonly": "true"}, True, True, Blocker.NOT_EDITABLE),
-    ({"readonly": True}, True, False, None),  # read-only does not stop a click
-], ids=["ok", "hidden", "disabled", "aria-disabled", "readonly", "aria-readonly", "readonly-click"])
-def test_state_checks_answer_one_blocker(columns: dict[str, Any], rendered: bool, editable: bool,
-                                          expected: Blocker | None) -> None:
+@pytest.mark.parametrize(
+    ("columns", "rendered", "editable", "expected"),
+    [
+        ({}, True, False, None),
+        ({}, False, False, Blocker.NOT_VISIBLE),
+        ({"disabled": True}, True, False, Blocker.NOT_ENABLED),
+        ({"aria_disabled": "true"}, True, False, Blocker.NOT_ENABLED),
+        ({"readonly": True}, True, True, Blocker.NOT_EDITABLE),
+        ({"aria_readonly": "true"}, True, True, Blocker.NOT_EDITABLE),
+        ({"readonly": True}, True, False, None),  # read-only does not stop a click
+    ],
+    ids=[
+        "ok",
+        "hidden",
+        "disabled",
+        "aria-disabled",
+        "readonly",
+        "aria-readonly",
+        "readonly-click",
+    ],
+)
+def test_state_checks_answer_one_blocker(
+    columns: dict[str, Any], rendered: bool, editable: bool, expected: Blocker | None
+) -> None:
     assert state_blocker(fact_row("input", **columns), rendered, editable=editable) is expected
 
 
-@pytest.mark.parametrize(("outcome", "expected"), [
-    (Outcome.DONE, None),
-    (Outcome.COVERED, Blocker.OBSCURED),
-    (Outcome.COVERED_BY_SDK, Blocker.OBSCURED),
-    (Outcome.OUTSIDE_VIEWPORT, Blocker.OUTSIDE_VIEWPORT),
-    (Outcome.NOT_CONNECTED, Blocker.NOT_CONNECTED),
-])
+@pytest.mark.parametrize(
+    ("outcome", "expected"),
+    [
+        (Outcome.DONE, None),
+        (Outcome.COVERED, Blocker.OBSCURED),
+        (Outcome.COVERED_BY_SDK, Blocker.OBSCURED),
+        (Outcome.OUTSIDE_VIEWPORT, Blocker.OUTSIDE_VIEWPORT),
+        (Outcome.NOT_CONNECTED, Blocker.NOT_CONNECTED),
+    ],
+)
 def test_hit_test_outcomes_map_to_blockers(outcome: Outcome, expected: Blocker | None) -> None:
     assert hit_blocker(HitTest(outcome)) is expected
 
 
-@pytest.mark.parametrize(("blocker", "code"), [
-    (Blocker.NOT_CONNECTED, ErrorCode.STALE_REF), (Blocker.NOT_VISIBLE, ErrorCode.NOT_VISIBLE),
-    (Blocker.NOT_ENABLED, ErrorCode.NOT_ENABLED), (Blocker.NOT_EDITABLE, ErrorCode.NOT_EDITABLE),
-    (Blocker.NOT_STABLE, ErrorCode.NOT_STABLE), (Blocker.OUTSIDE_VIEWPORT, ErrorCode.OBSCURED),
-    (Blocker.OBSCURED, ErrorCode.OBSCURED),
-])
-def test_each_blocker_is_one_typed_error_naming_the_element(blocker: Blocker, code: ErrorCode) -> None:
+@pytest.mark.parametrize(
+    ("blocker", "code"),
+    [
+        (Blocker.NOT_CONNECTED, ErrorCode.STALE_REF),
+        (Blocker.NOT_VISIBLE, ErrorCode.NOT_VISIBLE),
+        (Blocker.NOT_ENABLED, ErrorCode.NOT_ENABLED),
+        (Blocker.NOT_EDITABLE, ErrorCode.NOT_EDITABLE),
+        (Blocker.NOT_STABLE, ErrorCode.NOT_STABLE),
+        (Blocker.OUTSIDE_VIEWPORT, ErrorCode.OBSCURED),
+        (Blocker.OBSCURED, ErrorCode.OBSCURED),
+    ],
+)
+def test_each_blocker_is_one_typed_error_naming_the_element(
+    blocker: Blocker, code: ErrorCode
+) -> None:
     error = failure(blocker, element("save", label="Save").target())
     assert error.code is code
     assert error.element_id == "save"
@@ -248,29 +295,44 @@ async def test_no_hit_test_for_actions_that_do_not_point() -> None:
 # -- strategies ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("wanted", "index"), [("m", 1), ("Large", 2), ("  large ", 2), ("Huge", None)])
-def test_options_are_found_by_value_then_label_then_folded_label(wanted: str, index: int | None) -> None:
-    facts = [["Small", "s", False, True, False], ["Medium", "m", False, True, False],
-             ["Large", "l", False, True, False]]
+@pytest.mark.parametrize(
+    ("wanted", "index"), [("m", 1), ("Large", 2), ("  large ", 2), ("Huge", None)]
+)
+def test_options_are_found_by_value_then_label_then_folded_label(
+    wanted: str, index: int | None
+) -> None:
+    facts = [
+        ["Small", "s", False, True, False],
+        ["Medium", "m", False, True, False],
+        ["Large", "l", False, True, False],
+    ]
     assert select_module.find_option(facts, wanted) == index
 
 
 async def test_a_missing_native_option_is_not_found_listing_the_options() -> None:
     page = FakePage()
-    size = element("size", "select", options=[["s", "Small", True, False], ["l", "Large", False, False]])
+    size = element(
+        "size", "select", options=[["s", "Small", True, False], ["l", "Large", False, False]]
+    )
     ctx, _ = context(page, FakeInspector(page, [size]))
     with pytest.raises(ToolFailure) as raised:
-        await select_module.run(ctx, SelectAction(element_id="size", values=["Gigantic"]), size.target())
+        await select_module.run(
+            ctx, SelectAction(element_id="size", values=["Gigantic"]), size.target()
+        )
     assert raised.value.code is ErrorCode.NOT_FOUND
     assert raised.value.details == {"options": ["Small", "Large"]}
 
 
 async def test_two_values_for_a_single_select_are_refused_before_acting() -> None:
     page = FakePage()
-    size = element("size", "select", options=[["s", "Small", True, False], ["l", "Large", False, False]])
+    size = element(
+        "size", "select", options=[["s", "Small", True, False], ["l", "Large", False, False]]
+    )
     ctx, _ = context(page, FakeInspector(page, [size]))
     with pytest.raises(ToolFailure) as raised:
-        await select_module.run(ctx, SelectAction(element_id="size", values=["s", "l"]), size.target())
+        await select_module.run(
+            ctx, SelectAction(element_id="size", values=["s", "l"]), size.target()
+        )
     assert raised.value.code is ErrorCode.INVALID_REQUEST
     assert page.acts == []
 
@@ -288,7 +350,10 @@ async def test_checking_a_checked_box_changes_nothing() -> None:
     page = FakePage()
     gift = element("gift", "input", type="checkbox", checked=1)
     ctx, _ = context(page, FakeInspector(page, [gift]))
-    assert await check_module.set_checked(ctx, gift.target(), True) == {"changed": False, "checked": True}
+    assert await check_module.set_checked(ctx, gift.target(), True) == {
+        "changed": False,
+        "checked": True,
+    }
     assert acts(page, "click") == []
 
 
@@ -311,8 +376,12 @@ async def test_a_click_that_did_not_check_the_box_is_a_verification_failure() ->
     assert len(acts(page, "click")) == 1
 
 
-@pytest.mark.parametrize(("input_type", "value"), [("date", "17/05/2024"), ("number", "twelve"), ("color", "red")])
-async def test_a_value_in_the_wrong_format_is_refused_and_nothing_is_filled(input_type: str, value: str) -> None:
+@pytest.mark.parametrize(
+    ("input_type", "value"), [("date", "17/05/2024"), ("number", "twelve"), ("color", "red")]
+)
+async def test_a_value_in_the_wrong_format_is_refused_and_nothing_is_filled(
+    input_type: str, value: str
+) -> None:
     page = FakePage()
     field = element("field", "input", type=input_type)
     ctx, _ = context(page, FakeInspector(page, [field]))
@@ -333,14 +402,20 @@ async def test_a_value_the_page_reverted_is_a_verification_failure() -> None:
     assert raised.value.details is not None and raised.value.details["status"] == "reverted"
 
 
-@pytest.mark.parametrize(("key", "tag", "columns", "act"), [
-    ("Enter", "textarea", {}, ("insert_text", "\n")),
-    ("Enter", "button", {}, ("activate",)),
-    (" ", "input", {"type": "checkbox"}, ("activate",)),
-    ("a", "input", {"type": "text"}, ("insert_text", "a")),
-    ("Backspace", "input", {"type": "text"}, ("delete_text", False)),
-], ids=["enter-textarea", "enter-button", "space-checkbox", "char-text", "backspace-text"])
-async def test_default_actions_of_keys(key: str, tag: str, columns: dict[str, Any], act: tuple[Any, ...]) -> None:
+@pytest.mark.parametrize(
+    ("key", "tag", "columns", "act"),
+    [
+        ("Enter", "textarea", {}, ("insert_text", "\n")),
+        ("Enter", "button", {}, ("activate",)),
+        (" ", "input", {"type": "checkbox"}, ("activate",)),
+        ("a", "input", {"type": "text"}, ("insert_text", "a")),
+        ("Backspace", "input", {"type": "text"}, ("delete_text", False)),
+    ],
+    ids=["enter-textarea", "enter-button", "space-checkbox", "char-text", "backspace-text"],
+)
+async def test_default_actions_of_keys(
+    key: str, tag: str, columns: dict[str, Any], act: tuple[Any, ...]
+) -> None:
     page = FakePage()
     focused = element("f", tag, **columns)
     ctx, _ = context(page, FakeInspector(page, [focused]))
@@ -348,7 +423,11 @@ async def test_default_actions_of_keys(key: str, tag: str, columns: dict[str, An
     await keyboard_module.press(ctx, focused, parse_key(key), emulated)
     performed = [a for a in page.acts if a[0] == act[0]]
     assert performed == [(act[0], "f", *act[1:])]
-    assert [a[1] for a in page.acts if a[0] == "key"] == ["keydown", *(["keypress"] if len(key) == 1 or key == "Enter" else []), "keyup"]
+    assert [a[1] for a in page.acts if a[0] == "key"] == [
+        "keydown",
+        *(["keypress"] if len(key) == 1 or key == "Enter" else []),
+        "keyup",
+    ]
     assert emulated
 
 
@@ -360,5 +439,182 @@ async def test_a_shortcut_is_the_pages_and_types_nothing() -> None:
     await keyboard_module.press(ctx, field, parse_key("Control+s"), emulated)
     assert acts(page, "insert_text") == [] and emulated == []
     assert [a[1:] for a in page.acts if a[0] == "key"] == [
-        ("keydown", "Control"), ("keydown", "s"), ("keyup", "s"), ("keyup", "Control"),
+        ("keydown", "Control"),
+        ("keydown", "s"),
+        ("keyup", "s"),
+        ("keyup", "Control"),
     ]
+
+
+# -- what a click changed (SPEC A4: "nothing happened" is a result, never a silent success) ----
+
+
+async def test_a_click_that_changes_nothing_says_effect_none() -> None:
+    page = FakePage()
+    noop = element("noop")
+    batch, _ = runner(page, [noop])
+    result = await batch.run_actions(request({"action": "click", "elementId": "noop"}))
+    assert result.success is True
+    assert result.result["steps"][0]["outcome"]["effect"] == "none"
+
+
+@pytest.mark.parametrize(
+    ("change", "named"),
+    [
+        ("mutations", ["dom"]),
+        ("url", ["url"]),
+        ("navigation", ["navigation"]),
+        ("values", ["values"]),
+        ("scroll", ["scroll"]),
+        ("focus", ["focus"]),
+        ("dialog", ["dialog"]),
+    ],
+)
+async def test_a_click_that_changed_something_names_it(change: str, named: list[str]) -> None:
+    page = FakePage()
+    button, other = element("button"), element("other", "input")
+    batch, _ = runner(page, [button, other])
+
+    def act() -> None:
+        if change == "mutations":
+            page.mutations += 3
+        elif change == "url":
+            page.url += "?step=2"
+        elif change == "navigation":
+            page.navigations += 1
+        elif change == "values":
+            page.values += 1
+        elif change == "scroll":
+            page.scroll = (0.0, 400.0)
+        elif change == "focus":
+            page.focused = other
+
+    page.on_click["button"] = act
+    if change == "dialog":
+        page.intercept_dialogs = lambda: SimpleNamespace(restore=lambda: [["alert", "Saved"]])  # type: ignore[method-assign]
+    result = await batch.run_actions(request({"action": "click", "elementId": "button"}))
+    outcome = result.result["steps"][0]["outcome"]
+    assert outcome["effect"] == "changed"
+    assert outcome["effects"] == named
+
+
+async def test_focus_moving_to_the_clicked_element_itself_is_no_effect() -> None:
+    page = FakePage()
+    button = element("button")
+    page.on_click["button"] = lambda: setattr(page, "focused", button)
+    batch, _ = runner(page, [button])
+    result = await batch.run_actions(request({"action": "click", "elementId": "button"}))
+    assert result.result["steps"][0]["outcome"]["effect"] == "none"
+
+
+async def test_hover_points_at_a_disabled_control_too_and_reports_what_opened() -> None:
+    # A disabled button can still show a tooltip; a hover is no click, so disabled is no refusal.
+    page = FakePage()
+    off = element("off", disabled=True)
+    page.on_hover["off"] = lambda: setattr(page, "mutations", page.mutations + 1)
+    batch, _ = runner(page, [off])
+    result = await batch.run_actions(request({"action": "hover", "elementId": "off"}))
+    assert result.success is True
+    assert [a[0] for a in page.acts if a[0] in ("hover", "click")] == ["hover"]
+    assert result.result["steps"][0]["outcome"]["effects"] == ["dom"]
+
+
+async def test_hover_on_a_covered_element_is_obscured() -> None:
+    page = FakePage()
+    trigger = element("trigger")
+    trigger.hits = [HitTest(Outcome.COVERED, 1, 1, "<div#mask>")]
+    batch, _ = runner(page, [trigger])
+    result = await batch.run_actions(request({"action": "hover", "elementId": "trigger"}))
+    assert result.error is not None and result.error.code is ErrorCode.OBSCURED
+    assert acts(page, "hover") == []
+
+
+# -- keyboard default actions where a real press has them ----------------------------------------
+
+
+def key_log(page: FakePage) -> list[Any]:
+    """Key events and default actions in the order they happened."""
+    return [
+        a[1] if a[0] == "key" else a[0]
+        for a in page.acts
+        if a[0] in ("key", "activate", "submit_implicitly")
+    ]
+
+
+async def test_space_activates_on_keyup_like_a_real_press() -> None:
+    page = FakePage()
+    button = element("b")
+    ctx, _ = context(page, FakeInspector(page, [button]))
+    await keyboard_module.press(ctx, button, parse_key("Space"), [])
+    assert key_log(page) == ["keydown", "keypress", "keyup", "activate"]
+
+
+async def test_space_is_not_activated_when_the_page_cancels_keyup() -> None:
+    page = FakePage()
+    page.cancelled_keys = {"keyup"}
+    box = element("c", "input", type="checkbox")
+    ctx, _ = context(page, FakeInspector(page, [box]))
+    await keyboard_module.press(ctx, box, parse_key("Space"), [])
+    assert "activate" not in key_log(page)
+
+
+async def test_enter_on_a_link_follows_it_on_keydown_without_a_keypress() -> None:
+    page = FakePage()
+    link = element("l", "a", href="#next")
+    ctx, _ = context(page, FakeInspector(page, [link]))
+    emulated: list[str] = []
+    await keyboard_module.press(ctx, link, parse_key("Enter"), emulated)
+    assert key_log(page) == ["keydown", "activate", "keyup"]
+    assert emulated == ["followLink"]
+
+
+@pytest.mark.parametrize("key", ["Enter", "Space"])
+async def test_keys_on_an_element_with_only_a_role_have_no_default_action(key: str) -> None:
+    # A div with role=button does nothing on a real Enter or Space; the page's key handlers,
+    # which get our key events, are what make such widgets work.
+    page = FakePage()
+    widget = element("w", "div", role="button", tabindex="0")
+    ctx, _ = context(page, FakeInspector(page, [widget]))
+    emulated: list[str] = []
+    await keyboard_module.press(ctx, widget, parse_key(key), emulated)
+    assert "activate" not in key_log(page) and emulated == []
+
+
+async def test_space_on_a_link_does_not_follow_it() -> None:
+    page = FakePage()
+    link = element("l", "a", href="#next")
+    ctx, _ = context(page, FakeInspector(page, [link]))
+    await keyboard_module.press(ctx, link, parse_key("Space"), [])
+    assert "activate" not in key_log(page)
+
+
+@pytest.mark.parametrize(
+    ("submission", "note"),
+    [
+        (Submission.SUBMITTED, ["submitForm"]),
+        (Submission.CLICKED_DEFAULT, ["clickDefaultButton"]),
+        (Submission.TOO_MANY_FIELDS, ["noSubmit(severalFields)"]),
+        (Submission.DEFAULT_DISABLED, ["noSubmit(defaultButtonDisabled)"]),
+        (Submission.NONE, []),
+    ],
+)
+async def test_enter_in_a_field_reports_what_implicit_submission_did(
+    submission: Submission, note: list[str]
+) -> None:
+    page = FakePage()
+    page.submission = submission
+    field = element("f", "input", type="text")
+    ctx, _ = context(page, FakeInspector(page, [field]))
+    emulated: list[str] = []
+    await keyboard_module.press(ctx, field, parse_key("Enter"), emulated)
+    assert key_log(page) == ["keydown", "keypress", "submit_implicitly", "keyup"]
+    assert emulated == note
+
+
+async def test_a_cancelled_keypress_does_not_submit() -> None:
+    page = FakePage()
+    page.cancelled_keys = {"keypress"}
+    field = element("f", "input", type="text")
+    ctx, _ = context(page, FakeInspector(page, [field]))
+    await keyboard_module.press(ctx, field, parse_key("Enter"), [])
+    assert "submit_implicitly" not in key_log(page)

@@ -57,7 +57,7 @@ def _encode(rows: list[list[Any]], scopes: list[Any], frames: list[Any]) -> tupl
     ints.extend(first)
     ints.append(len(spans))
     ints.extend(spans)
-    extra = json.loads(json.dumps([scopes, frames, pairs[F.ALT], pairs[F.OPTIONS], pairs[F.PSEUDO]]))
+    extra = json.loads(json.dumps([scopes, frames, pairs[F.ALT], pairs[F.OPTIONS], pairs[F.PSEUDO], []]))
     return n, ints.tobytes(), floats.tobytes(), F.STRING_SEPARATOR.join(table), len(table), index.tobytes(), extra
 
 

@@ -36,7 +36,7 @@ class _Page:
     def __init__(self, rows: list[list[Any]]) -> None:
         self.rows = rows
 
-    def collect_main_document(self, *, viewport_only: bool = False) -> _Facts:
+    def collect_main_document(self, *, viewport_only: bool = False, snapshot: bool = False) -> _Facts:
         return _Facts(self.rows)
 
     def viewport(self) -> list[float]:
@@ -59,7 +59,7 @@ def _every_kind_of_element() -> PageRows:
     page.add("a", href="https://shop.example/help", own_text="Help", aria_describedby="tip")
     page.add("span", id="tip", own_text="Opens in a new tab")
     page.add("div", role="button", aria_pressed="mixed", aria_expanded="false", own_text="Bold")
-    page.add("div", role="slider", aria_value="40", aria_label="Volume", y=2000.0)  # offscreen
+    page.add("div", role="slider", aria_value="40", y=2000.0)  # offscreen, named by the text before it
     page.add("div", role="tab", aria_selected="true", own_text="Details")
     page.add("iframe", frame="cross", title="Card")
     # Disabled and readonly also appear alone (Colours, Gift): a line that showed one state
@@ -86,7 +86,7 @@ def _protocol_element(element: Any) -> PageElement:
         form=FormOwner(form_id=element.form[0], form_name=element.form[1], action=element.form[2], method=element.form[3])
         if element.form else None,
         frame=element.frame, invalid=element.invalid, pressed=element.pressed, description=element.description,
-        opaque=element.opaque,
+        opaque=element.opaque, name_from=element.name_from, new=element.new,
     )
 
 
@@ -107,7 +107,7 @@ def test_the_wire_form_is_what_the_protocol_models_write() -> None:  # SPEC S2, 
     assert [list(element) for element in wire["elements"]] == [list(element.wire()) for element in result.elements]
     # Every optional field appears somewhere, so the comparison above covers it.
     present = set().union(*(element.keys() for element in wire["elements"]))
-    assert {"value", "checked", "selected", "expanded", "placeholder", "href", "form", "pressed", "opaque"} <= present
+    assert {"value", "checked", "selected", "expanded", "placeholder", "href", "form", "pressed", "opaque", "nameFrom"} <= present
     assert wire["viewport"] == {"width": 1280.0, "height": 800.0, "scrollX": 0.0, "scrollY": 0.0, "devicePixelRatio": 1.0}
     assert '- button "Pay"' in wire["text"]
 
@@ -144,3 +144,18 @@ def test_each_custom_checkbox_ref_holds_its_own_real_input() -> None:  # SPEC S1
         entry = snapshot.entries[by_label[name]]
         assert (entry.handle, entry.control) == (label, checkbox)
     assert snapshot.entries[by_label["Save"]].handle == plain and snapshot.entries[by_label["Save"]].control is None
+
+
+def test_the_second_snapshot_marks_what_appeared_since_the_first() -> None:  # SPEC S9
+    # The walk's FRESH column compares with the previous snapshot's walk; the first snapshot
+    # has none to compare with, and marks nothing.
+    page = PageRows()
+    page.add("button", own_text="Open menu")
+    page.add("button", own_text="Archive", fresh=True)
+    inspector = Inspector(_Page(page.rows), SnapshotStore())  # type: ignore[arg-type]
+    first = inspector.inspect(InspectOptions(format="text")).to_wire()
+    assert not any("new" in element for element in first["elements"]) and "[new]" not in first["text"]
+    second = inspector.inspect(InspectOptions(format="text")).to_wire()
+    assert [element.get("new") for element in second["elements"]] == [None, True]
+    assert PageSnapshot.model_validate(second).to_wire() == second
+    assert '- button "Archive" [new] [ref=' in second["text"] and '- button "Open menu" [ref=' in second["text"]

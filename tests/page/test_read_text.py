@@ -46,6 +46,10 @@ def test_inline_content_joins_into_one_paragraph_with_collapsed_white_space():
     assert markdown(page) == "Total: $5\ndue `now`"
 
 
+def test_a_break_between_words_with_no_space_is_a_line_break():
+    assert markdown(el("body", el("p", "one", inline("br"), "two"))) == "one\ntwo"
+
+
 def test_link_text_brackets_are_escaped_and_script_links_become_text():
     page = el("body", el("p", inline("a", "[1]", extra="https://e.x/a b"), " ", inline("a", "Run", extra="javascript:go()")))
     assert markdown(page) == "[\\[1\\]](https://e.x/a%20b) Run"

@@ -551,6 +551,191 @@ def test_ordinary_fields_are_not_sensitive(label: str) -> None:  # SPEC P5
     assert (element.sensitive, element.value) == (False, "visible")
 
 
+@pytest.mark.parametrize("kind", ["radio", "checkbox"])
+def test_a_payment_choice_is_not_sensitive(kind: str) -> None:  # SPEC P5 (no false positives)
+    page = PageRows()
+    page.add("label", label_for="card", own_text="Credit card")
+    choice = page.add("input", id="card", type=kind, name="payment", value="card")
+    assert page.scanned(choice).sensitive is False
+
+
+def test_a_card_number_beside_a_payment_choice_stays_masked() -> None:  # SPEC P5
+    page = PageRows()
+    page.add("input", type="radio", aria_label="Credit card", name="payment")
+    number = page.add("input", aria_label="Credit card number", value="4242424242424242")
+    assert (page.scanned(number).sensitive, page.scanned(number).value) == (True, None)
+
+
+# -- SPEC S3: labels structurally tied to a nameless control -----------------------------------
+
+
+def _form_row(page: PageRows, label: str) -> tuple[int, int]:
+    """A component library's form row: a label column and a control column, the control
+    nested a few wrappers deep in it (antd Form.Item without a name: no label[for])."""
+    row = page.add("div")
+    label_column = page.add("div", row)
+    page.add("label", label_column, own_text=label, title=label)
+    control_column = page.add("div", row)
+    inner = page.add("div", page.add("div", control_column))
+    return row, inner
+
+
+def test_a_nameless_switch_takes_its_form_rows_label() -> None:  # SPEC S3
+    page = PageRows()
+    _row, inner = _form_row(page, "Subscribe to newsletter")
+    switch = page.add("button", inner, role="switch", aria_checked="false")
+    page.add("span", switch)
+    element = page.scanned(switch)
+    assert (element.label, element.label_source, element.name_from) == ("Subscribe to newsletter", "nearby", "nearby")
+
+
+def test_a_custom_slider_handle_without_role_takes_its_form_rows_label() -> None:  # SPEC S3
+    page = PageRows()
+    _row, inner = _form_row(page, "Volume")
+    page.add("div", inner, width=200.0, height=4.0)  # the track: no text
+    handle = page.add("div", inner, tabindex="0", width=12.0, height=12.0)
+    element = page.scanned(handle)
+    assert (element.role, element.label, element.name_from) == ("generic", "Volume", "nearby")
+
+
+def test_a_switch_takes_the_label_after_it_in_its_own_container() -> None:  # SPEC S3
+    page = PageRows()
+    box = page.add("div")
+    switch = page.add("div", box, role="switch", tabindex="0")
+    page.add("span", box, own_text="Dark mode")
+    assert (page.scanned(switch).label, page.scanned(switch).name_from) == ("Dark mode", "nearby")
+
+
+def test_a_container_holding_another_control_gives_no_label() -> None:  # SPEC S3
+    # The text in the row belongs to the field before the switch, not to the switch.
+    page = PageRows()
+    row = page.add("div")
+    page.add("span", row, own_text="Age")
+    page.add("input", row, type="number")
+    switch = page.add("div", page.add("div", row), role="switch", tabindex="0")
+    element = page.scanned(switch)
+    assert (element.label, element.name_from) == ("", "")
+
+
+def test_a_text_field_never_takes_a_label_from_past_its_form() -> None:  # SPEC S3
+    page = PageRows()
+    page.add("h2", own_text="Checkout")
+    form = page.add("form")
+    field = page.add("input", page.add("div", form))
+    assert page.scanned(field).label == ""
+
+
+def test_a_nameless_combobox_takes_the_name_of_the_field_inside_it() -> None:  # SPEC S3
+    page = PageRows()
+    box = page.add("div", role="combobox", aria_expanded="false", tabindex="0")
+    page.add("input", page.add("div", box), placeholder="Select tags")
+    element = page.scanned(box)
+    assert (element.label, element.label_source, element.name_from) == ("Select tags", "inner", "inner")
+
+
+def test_a_field_named_only_by_its_placeholder_takes_its_form_rows_label() -> None:  # SPEC S3
+    page = PageRows()
+    _row, inner = _form_row(page, "City")
+    field = page.add("input", inner, placeholder="Please select", readonly=True)
+    element = page.scanned(field)
+    assert (element.label, element.name_from, element.placeholder) == ("City", "nearby", "Please select")
+
+
+def _number_field(page: PageRows, stepper_boxes: list[tuple[float, float]], *, field_type: str = "number") -> list[int]:
+    wrap = page.add("div")
+    page.add("label", wrap, own_text="Quantity", label_for="qty")
+    page.add("input", wrap, id="qty", type=field_type, value="2")
+    handlers = page.add("div", wrap)
+    return [page.add("span", handlers, cursor="pointer", x=x, y=y, width=20.0, height=12.0) for x, y in stepper_boxes]
+
+
+def test_stacked_steppers_of_a_number_field_are_named_increase_and_decrease() -> None:  # SPEC S3
+    page = PageRows()
+    up, down = _number_field(page, [(200.0, 10.0), (200.0, 22.0)])
+    assert (page.scanned(up).label, page.scanned(up).name_from) == ("Increase Quantity", "stepper")
+    assert page.scanned(down).label == "Decrease Quantity"
+
+
+def test_steppers_on_either_side_of_a_number_field_are_named_by_side() -> None:  # SPEC S3
+    page = PageRows()
+    minus, plus = _number_field(page, [(10.0, 10.0), (200.0, 10.0)])
+    assert (page.scanned(minus).label, page.scanned(plus).label) == ("Decrease Quantity", "Increase Quantity")
+
+
+def test_two_icon_buttons_beside_a_text_field_are_not_steppers() -> None:  # SPEC S3
+    page = PageRows()
+    clear, _search = _number_field(page, [(200.0, 10.0), (220.0, 10.0)], field_type="text")
+    assert page.scanned(clear).name_from != "stepper"
+
+
+# -- SPEC S1, S9: items of delegated-listener lists and popups, new elements -----------------
+
+
+def _fresh_scan(page: PageRows) -> dict[int, object]:
+    return {e.index: e for e in scan_page(page.rows, VIEWPORT, mark_new=True).elements}
+
+
+def test_plain_children_of_a_listbox_are_items() -> None:  # SPEC S1, S9
+    page = PageRows()
+    box = page.add("div", role="listbox")
+    apple = page.add("div", box, own_text="Apple")
+    pear = page.add("div", box, own_text="Pear")
+    assert {apple, pear} <= page.listed()
+    assert page.scanned(apple).name_from == "text"
+
+
+def test_appeared_items_of_a_list_get_refs_and_are_marked_new() -> None:  # SPEC S9
+    page = PageRows()
+    search = page.add("input", aria_label="Search", placeholder="Fruit")
+    suggestions = page.add("ul", fresh=True)
+    items = [page.add("li", suggestions, own_text=name, fresh=True) for name in ("Apple", "Apricot")]
+    listed = _fresh_scan(page)
+    assert all(listed[item].new and listed[item].label for item in items)
+    assert listed[search].new is False  # the search field was there before
+    # Without a previous snapshot to compare with, nothing is new and the list stays text.
+    assert not set(items) & page.listed()
+
+
+def test_items_of_a_list_that_was_already_there_stay_text() -> None:  # SPEC S9 (no flood)
+    page = PageRows()
+    bullets = page.add("ul")
+    items = [page.add("li", bullets, own_text=text) for text in ("Free shipping", "30-day returns")]
+    assert not set(items) & set(_fresh_scan(page))
+
+
+def test_an_appeared_popup_lists_its_repeated_items_but_not_its_title_or_their_parts() -> None:  # SPEC S9
+    page = PageRows()
+    popup = page.add("div", position="absolute", fresh=True)
+    title = page.add("div", popup, own_text="Suggestions", fresh=True)
+    body = page.add("div", popup, fresh=True)
+    items = []
+    for name in ("Paris", "Parma"):
+        item = page.add("div", body, fresh=True)
+        page.add("span", item, fresh=True, width=0.0)  # an icon
+        page.add("span", item, own_text=name, fresh=True)
+        items.append(item)
+    note = page.add("p", popup, own_text="Type to search more cities", fresh=True)
+    listed = _fresh_scan(page)
+    assert set(items) <= set(listed) and {title, body, note}.isdisjoint(listed)
+    assert [listed[item].label for item in items] == ["Paris", "Parma"]
+
+
+def test_an_appeared_group_outside_any_positioned_subtree_stays_text() -> None:  # SPEC S9 (no flood)
+    page = PageRows()
+    section = page.add("div", fresh=True)
+    rows = [page.add("div", section, own_text=text, fresh=True) for text in ("Order 1", "Order 2")]
+    assert not set(rows) & set(_fresh_scan(page))
+
+
+def test_items_with_a_control_inside_are_not_items() -> None:  # SPEC S9
+    page = PageRows()
+    box = page.add("div", role="menu")
+    entry = page.add("div", box, own_text="Rename")
+    button = page.add("button", entry, own_text="Go")
+    listed = page.listed()
+    assert button in listed and entry not in listed
+
+
 # -- issue 3: frames, placeholders, clipping, custom controls, outline -------------------------
 
 

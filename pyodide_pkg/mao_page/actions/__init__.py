@@ -4,8 +4,8 @@
   keyed by the protocol's action classes;
 - ``actionability``: visible / enabled / editable / stable / hit-test decisions;
 - ``settle``: settling after a write, the dialog guard; ``changes``: observe and diffs;
-- ``click``, ``focus``, ``fill``, ``select``, ``check``, ``scroll``, ``keyboard``, ``wait``:
-  the actions.
+- ``click``, ``hover``, ``focus``, ``fill``, ``select``, ``check``, ``scroll``, ``keyboard``,
+  ``wait``: the actions.
 
 Like a careful person: act only on what a snapshot showed, only when it can really be acted
 on, with the event sequences frameworks listen to, then wait for the page to settle and prove

@@ -43,11 +43,14 @@ _CODES = {
 }
 
 
-def state_blocker(row: list[Any], rendered: bool, *, editable: bool = False) -> Blocker | None:
-    """Visible, enabled, and editable when asked, from the element's fact row."""
+def state_blocker(
+    row: list[Any], rendered: bool, *, editable: bool = False, enabled: bool = True
+) -> Blocker | None:
+    """Visible, enabled (unless ``enabled`` is false: a pointer can rest on a disabled
+    control), and editable when asked, from the element's fact row."""
     if not rendered:
         return Blocker.NOT_VISIBLE
-    if row[F.DISABLED] or row[F.ARIA_DISABLED] == "true":
+    if enabled and (row[F.DISABLED] or row[F.ARIA_DISABLED] == "true"):
         return Blocker.NOT_ENABLED
     if editable and (row[F.READONLY] or row[F.ARIA_READONLY] == "true"):
         return Blocker.NOT_EDITABLE
@@ -85,7 +88,8 @@ def failure(blocker: Blocker, target: Target, hit: HitTest | None = None) -> Too
         Blocker.NOT_ENABLED: f"{name} is disabled",
         Blocker.NOT_EDITABLE: f"{name} is read-only",
         Blocker.NOT_STABLE: f"{name} kept moving",
-        Blocker.OUTSIDE_VIEWPORT: f"{name} is outside the viewport even after scrolling; nothing was done",
+        Blocker.OUTSIDE_VIEWPORT: f"{name} is outside the viewport even after scrolling; "
+        "nothing was done",
     }
     return target.failure(_CODES[blocker], messages[blocker])
 
@@ -96,6 +100,7 @@ async def ensure_actionable(
     *,
     editable: bool = False,
     hit: bool = True,
+    enabled: bool = True,
     handle: Any = None,
     row: list[Any] | None = None,
 ) -> HitTest | None:
@@ -105,7 +110,10 @@ async def ensure_actionable(
     page = ctx.page
     handle = handle if handle is not None else target.handle
     blocker = state_blocker(
-        row if row is not None else target.row, page.is_rendered(handle), editable=editable
+        row if row is not None else target.row,
+        page.is_rendered(handle),
+        editable=editable,
+        enabled=enabled,
     )
     if blocker is not None:
         raise failure(blocker, target)

@@ -19,6 +19,7 @@ from ..protocol import (
     ErrorCode,
     FillAction,
     FocusAction,
+    HoverAction,
     KeyboardAction,
     ObserveAction,
     PageChanges,
@@ -33,7 +34,7 @@ from ..protocol import (
     WireModel,
 )
 from ..snapshots import ElementEntry, Snapshot
-from . import check, click, fill, focus, keyboard, scroll, select, wait
+from . import check, click, fill, focus, hover, keyboard, scroll, select, wait
 from .changes import ChangeTracker, Summary, dialog_count, structural_change
 from .context import ActingListener, ActionContext, StepRecord, Target
 from .settle import SettlePolicy
@@ -76,6 +77,7 @@ async def _observe(
 
 DISPATCH: dict[type[WireModel], ActionSpec] = {
     ClickAction: ActionSpec(click.run),
+    HoverAction: ActionSpec(hover.run),
     FocusAction: ActionSpec(focus.run, restructures=False),
     FillAction: ActionSpec(fill.run),
     SelectAction: ActionSpec(select.run),
@@ -178,7 +180,8 @@ class BatchRunner:
         if current.navigations != start.navigations or current.url != start.url:
             return ToolFailure(
                 ErrorCode.NAVIGATED,
-                f"the page navigated during the batch; the remaining {remaining} action(s) were not run. Call page_inspect again",
+                f"the page navigated during the batch; the remaining {remaining} action(s) "
+                "were not run. Call page_inspect again",
             ).to_error()
         if before is None or not DISPATCH[_ACTION_CLASSES[previous.action]].restructures:
             return None
@@ -189,7 +192,8 @@ class BatchRunner:
         if reason:
             return ToolFailure(
                 ErrorCode.STRUCTURE_CHANGED,
-                f"{reason}; the remaining {remaining} action(s) were not run. Call page_inspect again",
+                f"{reason}; the remaining {remaining} action(s) were not run. "
+                "Call page_inspect again",
             ).to_error()
         return None
 

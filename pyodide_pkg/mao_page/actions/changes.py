@@ -43,6 +43,15 @@ class Baseline:
         ]
 
 
+@dataclass(slots=True)
+class EffectBaseline:
+    """The page just before one act, for telling whether the act did anything at all."""
+
+    state: PageState
+    probe: Any  # Page.effect_probe(): focus, control values, scroll
+    target: dict[str, Any]
+
+
 class ChangeTracker:
     def __init__(self, page: Page, inspector: Inspector) -> None:
         self._page = page
@@ -84,6 +93,32 @@ class ChangeTracker:
         if row[F.ARIA_EXPANDED] in ("true", "false"):
             state["expanded"] = row[F.ARIA_EXPANDED] == "true"
         return state
+
+    def effect_baseline(self, entry: ElementEntry) -> EffectBaseline:
+        return EffectBaseline(self.state(), self._page.effect_probe(), self.target_state(entry))
+
+    def effects(
+        self, baseline: EffectBaseline, entry: ElementEntry, *, dialogs: int = 0
+    ) -> dict[str, Any]:
+        """``{"effect": "none"}`` when nothing observable happened since ``baseline``, else
+        ``{"effect": "changed", "effects": [...]}`` naming what did: ``url`` / ``navigation``,
+        ``dom`` (mutations), ``focus`` (moved elsewhere than the acted-on element), ``values``
+        (form control values or checked states), ``scroll``, ``state`` (the element's own
+        checked / expanded state, or it left the page), ``dialog``."""
+        now = self.state()
+        effects: list[str] = []
+        if now.url != baseline.state.url:
+            effects.append("url")
+        elif now.navigations != baseline.state.navigations:
+            effects.append("navigation")
+        if now.mutations != baseline.state.mutations:
+            effects.append("dom")
+        effects.extend(self._page.effects_since(baseline.probe, entry.handle))
+        if self.target_state(entry) != baseline.target:
+            effects.append("state")
+        if dialogs:
+            effects.append("dialog")
+        return {"effect": "changed", "effects": effects} if effects else {"effect": "none"}
 
     def changes_since(
         self,

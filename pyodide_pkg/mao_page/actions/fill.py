@@ -1,4 +1,5 @@
-"""``page_fill``: set a field's value the way frameworks observe it, then verify it (SPEC A1, A3)."""
+"""``page_fill``: set a field's value the way frameworks observe it, then verify it
+(SPEC A1, A3)."""
 
 from __future__ import annotations
 

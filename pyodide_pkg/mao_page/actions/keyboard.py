@@ -8,6 +8,7 @@ from typing import Any
 
 from .. import facts as F
 from ..keyboard import KeyPress, parse_key, text_keys
+from ..page import Submission
 from ..protocol import KeyboardAction
 from ..scanner import is_fillable
 from .actionability import ensure_actionable
@@ -55,85 +56,114 @@ def editable(ctx: ActionContext, handle: Any) -> bool:
     )
 
 
+# Where each default action happens in a real key press, as in Chromium: on keydown (editing
+# keys, focus moves, arrow keys, Enter on a link, which then gets no keypress), on keypress
+# (text, Enter in fields and on buttons) or on keyup (Space activates what it pressed).
+# Controls with a role but no native behaviour (a div with role=button) get none: a real
+# key does nothing there either, the page's own key handlers do the rest.
+_SPACE_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset", "image"})
+_ENTER_CLICKS_INPUTS = frozenset({"button", "submit", "reset", "image"})
+_SUBMISSION_NOTES = {
+    Submission.CLICKED_DEFAULT: "clickDefaultButton",
+    Submission.SUBMITTED: "submitForm",
+    Submission.DEFAULT_DISABLED: "noSubmit(defaultButtonDisabled)",
+    Submission.TOO_MANY_FIELDS: "noSubmit(severalFields)",
+}
+
+
 async def press(
     ctx: ActionContext, focused: Any, key: KeyPress, emulated: list[str] | None = None
 ) -> tuple[bool, Any]:
-    """One key press: keydown, keypress, default action, keyup. Returns (default action
-    allowed, the element focused afterwards)."""
+    """One key press: keydown, keypress, keyup, each followed by the default actions a real
+    press has there. Returns (keydown not cancelled, the element focused afterwards)."""
     page = ctx.page
     emulated = emulated if emulated is not None else []
     init = key.event_init()
     for modifier in key.modifier_presses():
         page.dispatch_key(focused, "keydown", modifier)
     allowed = page.dispatch_key(focused, "keydown", init)
-    if allowed and key.produces_keypress:
-        allowed = page.dispatch_key(focused, "keypress", {**init, "charCode": key.char_code})
+    pressed = None  # what Space pressed, activated when the key comes up
     if allowed:
-        focused = default_action(ctx, focused, key, emulated)
-    page.dispatch_key(focused, "keyup", init)
+        focused, keypress, pressed = _on_keydown(ctx, focused, key, emulated)
+        if keypress and page.dispatch_key(focused, "keypress", {**init, "charCode": key.char_code}):
+            _on_keypress(ctx, focused, key, emulated)
+    if page.dispatch_key(focused, "keyup", init) and pressed is not None:
+        page.activate(pressed)
+        emulated.append("activate")
     for modifier in reversed(key.modifier_presses()):
         page.dispatch_key(focused, "keyup", modifier)
     return allowed, focused
 
 
-def default_action(ctx: ActionContext, focused: Any, key: KeyPress, emulated: list[str]) -> Any:
-    """What the browser would do for a trusted press of ``key`` on ``focused``; returns the
-    element focused afterwards."""
+def _facts(ctx: ActionContext, focused: Any) -> tuple[list[Any] | None, str, str, bool]:
+    if focused is None:
+        return None, "", "", False
+    row = ctx.page.row_of(focused)
+    return row, row[F.TAG], row[F.TYPE] if row[F.TAG] == "input" else "", editable(ctx, focused)
+
+
+def _on_keydown(
+    ctx: ActionContext, focused: Any, key: KeyPress, emulated: list[str]
+) -> tuple[Any, bool, Any]:
+    """Keydown's default actions. Returns (the element focused afterwards, whether a
+    keypress follows, the element Space pressed)."""
     page = ctx.page
-    row = page.row_of(focused) if focused is not None else None
-    tag = row[F.TAG] if row else ""
-    can_edit = focused is not None and editable(ctx, focused)
+    row, tag, input_type, can_edit = _facts(ctx, focused)
     name = key.key
+    keypress = key.produces_keypress
     if key.is_select_all:
         if focused is not None and page.select_all(focused):
             emulated.append("selectAll")
-        return focused
+        return focused, False, None
     if key.has_command_modifier:
-        return focused  # shortcuts belong to the page; nothing else is emulated
-    if key.is_printable and can_edit:
-        page.insert_text(focused, name)
-        emulated.append("insertText")
-    elif name in ("Backspace", "Delete") and can_edit:
+        return focused, False, None  # shortcuts belong to the page; nothing else is emulated
+    if name in ("Backspace", "Delete") and can_edit:
         page.delete_text(focused, name == "Delete")
         emulated.append("delete")
-    elif name == "Enter":
-        if can_edit and (tag == "textarea" or row[F.CONTENTEDITABLE]):
-            page.insert_text(focused, "\n")
-            emulated.append("insertLineBreak")
-        elif tag == "input" and page.submit_implicitly(focused):
-            emulated.append("submitForm")
-        elif focused is not None and (
-            tag in ("button", "a", "summary")
-            or (row and row[F.ROLE] in ("button", "link", "menuitem", "tab", "option"))
-        ):
-            page.activate(focused)
-            emulated.append("activate")
-    elif name == " " and focused is not None and not can_edit:
-        if (
-            tag in ("button", "summary")
-            or (
-                tag == "input" and row[F.TYPE] in ("checkbox", "radio", "button", "submit", "reset")
-            )
-            or (
-                row
-                and row[F.ROLE]
-                in ("button", "checkbox", "switch", "radio", "menuitem", "tab", "option")
-            )
-        ):
-            page.activate(focused)
-            emulated.append("activate")
+    elif name == "Enter" and row is not None and tag in ("a", "area") and row[F.HREF]:
+        page.activate(focused)  # follows the link; the browser sends no keypress then
+        emulated.append("followLink")
+        return focused, False, None
+    elif (
+        name == " "
+        and row is not None
+        and not can_edit
+        and (tag in ("button", "summary") or input_type in _SPACE_INPUTS)
+    ):
+        return focused, keypress, focused
     elif name == "Tab":
         moved = page.move_focus(focused, key.shift)
         if moved is not None:
             emulated.append("focusPrevious" if key.shift else "focusNext")
-            return moved
+            return moved, keypress, None
     elif name in ("ArrowDown", "ArrowRight", "ArrowUp", "ArrowLeft") and focused is not None:
         delta = 1 if name in ("ArrowDown", "ArrowRight") else -1
-        if tag == "input" and row[F.TYPE] == "radio":
+        if input_type == "radio":
             moved = page.step_radio(focused, delta)
             if moved is not None:
                 emulated.append("checkNextRadio")
-                return moved
+                return moved, keypress, None
         elif tag == "select" and page.step_select(focused, delta):
             emulated.append("changeSelection")
-    return focused
+    return focused, keypress, None
+
+
+def _on_keypress(ctx: ActionContext, focused: Any, key: KeyPress, emulated: list[str]) -> None:
+    page = ctx.page
+    row, tag, input_type, can_edit = _facts(ctx, focused)
+    if row is None:
+        return
+    if key.is_printable and can_edit:
+        page.insert_text(focused, key.key)
+        emulated.append("insertText")
+    elif key.key == "Enter":
+        if can_edit and (tag == "textarea" or row[F.CONTENTEDITABLE]):
+            page.insert_text(focused, "\n")
+            emulated.append("insertLineBreak")
+        elif input_type in _ENTER_CLICKS_INPUTS or tag in ("button", "summary"):
+            page.activate(focused)
+            emulated.append("activate")
+        elif tag == "input":
+            note = _SUBMISSION_NOTES.get(page.submit_implicitly(focused))
+            if note is not None:
+                emulated.append(note)

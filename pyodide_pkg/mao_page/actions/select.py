@@ -52,7 +52,8 @@ async def select_native(ctx: ActionContext, target: Target, values: list[str]) -
         options = [o[1] for o in row[F.OPTIONS] or ()]
         raise target.failure(
             ErrorCode.NOT_FOUND,
-            f"no option {', '.join(map(repr, holder['missing']))} in {target.name}; nothing was changed",
+            f"no option {', '.join(map(repr, holder['missing']))} in {target.name}; "
+            "nothing was changed",
             details={"options": options[:50]},
         )
     now = ctx.page.row_of(target.handle)

@@ -31,6 +31,7 @@ async def run(ctx: ActionContext, action: WaitAction, target: Target | None) -> 
         if elapsed >= action.timeout_ms:
             raise ToolFailure(
                 ErrorCode.TIMEOUT,
-                f"the text {'did not appear' if appear else 'was still there'} within {action.timeout_ms} ms",
+                f"the text {'did not appear' if appear else 'was still there'} "
+                f"within {action.timeout_ms} ms",
             )
         await asyncio.sleep(WAIT_POLL_S)

@@ -69,7 +69,6 @@ KNOWN_FAILURES = {
     "cascader-path": _NAMELESS, "tree-select-nested": _NAMELESS, "date-fill-iso": _NAMELESS,
     "time-fill": _NAMELESS, "slider-value": _NAMELESS, "rate-value": _NAMELESS, "switch-on": _NAMELESS,
     "date-range-fill-both": "not_editable: the range inputs are read-only; only the calendar sets them",
-    "dropdown-hover-menu": "unknown_tool: page_hover is not implemented yet",
 }
 
 

@@ -36,8 +36,10 @@ from ..settle import FrameCounter
 # An option that is not visible yet gets this long, and at least this many animation frames
 # (popups animate in on frames, which a background tab gets at 1 Hz), within the cap.
 OPTION_WAIT_S, OPTION_WAIT_FRAMES, OPTION_WAIT_CAP_S, OPTION_POLL_S = 1.0, 4, 5.0, 0.05
+# Right after opening, before typing or scrolling to reach an option that is not in view.
+FIRST_WAIT_S = 0.3
 # After typing, scrolling or expanding, the list re-renders on the next frames.
-AFTER_STEP_WAIT_S, AFTER_STEP_FRAMES = 0.3, 2
+AFTER_STEP_WAIT_S, AFTER_STEP_FRAMES = 0.1, 2
 MAX_SCROLL_STEPS = 120
 MAX_TREE_EXPANSIONS = 40
 MAX_KEY_STEPS = 200
@@ -143,10 +145,15 @@ def find(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
 
 
 async def wait_for(
-    ctx: ActionContext, target: Target, search: Search, *, short: bool = False
+    ctx: ActionContext, target: Target, search: Search, *, short: bool = False, first: bool = False
 ) -> Choice | None:
-    """``find`` until the choice shows up or the (frame-aware) wait runs out."""
-    limit_s, limit_frames = (AFTER_STEP_WAIT_S, AFTER_STEP_FRAMES) if short else (OPTION_WAIT_S, OPTION_WAIT_FRAMES)
+    """``find`` until the choice shows up or the (frame-aware) wait runs out: ``first`` the
+    wait right after opening, before typing or scrolling; ``short`` after one such step."""
+    limit_s, limit_frames = (OPTION_WAIT_S, OPTION_WAIT_FRAMES)
+    if short:
+        limit_s, limit_frames = AFTER_STEP_WAIT_S, AFTER_STEP_FRAMES
+    elif first:
+        limit_s = FIRST_WAIT_S
     began = time.monotonic()
     with FrameCounter(ctx.page) as frames:
         while True:
@@ -161,14 +168,15 @@ async def wait_for(
 
 async def locate(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
     """Every way of reaching the choice, cheapest first (module docstring)."""
-    choice = await wait_for(ctx, target, search)
+    choice = await wait_for(ctx, target, search, first=True)
     if choice is not None:
         return choice
     for reach in (_by_typing, _by_scrolling, _by_expanding, _by_keys):
         choice = await reach(ctx, target, search)
         if choice is not None:
             return choice
-    return None
+    # A popup still animating in (a background tab gets frames at 1 Hz): the whole wait.
+    return await wait_for(ctx, target, search)
 
 
 async def _by_typing(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
