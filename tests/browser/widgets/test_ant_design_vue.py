@@ -93,7 +93,6 @@ CELLS = [
         (fill("Volume", "30", role="slider"),),
         state={"volume": 30},
         shows=(shows("volume", inner="[role=slider]", attr=("aria-valuenow", "30")),),
-        xfail="unreachable: the slider handle has no name (its form label is not tied to it)",
     ),
     Cell(
         "rate",
@@ -134,7 +133,6 @@ CELLS = [
         (hover("More", role="button"), click("Print")),
         state={"hoverMenu": "print"},
         shows=(shows("more", text="Last more: print"),),
-        xfail="unknown_tool: page_hover",
     ),
     Cell(
         "modal",

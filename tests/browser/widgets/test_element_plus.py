@@ -108,7 +108,6 @@ CELLS = [
         "dropdown",
         "hover-menu",
         (hover("More", role="button"), click("Print")),
-        xfail="unknown_tool",
         state={"hoverMenu": "print"},
         shows=(shows("more", text="Last more: print"),),
     ),
