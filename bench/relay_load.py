@@ -867,6 +867,7 @@ def main(argv: list[str] | None = None) -> int:
     loadgen.add_argument("--request-ids", action="store_true")
     standalone = commands.add_parser("standalone")
     add_arguments(standalone)
+    standalone.add_argument("--output", type=Path, help="also write the result as JSON here")
     args = parser.parse_args(argv)
     _raise_fd_limit()
     if args.command == "server":
@@ -884,7 +885,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     ctx = RunContext(runs=1, warmup=0, servers=None, playwright=None, profiles_dir=Path("."),
                      options=vars(args), log=lambda *a: print(*a, file=sys.stderr, flush=True))
-    print(summary_table(run(ctx)))
+    result = run(ctx)
+    if args.output is not None:
+        args.output.write_text(json.dumps(
+            {"benchmark": NAME, "loadAverageAtEnd": os.getloadavg(), **result}, indent=1
+        ) + "\n")
+    print(summary_table(result))
     return 0
 
 

@@ -74,6 +74,33 @@ def test_serve_refuses_an_origin_that_can_match_no_page(
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("flags", "env"), [(["--redis", "http://127.0.0.1:6379"], ""), ([], "127.0.0.1:6379")]
+)
+def test_serve_refuses_a_redis_setting_that_is_not_a_redis_url(
+    flags: list[str], env: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # SPEC B6 / CONTRACT: --redis redis://HOST:PORT/DB or env MAO_EMBED_REDIS_URL.
+    monkeypatch.setenv("MAO_EMBED_REDIS_URL", env)
+    with pytest.raises(SystemExit) as exited:
+        main(["serve", "--port", "0", *flags])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "--redis / MAO_EMBED_REDIS_URL" in err and "redis://HOST:PORT/DB" in err
+    assert "Traceback" not in err
+
+
+def test_a_single_process_never_loads_the_redis_client(tmp_path: Path) -> None:
+    # SPEC B6: without --redis nothing changes, not even an import.
+    code = (
+        "import sys; from mao_embed.app import create_app; from mao_embed.config import "
+        "ServerConfig; create_app(ServerConfig(secret='s', db_path=None)); "
+        "assert not [m for m in sys.modules if m == 'redis' or m.startswith('redis.')], 'redis'"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "MAO_EMBED_REDIS_URL"}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, cwd=tmp_path)
+
+
 def test_token_origin_is_written_as_browsers_send_it(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["token", "--user", "u", "--agent", "a", "--origin", "https://Shop.Example:443/", "--secret", "s"]) == 0
     assert verify_token("s", capsys.readouterr().out.strip()).origin == "https://shop.example"
