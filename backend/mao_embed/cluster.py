@@ -25,8 +25,8 @@ waiting calls ``backend_unavailable`` at once (docs/cluster.md has the compariso
 streams).
 
 Message formats on a channel (fields separated by newlines; JSON never holds a raw one):
-``R caller claimed request-json`` a request for a page here; ``A session request result-json``
-its answer; ``X session request reason`` cancel it; ``K session new-instance`` the session
+``R caller claimed request-json`` a request for a page here; ``A instance session request
+result-json`` its answer, from the page's instance; ``X session request reason`` cancel it; ``K session new-instance`` the session
 resumed elsewhere, drop it here.
 """
 
@@ -823,11 +823,13 @@ class ClusterRelay(Relay):
     def _on_message(self, data: bytes) -> None:
         kind = data[:2]
         if kind == b"A\n":
-            _, session_id, request_id, payload = data.split(b"\n", 3)
+            _, sender, session_id, request_id, payload = data.split(b"\n", 4)
             key = (session_id.decode(), request_id.decode())
             call = self._remote.get(key)
             if call is None:  # ended here already (timeout, cancel): nothing waits for it
                 return
+            # The answer can overtake the reply to the route command (another connection).
+            call.target = call.target or sender.decode()
             try:
                 result = PageToolResult.model_validate_json(payload)
             except ValidationError:
@@ -861,7 +863,9 @@ class ClusterRelay(Relay):
         frame = session.completed.get(request_id) if session is not None else None
         text = frame if frame is not None else result.model_dump_json(exclude_unset=True)
         channel = self._channel_prefix + caller
-        message = b"A\n%s\n%s\n%s" % (session_id.encode(), request_id.encode(), text.encode())
+        message = b"A\n%s\n%s\n%s\n%s" % (
+            self.instance.encode(), session_id.encode(), request_id.encode(), text.encode()
+        )
         if claimed:
             key = self._request_key(session_id, request_id)
             await self._settle_claim(

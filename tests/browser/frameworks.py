@@ -41,7 +41,23 @@ PINNED = {
     "jquery": "3.7.1",
     "bootstrap": "5.3.8",
     "select2": "4.1.0",
+    # The widget matrix (tests/browser/widgets): Vue-side libraries.
+    "ant-design-vue": "4.2.6",
+    "tdesign-vue-next": "1.20.8",
+    "vuetify": "3.13.5",
+    "element-ui": "2.15.14",
+    # Vue 2 beside Vue 3 under another name (an npm alias): Element UI 2 needs it.
+    "vue2": "npm:vue@2.7.16",
 }
+
+# dayjs's UMD plugins, which Ant Design Vue's global build expects as ``dayjs_plugin_*``.
+_DAYJS_PLUGINS = ("advancedFormat", "customParseFormat", "localeData", "quarterOfYear",
+                  "weekOfYear", "weekYear", "weekday")
+
+
+def pinned_version(package: str) -> str:
+    """The pinned version itself (an alias ``npm:vue@2.7.16`` pins 2.7.16)."""
+    return PINNED[package].rpartition("@")[2]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +68,7 @@ class VendorFile:
 
     @property
     def url_path(self) -> str:
-        return f"/vendor/{self.package}@{PINNED[self.package]}/{self.path}"
+        return f"/vendor/{self.package}@{pinned_version(self.package)}/{self.path}"
 
 
 _JS = "text/javascript; charset=utf-8"
@@ -99,6 +115,29 @@ VENDOR: dict[str, tuple[VendorFile, ...]] = {
         VendorFile("bootstrap", "dist/js/bootstrap.bundle.min.js", _JS),
         VendorFile("select2", "dist/js/select2.full.min.js", _JS),
     ),
+    "ant-design-vue": (
+        VendorFile("vue", "dist/vue.global.prod.js", _JS),
+        VendorFile("dayjs", "dayjs.min.js", _JS),
+        *(VendorFile("dayjs", f"plugin/{name}.js", _JS) for name in _DAYJS_PLUGINS),
+        VendorFile("ant-design-vue", "dist/reset.css", _CSS),
+        VendorFile("ant-design-vue", "dist/antd.min.js", _JS),
+    ),
+    "tdesign-vue-next": (
+        VendorFile("vue", "dist/vue.global.prod.js", _JS),
+        VendorFile("tdesign-vue-next", "dist/tdesign.min.css", _CSS),
+        VendorFile("tdesign-vue-next", "dist/tdesign.min.js", _JS),
+    ),
+    "vuetify": (
+        VendorFile("vue", "dist/vue.global.prod.js", _JS),
+        VendorFile("vuetify", "dist/vuetify.min.css", _CSS),
+        VendorFile("vuetify", "dist/vuetify.min.js", _JS),
+    ),
+    # Vue 2.7's full build (with the template compiler) as the global ``Vue``.
+    "element-ui": (
+        VendorFile("vue2", "dist/vue.min.js", _JS),
+        VendorFile("element-ui", "lib/theme-chalk/index.css", _CSS),
+        VendorFile("element-ui", "lib/index.js", _JS),
+    ),
 }
 
 
@@ -110,7 +149,7 @@ def _installed_version(package: str) -> str | None:
 
 
 def _missing() -> list[str]:
-    return [name for name, version in PINNED.items() if _installed_version(name) != version]
+    return [name for name in PINNED if _installed_version(name) != pinned_version(name)]
 
 
 def ensure_installed() -> Path:
@@ -131,7 +170,10 @@ def ensure_installed() -> Path:
         if _missing():
             specs = [f"{name}@{version}" for name, version in PINNED.items()]
             completed = subprocess.run(
-                [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(NODE_PREFIX), *specs],
+                # Legacy peer resolution: Vue 2 and Vue 3 stacks side by side cannot satisfy
+                # each other's peers, and the pages load global builds, never npm's tree.
+                [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--legacy-peer-deps",
+                 "--prefix", str(NODE_PREFIX), *specs],
                 capture_output=True, text=True, timeout=600, check=False,
             )
             if completed.returncode != 0 or _missing():
