@@ -111,4 +111,6 @@ const meta = {
   modules: modules.length,
 };
 fs.writeFileSync(path.join(assetDir, "snapshot.json"), JSON.stringify(meta, null, 1));
-console.error("snapshot:", JSON.stringify(meta));
+// One line for the build log; the whole record (function-table slots, page bitmap) is in
+// snapshot.json.
+console.error(`snapshot: ${meta.scope}, ${meta.bytes} bytes, ${meta.modules} modules, build ${meta.buildId}`);
