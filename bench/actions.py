@@ -113,7 +113,7 @@ WIDGETS: tuple[tuple[str, str, str, str | None, dict[str, Any]], ...] = (
     ("cascader", "page_select", "Region", "combobox", {"values": ["Zhejiang", "Hangzhou"]}),
     ("tree-select", "page_select", "Department", "combobox", {"values": ["Backend"]}),
     ("date", "page_fill", "Start date", None, {"value": "2024-05-17"}),
-    ("slider", "page_fill", "", "slider", {"value": "30"}),
+    ("slider", "page_fill", "Volume", "slider", {"value": "30"}),
 )
 
 

@@ -76,6 +76,14 @@
   // runtime, copying the snapshot into it, Python itself) comes in separate tasks with yields
   // between them, so input that arrives meanwhile is handled between them (SPEC E4).
   const yieldToPage = () => new Promise((resolve) => setTimeout(resolve, 0));
+  // Importing pydantic and the SDK is one synchronous block of seconds (cold): unless the
+  // snapshot holds them already, it waits for the page's own start-up (load, then idle).
+  function whenPageIdle() {
+    const idle = () => new Promise((resolve) =>
+      typeof requestIdleCallback === "function" ? requestIdleCallback(() => resolve(), { timeout: 1000 }) : setTimeout(resolve, 0));
+    if (document.readyState === "complete") return idle();
+    return new Promise((resolve) => window.addEventListener("load", () => resolve(), { once: true })).then(idle);
+  }
   const pyodideOptions = () => ({
     indexURL: assetBase,
     lockFileURL: assetBase + "pyodide-lock.json",
@@ -129,7 +137,8 @@
     const restored = pyodide.pyimport("mao_page.image");
     restored.after_restore();
     restored.destroy();
-    return pyodide;
+    performance.mark("image:after-restore");
+    return { pyodide, imported: meta.scope === "full" };
   }
 
   async function bootFresh(loadPyodide) {
@@ -147,14 +156,15 @@
         const image = fetchImage();
         const { loadPyodide } = await import(assetBase + "pyodide.mjs");
         let pyodide = null;
+        let imported = false;
         try {
-          pyodide = await restoreImage(loadPyodide, image);
+          ({ pyodide, imported } = await restoreImage(loadPyodide, image));
           performance.mark("mao:snapshot-restored");
         } catch (error) {
           console.warn(`[mao-embed] memory snapshot not used (${error && error.message || error}); starting Python from scratch`);
           pyodide = await bootFresh(loadPyodide);
         }
-        await yieldToPage();
+        await (imported ? yieldToPage() : whenPageIdle());
         pyodide.pyimport("mao_page.runtime").destroy();
         await yieldToPage();
         return pyodide;

@@ -17,6 +17,8 @@
 
 const MaoImage = (() => {
   const TAR_BLOCK = 512;
+  // Steps of a restore, for the start-up benchmark (bench/startup.py reads every mark).
+  const mark = (name) => { if (globalThis.performance && performance.mark) performance.mark(name); };
 
   // Files of a ustar archive as [path, bytes]; the build writes it with Python's tarfile.
   function untar(buffer) {
@@ -165,6 +167,7 @@ const MaoImage = (() => {
           // right after this callback), to find the pages the page can take from its own.
           if (!snapshot) settings.onRuntimeInitialized = () => { state.fresh = settings.HEAPU8.slice(0, state.layout ? state.layout.heapTop : 0); };
           const module = await createModule(settings);
+          mark("image:runtime-created");
           if (failure) throw failure;
           const difference = expected && layoutDifference(state.layout, expected);
           if (difference) throw new Error(`libraries did not land where the snapshot has them: ${difference}`);
@@ -178,6 +181,7 @@ const MaoImage = (() => {
               if (magic !== SNAPSHOT_MAGIC || offset >= bytes.length) throw new Error("the snapshot's header is corrupt");
               fillFreshPages(bytes.subarray(offset), module.HEAPU8, fromBase64(freshBits));
             }
+            mark("image:heap-prepared");
           }
           return module;
         },
@@ -185,9 +189,13 @@ const MaoImage = (() => {
           try {
             state.trampoline = Module.HEAP32[trampolineCell(Module)];
             if (!state.trampoline) Module.wasmTable.grow(1);
-            writeFiles(FS, sitePackages, await files);
+            const fileList = await files;
+            mark("image:files-ready");
+            writeFiles(FS, sitePackages, fileList);
+            mark("image:files-written");
             const tableStart = Module.wasmTable.length;
             await loadDylibs(Module, sitePackages, await dylibs);
+            mark("image:dylibs-loaded");
             state.layout = layout(Module, tableStart);
           } catch (error) {
             failure = error;

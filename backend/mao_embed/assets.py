@@ -8,7 +8,7 @@ One build step, offline apart from the package registries:
   hash in ``assets/pyodide-wheels.txt`` (``pip download --require-hashes``).
 * The DOM-to-image library for ``page_screenshot`` (``@zumer/snapdom``, ESM build), from the
   same npm lock; the page imports it lazily on the first screenshot, never at start-up.
-* Our own pure-Python wheel, built from ``pyodide_pkg/``.
+* Our own pure-Python wheel, written from ``pyodide_pkg/`` (no build backend needed).
 * A Pyodide lock file we write ourselves: Pyodide's bundled lock lists older pydantic
   versions, and ``pyodide-lock`` does not know the ``pyemscripten_2026_0`` tag
   (NOTES-pyodide.md).
@@ -62,7 +62,9 @@ REPO_DIR = PACKAGE_DIR.parent.parent
 LOADER_DIR = REPO_DIR / "loader_js"
 BROWSER_PKG_DIR = REPO_DIR / "pyodide_pkg"
 WHEEL_REQUIREMENTS = REPO_DIR / "assets" / "pyodide-wheels.txt"
-CACHE_DIR = REPO_DIR / "build" / "asset-cache"
+# Downloaded inputs (the pinned Pyodide wheels); MAO_EMBED_ASSET_CACHE points a clean clone
+# (a wheel build, the packaging test) at a cache another checkout already filled.
+CACHE_DIR = Path(os.environ.get("MAO_EMBED_ASSET_CACHE") or REPO_DIR / "build" / "asset-cache")
 
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
 # npm package, file inside it, name served in the versioned directory. The name is fixed:
@@ -80,7 +82,12 @@ SNAPSHOT_SCRIPT = LOADER_DIR / "make-snapshot.mjs"
 # loader boots Python from scratch, as on a machine without node).
 SNAPSHOT_ENV = "MAO_EMBED_SNAPSHOT"
 SNAPSHOT_SCOPES = ("full", "stdlib", "off")
-DEFAULT_SNAPSHOT_SCOPE = "full"
+# "stdlib" by default: a full snapshot is ~6.5 MB brotli (the heap holds ~17 MB of live data
+# once pydantic is imported) and puts the cold download ~70% over the runtime without it; the
+# standard-library one keeps it within ~30% (bench/README.md "startup").
+DEFAULT_SNAPSHOT_SCOPE = "stdlib"
+# The snapshot is most of a cold download; the slower, larger-window brotli saves ~9% of it.
+SNAPSHOT_BROTLI = {"quality": 10, "lgwin": 24}
 BUILD_PLACEHOLDER = "__MAO_BUILD_ID__"
 
 
@@ -166,18 +173,53 @@ def _download_wheels() -> list[Path]:
 
 
 def _build_browser_wheel(out_dir: Path) -> Path:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _run(
-        [
-            sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
-            "--no-build-isolation", "-w", str(out_dir), str(BROWSER_PKG_DIR),
-        ]
+    """The pure-Python browser wheel, written here rather than by a build backend.
+
+    The asset build runs in places where no backend is importable: ``serve`` in an editable
+    install (hatchling is a build-time dependency only) and the wheel build hook itself. A
+    wheel of one pure package is a zip with three metadata files (PEP 427), written with fixed
+    timestamps so the same sources give the same bytes.
+    """
+    import base64
+    import tomllib
+
+    project = tomllib.loads((BROWSER_PKG_DIR / "pyproject.toml").read_text())["project"]
+    name, version = project["name"], project["version"]
+    dist_info = f"{name.replace('-', '_')}-{version}.dist-info"
+    metadata = [
+        "Metadata-Version: 2.1",
+        f"Name: {name}",
+        f"Version: {version}",
+        f"Summary: {project.get('description', '')}",
+        f"Requires-Python: {project['requires-python']}",
+        *(f"Requires-Dist: {dep}" for dep in project.get("dependencies", [])),
+    ]
+    files: dict[str, bytes] = {}
+    for path in sorted((BROWSER_PKG_DIR / "mao_page").rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            files[path.relative_to(BROWSER_PKG_DIR).as_posix()] = path.read_bytes()
+    files[f"{dist_info}/METADATA"] = ("\n".join(metadata) + "\n").encode()
+    files[f"{dist_info}/WHEEL"] = (
+        b"Wheel-Version: 1.0\nGenerator: mao-embed build-assets\nRoot-Is-Purelib: true\n"
+        b"Tag: py3-none-any\n"
     )
-    wheels = sorted(out_dir.glob("mao_embed_page-*.whl"))
-    if len(wheels) != 1:
-        raise SystemExit(f"expected one browser wheel, found {wheels}")
-    _assert_browser_only(wheels[0])
-    return wheels[0]
+    record = []
+    for arcname, data in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{arcname},sha256={digest},{len(data)}")
+    record.append(f"{dist_info}/RECORD,,")
+    files[f"{dist_info}/RECORD"] = ("\n".join(record) + "\n").encode()
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    wheel = out_dir / f"{name.replace('-', '_')}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as archive:
+        for arcname, data in files.items():
+            info = zipfile.ZipInfo(arcname, date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, data)
+    _assert_browser_only(wheel)
+    return wheel
 
 
 def _assert_browser_only(wheel: Path) -> None:
@@ -259,7 +301,10 @@ def _precompress(directory: Path) -> None:
         if len(gz) < len(data) * 0.95:
             path.with_name(path.name + ".gz").write_bytes(gz)
         if brotli is not None:
-            br = brotli.compress(data, quality=11 if len(data) < 4_000_000 else 9)
+            if path.name == "snapshot.bin":
+                br = brotli.compress(data, **SNAPSHOT_BROTLI)
+            else:
+                br = brotli.compress(data, quality=11 if len(data) < 4_000_000 else 9)
             if len(br) < len(data) * 0.95:
                 path.with_name(path.name + ".br").write_bytes(br)
 
