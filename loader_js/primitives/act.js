@@ -209,9 +209,15 @@ function movePointer(el, x, y, modifiers) {
 
 // What a pointer at (x, y) lands on, when that lies inside `el` (its deepest element there);
 // else `el` itself (a control whose own wrapper receives the pointer).
+// The element a real pointer at (x, y) reaches: the hit inside `el`, or, for a form control
+// drawn over or under its own wrapping label (a styled radio), the hit inside that label,
+// which the browser also routes to the control and which is where some libraries listen.
 function pointTarget(el, x, y) {
   const hit = hitAt(el.ownerDocument, x, y);
-  return hit && hit !== el && composedContains(el, hit) ? hit : el;
+  if (!hit || hit === el) return el;
+  if (composedContains(el, hit)) return hit;
+  const labels = el.labels ? Array.from(el.labels) : [];
+  return labels.some((label) => composedContains(label, el) && composedContains(label, hit)) ? hit : el;
 }
 
 function hover(el, x, y, modifiers) {

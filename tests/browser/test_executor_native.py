@@ -503,3 +503,50 @@ def test_fill_check_and_click_inside_a_same_origin_iframe(open_page, mao_pages):
     page.do("page_check", "Accept terms", "checkbox")
     page.do("page_click", "Pay", "button")
     assert page.state() == {"holder": "Ada Lovelace", "terms": True, "paid": 1}
+
+
+# ---------------------------------------------------------------------------------------
+# Widgets that commit only through what a user does (SPEC A3, P5: no false success).
+# ---------------------------------------------------------------------------------------
+
+# A picker-like field: focusing it mounts a panel a microtask later, its `change` handler
+# commits only with the panel mounted, and leaving the field shows the committed model. A
+# radio drawn as a label over a transparent input whose library listens on the label only
+# and re-renders the input from its model a frame later.
+COMMIT_ON_CHANGE_AND_LABEL_RADIO = """
+  <label>Start date <input id="day"></label>
+  <style>
+    .radio { position: relative; display: inline-block; padding: 4px 12px; }
+    .radio input { position: absolute; inset: 0; margin: 0; opacity: 0; z-index: -1; }
+    .radio span { position: relative; }
+  </style>
+  <label class="radio"><input type="radio" name="plan" value="basic" checked><span>Basic</span></label>
+  <label class="radio"><input type="radio" name="plan" value="pro"><span>Pro</span></label>
+  <script>
+    const model = { day: "", plan: "basic" };
+    let panel = null;
+    const day = document.getElementById("day");
+    day.addEventListener("focus", () => { Promise.resolve().then(() => { panel = {}; }); });
+    day.addEventListener("change", () => { panel.value = day.value; model.day = day.value; });
+    day.addEventListener("blur", () => { panel = null; day.value = model.day; });
+    for (const label of document.querySelectorAll(".radio")) {
+      const input = label.querySelector("input");
+      label.addEventListener("click", (event) => {
+        if (event.target !== input) model.plan = input.value;
+        requestAnimationFrame(() => {
+          for (const r of document.querySelectorAll("input[name=plan]")) r.checked = r.value === model.plan;
+        });
+      });
+    }
+    window.__state = () => ({ ...model });
+  </script>"""
+
+
+def test_fill_and_check_commit_widgets_that_listen_as_for_a_user(open_page):
+    # SPEC A3, P5: success only when the page's own model took the value.
+    page = open_page(COMMIT_ON_CHANGE_AND_LABEL_RADIO)
+    result = page.do("page_fill", "Start date", value="2024-05-17")
+    assert result["result"]["steps"][0]["outcome"]["value"] == "2024-05-17"
+    assert page.state()["day"] == "2024-05-17"
+    page.do("page_check", "Pro", role="radio")
+    assert page.state()["plan"] == "pro"

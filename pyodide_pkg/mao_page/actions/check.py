@@ -58,6 +58,9 @@ async def set_checked(ctx: ActionContext, target: Target, want: bool) -> dict[st
         return {}
 
     outcome = await ctx.guarded(perform)
+    # Read back after the page has re-rendered: a library whose model ignored the click
+    # puts its control back, and that is the state the agent sees next.
+    await page.next_frame()
     after = checked_of(page.row_of(control))
     if after is not want:
         raise target.failure(

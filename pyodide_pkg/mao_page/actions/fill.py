@@ -63,10 +63,17 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
     previous = page.read_value(handle)
 
     async def perform() -> dict[str, Any]:
+        # Focus first and let the page react, as it does to a user's click before typing:
+        # pickers mount their panel on focus and drop a `change` that arrives before it.
+        page.focus(handle)
+        await page.next_frame()
         immediate = page.fill(handle, value)
         await page.next_frame()
         after_frame = page.read_value(handle)
         after_blur = page.blur(handle)
+        # Whatever the page does on leaving the field (a picker closing commits its own
+        # selection) lands within a frame; the value must still be the one asked for.
+        await page.next_frame()
         return {
             "readBack": {"immediate": immediate, "afterFrame": after_frame, "afterBlur": after_blur}
         }

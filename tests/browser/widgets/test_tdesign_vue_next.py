@@ -174,7 +174,6 @@ CELLS = [
         (check("Pro", role="radio"),),
         state={"plan": "pro"},
         shows=(shows("plan", inner=".t-radio.t-is-checked", text="Pro"),),
-        xfail="FALSE SUCCESS: page_check answered success, the radio group's model stayed 'basic'",
     ),
 ]
 
