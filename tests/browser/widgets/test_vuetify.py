@@ -113,7 +113,6 @@ CELLS = [
         (hover("More", role="button"), click("Print")),
         state={"hoverMenu": "print"},
         shows=(shows("more", text="Last more: print"),),
-        xfail="unreachable: the menu items are not in the snapshot after page_hover",
     ),
     Cell(
         "modal",
