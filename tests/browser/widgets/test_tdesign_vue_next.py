@@ -11,7 +11,8 @@ SPEC A1 (actions on every control), A3 (verified against the library's own state
 from __future__ import annotations
 
 import pytest
-from harness import Cell, Library, cells_params, check, click, fill, hover, select, shows
+from harness import Cell, Library, cells_params, check, click, fill, select, shows
+from shared_cells import DROPDOWN_CLICK_MENU, DROPDOWN_HOVER_MENU, MODAL_CONFIRM, POPCONFIRM_CONFIRM
 
 LIB = Library("tdesign-vue-next", vendor="tdesign-vue-next", page="tdesign_vue_next.html")
 
@@ -110,34 +111,10 @@ CELLS = [
         state={"panels": ["returns"]},
         shows=(shows("collapse", text="Thirty days to return."),),
     ),
-    Cell(
-        "dropdown",
-        "click-menu",
-        (click("Actions", role="button"), click("Archive")),
-        state={"clickMenu": "archive"},
-        shows=(shows("command", text="Last command: archive"),),
-    ),
-    Cell(
-        "dropdown",
-        "hover-menu",
-        (hover("More", role="button"), click("Print")),
-        state={"hoverMenu": "print"},
-        shows=(shows("more", text="Last more: print"),),
-    ),
-    Cell(
-        "modal",
-        "confirm",
-        (click("Place order", role="button"), click("Confirm", role="button")),
-        state={"ordered": True, "dialogOpen": False},
-        shows=(shows("ordered", text="Order placed"),),
-    ),
-    Cell(
-        "popconfirm",
-        "confirm",
-        (click("Delete draft", role="button"), click("Yes, delete", role="button")),
-        state={"deleted": True},
-        shows=(shows("deleted", text="Draft deleted"),),
-    ),
+    DROPDOWN_CLICK_MENU,
+    DROPDOWN_HOVER_MENU,
+    MODAL_CONFIRM,
+    POPCONFIRM_CONFIRM,
     Cell(
         "pagination",
         "page",

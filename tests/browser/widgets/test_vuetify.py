@@ -10,7 +10,14 @@ SPEC A1 (actions on every control), A3 (verified against the library's own state
 from __future__ import annotations
 
 import pytest
-from harness import Call, Cell, Library, cells_params, check, click, fill, hover, shows
+from harness import Call, Cell, Library, cells_params, check, click, fill, shows
+from shared_cells import (
+    COLLAPSE_EXPAND,
+    DROPDOWN_CLICK_MENU,
+    DROPDOWN_HOVER_MENU,
+    MODAL_CONFIRM,
+    TABS_CLICK,
+)
 
 LIB = Library("vuetify", vendor="vuetify", page="vuetify.html")
 
@@ -86,41 +93,11 @@ CELLS = [
             shows("rating", inner=".v-rating > div:nth-of-type(5) .v-icon", text="\u2606"),
         ),
     ),
-    Cell(
-        "tabs",
-        "click",
-        (click("Billing", role="tab"),),
-        state={"tab": "billing"},
-        shows=(shows("tabs", text="Billing pane"),),
-    ),
-    Cell(
-        "collapse",
-        "expand",
-        (click("Returns", role="button"),),
-        state={"panels": ["returns"]},
-        shows=(shows("collapse", text="Thirty days to return."),),
-    ),
-    Cell(
-        "dropdown",
-        "click-menu",
-        (click("Actions", role="button"), click("Archive")),
-        state={"clickMenu": "archive"},
-        shows=(shows("command", text="Last command: archive"),),
-    ),
-    Cell(
-        "dropdown",
-        "hover-menu",
-        (hover("More", role="button"), click("Print")),
-        state={"hoverMenu": "print"},
-        shows=(shows("more", text="Last more: print"),),
-    ),
-    Cell(
-        "modal",
-        "confirm",
-        (click("Place order", role="button"), click("Confirm", role="button")),
-        state={"ordered": True, "dialogOpen": False},
-        shows=(shows("ordered", text="Order placed"),),
-    ),
+    TABS_CLICK,
+    COLLAPSE_EXPAND,
+    DROPDOWN_CLICK_MENU,
+    DROPDOWN_HOVER_MENU,
+    MODAL_CONFIRM,
     Cell(
         "pagination",
         "page",
