@@ -42,7 +42,7 @@ from mao_page.protocol import (
     ToolError,
 )
 
-from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 from mao_embed.config import ENV_LLM_BASE_URL, ENV_LLM_MODEL, LlmConfig
 from mao_embed.relay import Relay, failure, new_request_id
 from mao_embed.tools import TOOLS, TOOLS_BY_NAME
@@ -300,7 +300,9 @@ class ChatAgent:
         return conversation
 
     def _record(self, session_id: str, outcome: str, started: float) -> None:
-        if self._audit is not None:
+        if self._audit is None:
+            return
+        try:
             self._audit.record(
                 AuditEvent.CHAT_TURN,
                 session_id=session_id,
@@ -308,6 +310,8 @@ class ChatAgent:
                 duration_ms=round((time.monotonic() - started) * 1000, 3),
                 detail=self._config.model if self._config else None,
             )
+        except AuditWriteError:
+            return  # logged by the audit log; the turn's answer has already gone to the page
 
 
 class _Emitter:

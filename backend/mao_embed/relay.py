@@ -56,7 +56,7 @@ from mao_page.protocol import (
     build_request,
 )
 
-from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 
 logger = logging.getLogger(__name__)
 
@@ -750,9 +750,17 @@ class Relay:
         for session_id in [s for s, d in self._detached.items() if d.dropped_at < horizon]:
             del self._detached[session_id]
 
-    def _record(self, event: AuditEvent, **values: Any) -> OSError | None:
-        """Audit one event; the journal's write error, if any (``AuditLog.record``)."""
-        return self._audit.record(event, **values) if self._audit is not None else None
+    def _record(self, event: AuditEvent, **values: Any) -> bool:
+        """Audit one event; False if the audit log could not write it (disk full; logged by
+        the log). Session events go on regardless: refusing the page would not bring the
+        record back."""
+        if self._audit is None:
+            return True
+        try:
+            self._audit.record(event, **values)
+        except AuditWriteError:
+            return False
+        return True
 
     def _answer_after_audit(
         self,
@@ -762,7 +770,7 @@ class Relay:
     ) -> None:
         """Audit one answered tool call, then give ``result`` to ``waiters``: the record is in
         the audit journal before any caller can see the answer (SPEC P6)."""
-        if self._record(AuditEvent.TOOL_CALL, **values):
+        if not self._record(AuditEvent.TOOL_CALL, **values):
             # Logged by the audit log (disk full); the page has acted, so the agent still
             # gets the result rather than a false failure.
             logger.error("audit record of %s could not be written; answering anyway",

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 from mao_embed.relay import Relay, SessionNotFoundError, TransportClosed
 from mao_embed.untrusted import agent_view_json
 from mao_page.protocol import (
@@ -515,7 +515,10 @@ async def test_answer_goes_out_when_the_audit_record_cannot_be_written(
     # out, and the missing record is logged as an error.
     relay = Relay(audit=audit, response_grace_ms=0, clock=clock)
     session_id, page = await attach(relay)
-    monkeypatch.setattr(audit, "record", lambda *args, **kwargs: OSError(28, "No space left"))
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise AuditWriteError(28, "audit record not written: No space left on device")
+
+    monkeypatch.setattr(audit, "record", disk_full)
     call = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
     await page.wait_for("page_tool_request")
     relay.accept_result(session_id, ok("r1"))
