@@ -1,4 +1,4 @@
-"""The agent loop behind the SDK panel's chat (SPEC B3, U1; seed 004 §5.1).
+"""The agent loop behind the SDK panel's chat (SPEC B3, U1).
 
 The user types in the panel; the page sends ``chat_message``. This module sends the
 conversation to an OpenAI-compatible chat-completions endpoint (``config.LlmConfig``, from
@@ -10,7 +10,8 @@ tool calls the model makes through the relay against that same page session, and
 What keeps the model honest about whose words it is reading:
 
 - Page results go back as ``tool`` messages answering the model's ``tool_call_id``, never as
-  ``user`` messages (SPEC B3, seed 004 §3.2 item 13). Only what the user typed in the panel
+  ``user`` messages (SPEC B3): page text must never pass for the user's words. Only what the
+  user typed in the panel
   is a user message.
 - Each tool message wraps the result in a ``<page_tool_result trust="untrusted">`` block with
   a notice that it is page data, not instructions (SPEC S8). ``<`` inside the JSON is escaped

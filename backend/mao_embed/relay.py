@@ -13,7 +13,7 @@ Guarantees (tested in ``tests/backend/test_relay.py`` and ``test_sdk_socket.py``
   page sees the request once (SPEC W2). Results are cached per session in a bounded LRU, as
   JSON text: a str is invisible to the garbage collector, while a cached model was four
   tracked objects, and the caches of busy sessions made every older-generation collection
-  walk hundreds of thousands of them (tens of ms per pass at 500 sessions, issue 7).
+  walk hundreds of thousands of them (tens of ms per pass at 500 sessions).
 - A request that outlives its timeout ends with ``timeout`` and a ``cancel`` is sent to the
   page; a connection that drops ends its requests with ``disconnected`` and
   ``details.mayHaveApplied`` for writes. Nothing is ever re-sent (SPEC W3).
@@ -762,8 +762,8 @@ def _freeze(result: PageToolResult) -> str:
     """A result as kept in the completed cache; ``_thaw`` gives back an equal model (the
     fields set, and only those, so even ``exclude_unset`` dumps of the two agree). A result
     the page sent is kept as the frame it came in (``accept_result``): validating that text
-    again gives the same model, fields set included, and the serialization it saves was
-    ~3 us per call (issue 7)."""
+    again gives the same model, fields set included, and it saves serializing the result once
+    more on every call."""
     return result.model_dump_json(exclude_unset=True)
 
 
