@@ -2,7 +2,7 @@
 tests and the public pytest plugin (``mao_embed.pytest_plugin``).
 
 Everything here goes through the outside contract: pages embed the SDK with the documented
-snippet, and tools are called through the agent HTTP API (CONTRACT.md).
+snippet, and tools are called through the agent HTTP API (docs/agent-api.md).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from starlette.routing import Route
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 
-# NOTES-pyodide.md: without these, headless Chromium keeps trying to reach Google hosts.
+# Without these, headless Chromium keeps trying to reach Google hosts, which a test machine
+# without internet answers slowly or not at all.
 CHROMIUM_ARGS = (
     "--headless",
     "--no-sandbox",
@@ -165,7 +166,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def embed_snippet(server_url: str, *, agent_id: str, user_id: str, token: str, extra: dict[str, Any] | None = None) -> str:
-    """The business-page snippet of CONTRACT.md, exactly as a site would write it."""
+    """The business-page snippet (README "Embedding"), exactly as a site would write it."""
     options = {"serverUrl": server_url, "agentId": agent_id, "user": {"id": user_id}, "token": token, **(extra or {})}
     return (
         f'<script src="{html.escape(server_url)}/sdk/mao-chat.js"></script>\n'
@@ -247,7 +248,7 @@ def page_html(body: str, snippet: str, *, title: str = "Test page", head: str = 
 
 
 class AgentClient:
-    """The agent's side: the HTTP API of CONTRACT.md, nothing else."""
+    """The agent's side: the HTTP API (docs/agent-api.md), nothing else."""
 
     def __init__(self, server_url: str, api_key: str | None = None, timeout: float = 60.0) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
