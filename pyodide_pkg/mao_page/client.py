@@ -218,7 +218,7 @@ class SdkClient:
                 if not self._stopped:
                     self._on_dropped(ended)
             finally:
-                # Lifecycle (seed 004 §4.3): a lost connection stops the task; its writes are
+                # A lost connection stops the task (SPEC W3, U3); its writes are
                 # reported "may have applied" by the backend and never replayed.
                 self._dispatcher.cancel_all("the connection to the backend was lost")
             return "welcomed"
