@@ -55,7 +55,7 @@ def _timed(name, fn):
             _phases[name] = _phases.get(name, 0.0) + js.performance.now() - began
     return timed
 
-bridge.Page.read_text = _timed("walk", bridge.Page.read_text)
+bridge.BrowserPage.read_text = _timed("walk", bridge.BrowserPage.read_text)
 
 
 class _TimedJson:
@@ -67,7 +67,7 @@ bridge.json = _TimedJson
 pagetext.prune = _timed("prune", pagetext.prune)
 extract.render_markdown = _timed("markdown", extract.render_markdown)
 
-_page = bridge.Page(js.window.__benchApi)
+_page = bridge.BrowserPage(js.window.__benchApi)
 _reader = reader_module.PageReader(_page, Inspector(_page, SnapshotStore()))
 
 def _request(from_char):

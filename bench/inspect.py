@@ -85,13 +85,13 @@ def _timed(name, fn):
             _phases[name] = _phases.get(name, 0.0) + js.performance.now() - began
     return timed
 
-bridge.Page.collect_main_document = _timed("collect", bridge.Page.collect_main_document)
+bridge.BrowserPage.collect_main_document = _timed("collect", bridge.BrowserPage.collect_main_document)
 bridge.decode_walk = _timed("decode", bridge.decode_walk)
 inspector_module.scan_page = _timed("scan", inspector_module.scan_page)
 scanner._outline = _timed("outline", scanner._outline)
 inspector_module.render_text = _timed("render", inspector_module.render_text)
 
-_inspector = Inspector(bridge.Page(js.window.__benchApi), SnapshotStore())
+_inspector = Inspector(bridge.BrowserPage(js.window.__benchApi), SnapshotStore())
 
 def bench_inspect(offscreen):
     _phases.clear()

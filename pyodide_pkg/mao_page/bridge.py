@@ -171,8 +171,9 @@ def _from_js_result(value: Any) -> Any:
     return value
 
 
-class Page:
-    """DOM reads and acts for the main window, one crossing per call."""
+class BrowserPage:
+    """``page.Page`` on the live DOM: reads and acts for the main window through the JS
+    primitives, one crossing per call."""
 
     def __init__(self, api: Any) -> None:
         self._primitives = api.primitives

@@ -22,13 +22,13 @@ from pydantic import ValidationError
 from .dispatcher import Dispatcher
 from .protocol import (
     PROTOCOL_VERSION,
-    AuditEvent,
     Cancel,
     ChatEvent,
     ChatMessage,
     ErrorCode,
     ErrorMessage,
     Hello,
+    PageAuditEvent,
     PageInfo,
     PageToolRequest,
     Ping,
@@ -164,7 +164,7 @@ class SdkClient:
         self._transport.send(message.to_json())
         return True
 
-    def send_audit(self, event: AuditEvent) -> bool:
+    def send_audit(self, event: PageAuditEvent) -> bool:
         """Report one authorization or action record for the backend's audit log (SPEC P6).
 
         False (nothing sent) while not connected; the page's SDK event has it either way.

@@ -528,7 +528,11 @@ class AuditKind(StrEnum):
     RESUME = "resume"
 
 
-class AuditEvent(WireModel):
+class PageAuditEvent(WireModel):
+    """Page -> backend: one record of the authorization center (``audit_event``). Not the
+    backend's ``mao_embed.audit.AuditEvent``, which names the kind of a record in its log;
+    the backend files these under ``page_authorization`` / ``page_action``."""
+
     type: Literal["audit_event"] = "audit_event"
     kind: AuditKind
     level: Literal["per_action", "task", "full"]
@@ -547,11 +551,8 @@ class AuditEvent(WireModel):
     at_ms: float
 
 
-# The backend has its own ``AuditEvent`` enum; this name keeps the two apart there.
-PageAuditEvent = AuditEvent
-
 ClientMessage = Annotated[
-    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, AuditEvent], Field(discriminator="type")
+    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, PageAuditEvent], Field(discriminator="type")
 ]
 ServerMessage = Annotated[
     Union[Welcome, PageToolRequest, Cancel, Ping, Pong, ErrorMessage, ChatEvent],

@@ -61,7 +61,7 @@ _UNRENDERED_KINDS = frozenset(UnrenderedKind.__args__)  # type: ignore[attr-defi
 
 
 # ---------------------------------------------------------------------------
-# What the screenshot needs from the page (``bridge.Page`` implements it).
+# What the screenshot needs from the page (``bridge.BrowserPage`` implements it).
 # ---------------------------------------------------------------------------
 
 
