@@ -158,11 +158,14 @@ function timeColumns(roots, grids) {
   return { nodes, facts };
 }
 
-// Bring a column item into view inside its own scrolling list (not the page) before
-// clicking it; the column's own scroll handler then follows, as after a wheel turn.
+// Bring a column item into view inside its own scrolling list before clicking it; the
+// column's own scroll handler then follows, as after a wheel turn.
+// True when it had to scroll.
 function revealInList(el) {
+  const before = el.getBoundingClientRect();
   el.scrollIntoView({ block: "nearest", inline: "nearest" });
-  return true;
+  const after = el.getBoundingClientRect();
+  return before.top !== after.top || before.left !== after.left;
 }
 
 // Whether `node` is `ancestor` or inside it (through shadow roots too).

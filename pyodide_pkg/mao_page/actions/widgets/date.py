@@ -68,6 +68,9 @@ MAX_NAV_STEPS = 120
 NAV_WAIT_S, NAV_WAIT_FRAMES = 0.3, 3
 # Retries of a panel element's hit test while the panel animates in.
 PRESS_BACKOFF_MS = (0, 50, 100, 200, 400, 800)
+# A time column scrolling its picked item into place: this many frames without moving.
+STILL_FRAMES, STILL_CAP_S = 3, 1.5
+REVEAL_SETTLE_S = 0.25
 # The field's value after the last pick: libraries commit on the next frames.
 VERIFY_WAIT_S, VERIFY_WAIT_FRAMES = 1.0, 4
 
@@ -106,7 +109,7 @@ async def pick(ctx: ActionContext, target: Target, wanted: datefmt.Wanted) -> di
             for day in wanted.dates:
                 picked.append(await _pick_day(ctx, target, roots, day))
                 roots = await _panel(ctx, target, before, wanted.kind, closed_ok=True) or roots
-        if await _confirm(ctx, roots):
+        if await _confirm(ctx, target, roots):
             picked.append("confirm")
         return {}
 
@@ -363,26 +366,44 @@ async def _pick_time(ctx: ActionContext, target: Target, roots: list[Any], wante
         fact, handle = items[0]
         if fact[2]:
             raise target.failure(ErrorCode.NOT_ENABLED, f"{part:02d} cannot be picked in {target.name} (disabled)")
-        page.reveal_in_list(handle)  # type: ignore[attr-defined]
-        await page.next_frame()
+        if page.reveal_in_list(handle):  # type: ignore[attr-defined]
+            # Some columns take the item that scrolling brought under their marker once the
+            # scroll ends: let that happen before the click sets the wanted one.
+            await asyncio.sleep(REVEAL_SETTLE_S)
+            await ctx.settle(short=True)
+        await _still(page, handle)
         await _press(ctx, target, handle, fact[1])
+        # Columns scroll the picked item into place, smoothly, and some read the value from
+        # where every column stands once scrolling ends: the next click waits for that.
+        await _still(page, handle)
         picked.append(f"{part:02d}")
     return picked
 
 
-async def _confirm(ctx: ActionContext, roots: list[Any]) -> bool:
+async def _still(page: Any, handle: Any) -> None:
+    """Wait (frames, capped) until the element stays where it is: its list stopped scrolling."""
+    began = time.monotonic()
+    last: tuple[float, float] | None = None
+    steady = 0
+    while steady < STILL_FRAMES and time.monotonic() - began < STILL_CAP_S:
+        await page.next_frame()
+        hit = page.hit_test(handle)
+        now = (round(hit.x), round(hit.y))
+        steady = steady + 1 if now == last else 0
+        last = now
+
+
+async def _confirm(ctx: ActionContext, target: Target, roots: list[Any]) -> bool:
     """Press the panel's OK button when it has an enabled one (pickers that commit only on
     confirmation); False when there is none."""
     page = ctx.page
-    live = [r for r in roots if page.is_connected(r) and page.is_rendered(r)]
+    live = [r for r in roots if page.is_connected(r)]  # a portal's wrapper may be 0x0 itself
     if not live:
         return False
     facts, handles = page.picker_buttons(live, [])  # type: ignore[attr-defined]
     for (name, text, disabled), handle in zip(facts, handles, strict=True):
         if not disabled and datefmt.is_confirm(name, text):
-            hit = page.hit_test(handle)
-            if hit.ok:
-                page.click(handle, hit.x, hit.y)
-                await ctx.settle(short=True)
-                return True
+            # Below the fold too: without it the field shows a preview the picker drops.
+            await _press(ctx, target, handle, name or text)
+            return True
     return False
