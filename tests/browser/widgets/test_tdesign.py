@@ -65,7 +65,6 @@ CELLS = [
 
 KNOWN_FAILURES = {
     "tree-select-nested": "not_found: the tree's items state no role or expanded state; Backend stays collapsed",
-    "slider-value": "not_editable: the slider states no role or value (no role=slider, no aria-valuenow)",
     "rate-value": "unreachable: the stars are list items with no name, role or state",
     "switch-on": "verification_failed: the switch (role=switch) states no aria-checked; the check is not provable",
 }

@@ -5,7 +5,8 @@
   visible text; type into the widget's search field, scroll (virtual) lists and expand tree
   items to reach it; report what blocked a choice that exists (Build: truthful errors);
 - ``select``: custom selects (single, multiple, searchable, cascader paths, tree selects);
-- ``slider``: ARIA sliders set by keyboard; ``rate``: star ratings (a group of radios);
+- ``slider``: sliders set by keyboard, else on their rail (value stated or read from the
+  thumb's place); ``rate``: star ratings (a group of radios);
 - ``date``: date, range and time pickers, typed into or picked in their calendar / clock.
 
 No strategy looks at class names or knows a library: each works from roles, ARIA states,
@@ -37,3 +38,4 @@ class WidgetPage(Protocol):
     def time_columns(self, roots: list[Any], grids: list[Any]) -> tuple[list[list[Any]], list[Any]]: ...
     def reveal_in_list(self, handle: Any) -> bool: ...
     def contains(self, ancestor: Any, node: Any) -> bool: ...
+    def slider_track(self, handle: Any) -> tuple[Any, ...] | None: ...
