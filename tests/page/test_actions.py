@@ -422,6 +422,11 @@ async def test_a_value_the_page_reverted_is_a_verification_failure() -> None:
         ("datetime-local", "2024-05-17T08:30:00", "2024-05-17T08:30", True),
         ("color", "#FFAA00", "#ffaa00", True),
         ("date", "2024-05-17", "2024-05-18", False),
+        ("text", "2024-05-17", "17/05/2024", True),  # a picker's own display format
+        ("text", "2024-05-17", "May 17, 2024", True),
+        ("text", "2024-05-17", "2024/05/18", False),
+        ("text", "14:30", "2:30 PM", True),
+        ("text", "14:30", "2:30 AM", False),
     ],
 )
 def test_a_value_shown_differently_is_the_same_value_only_when_its_type_says_so(

@@ -70,6 +70,38 @@ def number_parts(text: str) -> tuple[str, str, str] | None:
     return sign, "".join(c for c in whole if c.isdigit()), fraction.rstrip("0")
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_ISO_MOMENT = re.compile(r"^(?:(\d{4})-(\d{2})-(\d{2}))?[T ]?(?:(\d{2}):(\d{2})(?::(\d{2}))?)?$")
+_SHOWN_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap])?\.?m?\.?", re.IGNORECASE)
+
+
+def moment_parts(text: str) -> tuple[list[int], tuple[int, int, int] | None] | None:
+    """(the date's numbers in any order, (hour, minute, second)) of an ISO 8601 date and/or
+    time ("2024-05-17", "08:30", "2024-05-17T08:30"), or of the same moment as a field shows
+    it ("17/05/2024", "May 17, 2024", "2:30 PM"); None for text that is neither. A shown
+    date is compared by its numbers as a set: day and month order is the field's business."""
+    text = text.strip()
+    iso = _ISO_MOMENT.match(text)
+    if iso is not None and (iso.group(1) or iso.group(4)):
+        year, month, day, hour, minute, second = iso.groups()
+        date = sorted(int(v) for v in (year, month, day) if v is not None)
+        clock = None if hour is None else (int(hour), int(minute), int(second or 0))
+        return date, clock
+    clock = None
+    time = _SHOWN_TIME.search(text)
+    if time is not None:
+        hour, minute, second, half = time.groups()
+        hours = int(hour) % 12 + (12 if half and half.lower() == "p" else 0) if half else int(hour)
+        clock = (hours, int(minute), int(second or 0))
+        text = text[:time.start()] + " " + text[time.end():]
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    months = [_MONTHS.index(w[:3]) + 1 for w in words if w[:3] in _MONTHS]
+    date = sorted([int(v) for v in re.findall(r"\d+", text)] + months)
+    if len(date) not in (0, 3) or (not date and clock is None):
+        return None
+    return date, clock
+
+
 def _letters_and_digits(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKC", text).casefold() if c.isalnum())
 
@@ -82,8 +114,9 @@ def same_value(row: list[Any], asked: str, shown: str) -> bool:
     - number and range inputs: the same number ("1280.50" for "1280.5");
     - date and time inputs: the same instant (Chromium drops ":00" seconds);
     - color inputs: the same color in any case;
-    - other text: the same number when both read as one ("1,280.50" for "1280.5", never
-      "12805"); else the same letters and digits in the same order, only case, spacing and
+    - other text: a date or time asked as ISO 8601 shown with the same day and time in the
+      field's own format ("17/05/2024", "May 17, 2024", "2:30 PM"); the same number when
+      both read as one ("1,280.50" for "1280.5", never "12805"); else the same letters and digits in the same order, only case, spacing and
       punctuation differing (an upper-cased code, a phone number with a mask's brackets and
       dashes) -- "12" of "123" is not the value asked for.
     """
@@ -97,6 +130,9 @@ def same_value(row: list[Any], asked: str, shown: str) -> bool:
         return _instant(asked) == _instant(shown) is not None or asked == shown
     if input_type in ("color", "date", "month", "week"):
         return asked.casefold() == shown.casefold()
+    asked_moment = moment_parts(asked)
+    if asked_moment is not None:
+        return asked_moment == moment_parts(shown)
     asked_number, shown_number = number_parts(asked), number_parts(shown)
     if asked_number is not None and shown_number is not None:
         return asked_number == shown_number
