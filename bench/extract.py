@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .inspect import _primitives_js, generate_body
+from .inspect import generate_body, run_sizes
 from .runner import RunContext, describe, fmt_ms, fmt_ratio, table
 
 NAME = "extract"
@@ -217,14 +217,7 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
 
 
 def run(ctx: RunContext) -> dict[str, Any]:
-    ctx.servers.pages.add("/bench/primitives.js", _primitives_js(), {"content-type": "text/javascript; charset=utf-8"})
-    sizes = [int(s) for s in str(ctx.options.get("extract_sizes") or ",".join(map(str, SIZES))).split(",")]
-    context = ctx.cold_browser()
-    try:
-        results = [_measure_size(ctx, context, size) for size in sizes]
-    finally:
-        ctx.close_browser(context)
-    return {"config": {"runs": ctx.runs, "warmup": ctx.warmup, "sizes": sizes}, "sizes": results}
+    return run_sizes(ctx, "extract_sizes", SIZES, _measure_size)
 
 
 def add_arguments(parser: Any) -> None:

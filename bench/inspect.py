@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .runner import REPO_DIR, RunContext, describe, fmt_ms, fmt_ratio, table
@@ -256,15 +257,22 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
     return result
 
 
-def run(ctx: RunContext) -> dict[str, Any]:
+def run_sizes(ctx: RunContext, sizes_option: str, default_sizes: tuple[int, ...],
+              measure_size: Callable[[RunContext, Any, int], dict[str, Any]]) -> dict[str, Any]:
+    """``measure_size(ctx, context, size)`` for each size (``--<sizes_option>``, else the
+    defaults), in one cold browser, with the primitives served at /bench/primitives.js."""
     ctx.servers.pages.add("/bench/primitives.js", _primitives_js(), {"content-type": "text/javascript; charset=utf-8"})
-    sizes = [int(s) for s in str(ctx.options.get("inspect_sizes") or ",".join(map(str, SIZES))).split(",")]
+    sizes = [int(s) for s in str(ctx.options.get(sizes_option) or ",".join(map(str, default_sizes))).split(",")]
     context = ctx.cold_browser()
     try:
-        results = [_measure_size(ctx, context, size) for size in sizes]
+        results = [measure_size(ctx, context, size) for size in sizes]
     finally:
         ctx.close_browser(context)
     return {"config": {"runs": ctx.runs, "warmup": ctx.warmup, "sizes": sizes}, "sizes": results}
+
+
+def run(ctx: RunContext) -> dict[str, Any]:
+    return run_sizes(ctx, "inspect_sizes", SIZES, _measure_size)
 
 
 def add_arguments(parser: Any) -> None:

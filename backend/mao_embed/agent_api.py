@@ -54,8 +54,8 @@ def authorize(config: ServerConfig, connection: HTTPConnection) -> Response | No
 def _headers_of(scope: Scope) -> dict[bytes, bytes]:
     """The request's headers by lower-case name, the first of any repeated one (what
     ``Headers.get`` answers): one pass over the list, where each ``Headers.get`` scans it,
-    decodes and, for an absent header, raises and catches a KeyError (issue 7: a tool call
-    reads up to six)."""
+    decodes and, for an absent header, raises and catches a KeyError (a tool call reads up to
+    six)."""
     return dict(reversed(scope["headers"]))
 
 
@@ -142,7 +142,7 @@ class AgentApi:
 class ToolCallEndpoint:
     """``POST /api/sessions/{sessionId}/tools/{tool}``, as a plain ASGI app.
 
-    The hot path of the agent API (issue 7: 1,000 calls/s through one event loop). Starlette
+    The hot path of the agent API (it must carry 1,000 calls/s through one event loop). Starlette
     wraps a route's function or method in its request/response handling (a ``Request``, a
     per-request exception wrapper, a ``Response`` building its headers: ~4.6 of ~10 us per
     request in process) and calls anything else as ASGI; this reads the body and sends its two

@@ -91,7 +91,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
 
     routes: list[BaseRoute] = [
         # The router tries routes in order, each with a regex match: the agent API, whose tool
-        # calls are the hot path (issue 7), goes first.
+        # calls are the hot path under load, goes first.
         *agent_api.routes(),
         Route("/", index, methods=["GET"]),
         Route("/healthz", healthz, methods=["GET"]),

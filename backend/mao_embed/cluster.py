@@ -675,16 +675,9 @@ class ClusterRelay(Relay):
         if in_flight is not None:
             in_flight.waiters.append(waiter)
             return await waiter
-        try:
-            request = build_request(
-                tool,
-                args,
-                request_id=request_id,
-                session_id=session_id,
-                timeout_ms=timeout_ms if timeout_ms is not None else self.default_timeout_ms,
-            )
-        except ArgumentError as error:
-            return failure(request_id, ErrorCode.INVALID_REQUEST, str(error))
+        request = self._build_request(session_id, tool, args, request_id, timeout_ms)
+        if isinstance(request, PageToolResult):
+            return request
         call = _RemoteCall(tool, request.is_write, claim, waiter)
         self._remote[key] = call
         message = b"R\n%s\n%s\n%s" % (

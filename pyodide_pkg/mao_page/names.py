@@ -799,6 +799,7 @@ _NOT_CONTAINERS = frozenset({"html", "body", "form", "fieldset", "table", "tbody
 # rarely theirs (a heading above an icon button names the card, not the button).
 _LABELLED_ROLES = frozenset({
     "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio", "switch", "slider", "spinbutton", "generic", "",
+    "radiogroup",
 })
 # Their label may follow them in their container ("[o] Dark mode", a select's placeholder).
 _LABEL_AFTER_ROLES = frozenset({"checkbox", "radio", "switch", "combobox", "listbox"})
@@ -882,7 +883,7 @@ def container_label(index: int, doc: DocumentIndex, controls: ControlRows) -> st
         parent = parents[node]
         if parent < 0 or tags[parent] in _NOT_CONTAINERS or doc.subtree_rows(parent) > CONTAINER_ROWS:
             return ""
-        if controls.count(parent + 1, end[parent]) > own:
+        if controls.count(parent + 1, end[parent]) > own and _shown_controls(parent, index, doc, controls) > own:
             return ""
         text = _text_beside(parent, node, doc, after_too)
         if text:
@@ -891,6 +892,16 @@ def container_label(index: int, doc: DocumentIndex, controls: ControlRows) -> st
             own += 1  # a clickable wrapper around this control is part of it
         node = parent
     return ""
+
+
+def _shown_controls(parent: int, index: int, doc: DocumentIndex, controls: ControlRows) -> int:
+    """Controls inside ``parent`` a user can see, counting ``index``'s own as ``container_label``
+    does: a display:none input a slider keeps its value in labels nothing."""
+    end, hidden = doc.end, doc.hidden
+    return sum(
+        1 for i in controls.within(parent + 1, end[parent])
+        if not hidden[i] or _within(i, index, end)
+    )
 
 
 def _text_beside(parent: int, node: int, doc: DocumentIndex, after_too: bool) -> str:

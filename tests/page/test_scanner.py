@@ -608,6 +608,33 @@ def test_a_custom_slider_handle_without_role_takes_its_form_rows_label() -> None
     assert (element.role, element.label, element.name_from) == ("generic", "Volume", "nearby")
 
 
+def test_a_slider_keeping_its_value_in_a_hidden_input_takes_its_form_rows_label() -> None:  # SPEC S3
+    # Vuetify: a display:none input beside the thumb holds the value; nobody sees or uses it.
+    page = PageRows()
+    _row, inner = _form_row(page, "Volume")
+    page.add("input", inner, display="none", tabindex="-1", value="0")
+    thumb = page.add("div", inner, role="slider", tabindex="0", aria_value="0")
+    assert (page.scanned(thumb).label, page.scanned(thumb).name_from) == ("Volume", "nearby")
+
+
+def test_a_visible_field_beside_a_slider_still_keeps_the_row_label_from_it() -> None:  # SPEC S3
+    page = PageRows()
+    _row, inner = _form_row(page, "Volume")
+    page.add("input", inner, type="number")
+    thumb = page.add("div", inner, role="slider", tabindex="0", aria_value="0")
+    assert page.scanned(thumb).label == ""
+
+
+def test_a_nameless_radio_group_takes_its_form_rows_label() -> None:  # SPEC S3
+    # A star rating: a radiogroup list the row's label[for] points at (a ul is not labelable).
+    page = PageRows()
+    _row, inner = _form_row(page, "Rating")
+    group = page.add("ul", inner, role="radiogroup", tabindex="0")
+    for n in range(5):
+        page.add("div", page.add("li", group), role="radio", aria_checked="false", tabindex="0", aria_label=f"star {n}")
+    assert (page.scanned(group).label, page.scanned(group).name_from) == ("Rating", "nearby")
+
+
 def test_a_switch_takes_the_label_after_it_in_its_own_container() -> None:  # SPEC S3
     page = PageRows()
     box = page.add("div")

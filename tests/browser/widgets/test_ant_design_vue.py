@@ -108,7 +108,6 @@ CELLS = [
             shows("rating", inner="li:nth-child(4).ant-rate-star-full", visible=True),
             shows("rating", inner="li:nth-child(5).ant-rate-star-zero", visible=True),
         ),
-        xfail="unreachable: the rate's list has no name (its form label is not tied to it)",
     ),
     TABS_CLICK,
     # The panel header's name starts with its arrow icon's aria-label.
