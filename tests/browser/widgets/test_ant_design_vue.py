@@ -65,7 +65,16 @@ CELLS = [
         "tree-select",
         "nested",
         (select("Department", ["Backend"], role="combobox"),),
-        state={"department": "backend"},
+        state={"department": "backend", "departmentChanges": 1},
+        shows=(shows("department", inner=".ant-select-selector", text="Backend"),),
+    ),
+    # The same leaf as a path: the node on the way is unfolded (its caret), never chosen
+    # (one change: the leaf's).
+    Cell(
+        "tree-select",
+        "path",
+        (select("Department", ["Engineering", "Backend"], role="combobox"),),
+        state={"department": "backend", "departmentChanges": 1},
         shows=(shows("department", inner=".ant-select-selector", text="Backend"),),
     ),
     Cell(
