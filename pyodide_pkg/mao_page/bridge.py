@@ -387,6 +387,15 @@ class Page:
     def slider_range(self, handle: ElementHandle) -> list[float]:
         return [float(v) for v in self._call("sliderRange", handle)]
 
+    def slider_track(self, handle: ElementHandle) -> tuple[Any, ...] | None:
+        """(the element keys go to or None, the rail, x0, x1, y0, y1: the rail's start and end
+        points in the viewport), or None when nothing there is a thumb on a rail."""
+        found = self._primitives.sliderTrack(handle.proxy)
+        if found is None or found is jsnull:
+            return None
+        keys, rail = _from_js_result(found[0]), ElementHandle(found[1])
+        return (keys, rail, *(float(found[i]) for i in range(2, 6)))
+
     def intercept_dialogs(self) -> DialogGuard:
         return DialogGuard(self._primitives.interceptDialogs(self._window))
 

@@ -201,6 +201,9 @@ class FakePage:
     def step_select(self, handle: Element, delta: int) -> bool:
         return False
 
+    def slider_track(self, handle: Element) -> tuple[Any, ...] | None:
+        return None  # no thumb on a rail: this page's elements are no sliders
+
     def intercept_dialogs(self) -> Any:
         return SimpleNamespace(restore=lambda: [])
 

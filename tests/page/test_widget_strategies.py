@@ -44,6 +44,13 @@ class WidgetFakePage(FakePage):
         self.radios: list[Element] = []
         self.slider_now = 0.0
         self.slider_moves = 1.0
+        # A slider stating no value: read from its thumb's place (1; 2: in an assumed range),
+        # its thumb focusable or not, its rail 0..100 px wide so that x is the value.
+        self.slider_source = 0
+        self.slider_thumb: Element | None = None
+        self.slider_rail = element("rail", "div")
+        self.slider_ends = True  # the page handles Home/End
+        self.rail_takes_clicks = True
 
     def visible(self) -> list[str]:
         if not self.open:
@@ -53,7 +60,9 @@ class WidgetFakePage(FakePage):
 
     def click(self, handle: Element, x: float, y: float) -> None:
         super().click(handle, x, y)
-        if handle.name == "select" and self.popup_opens:
+        if handle is self.slider_rail:
+            self.slider_now = round(x) if self.rail_takes_clicks else self.slider_now
+        elif handle.name == "select" and self.popup_opens:
             self.open = not self.open
         elif handle.name.startswith("opt:"):
             self.shown = handle.label
@@ -110,12 +119,18 @@ class WidgetFakePage(FakePage):
         return self.radios
 
     def slider_range(self, handle: Any) -> list[float]:
-        return [self.slider_now, 0.0, 100.0, float("nan")]
+        return [self.slider_now, 0.0, 100.0, float("nan"), float(self.slider_source)]
+
+    def slider_track(self, handle: Any) -> tuple[Any, ...] | None:
+        if not self.slider_source:
+            return None
+        return (self.slider_thumb, self.slider_rail, 0.0, 100.0, 5.0, 5.0)
 
     def dispatch_key(self, handle: Element | None, type_: str, init: dict[str, Any]) -> bool:
-        if type_ == "keydown":
+        if type_ == "keydown" and (not self.slider_source or handle is self.slider_thumb):
             step = {"ArrowRight": self.slider_moves, "ArrowLeft": -self.slider_moves}.get(init["key"], 0.0)
-            self.slider_now = {"Home": 0.0, "End": 100.0}.get(init["key"], self.slider_now + step)
+            ends = {"Home": 0.0, "End": 100.0} if self.slider_ends else {}
+            self.slider_now = ends.get(init["key"], self.slider_now + step)
         return super().dispatch_key(handle, type_, init)
 
 
@@ -257,6 +272,51 @@ async def test_a_slider_whose_step_skips_the_number_fails_verification() -> None
         await slider.set_value(setup(page, volume), volume.target(), "30")
     assert raised.value.code is ErrorCode.VERIFICATION_FAILED
     assert raised.value.details["shown"] == 35.0
+
+
+async def test_a_slider_stating_no_value_is_set_by_arrows_on_its_thumb_without_home_and_end() -> None:
+    # Element UI, TDesign Vue: the value is where the thumb sits; the thumb takes the arrows.
+    page = WidgetFakePage([])
+    page.slider_source, page.slider_ends, page.slider_now = 1, False, 40.0
+    page.slider_thumb = element("thumb", "div", tabindex="0")
+    volume = element("volume", "div", role="slider", label="Volume")
+    outcome = await slider.set_value(setup(page, volume), volume.target(), "0")
+    assert (outcome["value"], outcome["by"], "range" in outcome) == ("0", ["keyboard"], False)
+    assert page.focused is page.slider_thumb
+    assert outcome["keyPresses"] == 41  # one Home that did nothing, then 40 arrows
+
+
+async def test_a_slider_without_a_focusable_thumb_is_set_by_a_click_on_its_rail() -> None:
+    # TDesign React: no role, no tabindex, no range stated (ARIA's 0..100 assumed and said).
+    page = WidgetFakePage([])
+    page.slider_source = 2
+    volume = element("volume", "div", label="Volume")
+    outcome = await slider.set_value(setup(page, volume), volume.target(), "30")
+    assert (outcome["value"], outcome["by"], outcome["keyPresses"]) == ("30", ["pointer"], 0)
+    assert outcome["range"].startswith("assumed 0-100")
+    assert clicks(page) == ["rail"]
+
+
+async def test_a_slider_ignoring_the_keys_gets_a_click_on_its_rail() -> None:
+    page = WidgetFakePage([])
+    page.slider_source = 1
+    page.slider_thumb = element("thumb", "div", tabindex="0")
+    page.slider_moves = 0.0
+    page.slider_ends = False
+    volume = element("volume", "div", role="slider", label="Volume")
+    outcome = await slider.set_value(setup(page, volume), volume.target(), "30")
+    assert (outcome["value"], outcome["by"]) == ("30", ["keyboard", "pointer"])
+
+
+async def test_a_slider_whose_rail_click_lands_elsewhere_fails_verification() -> None:
+    page = WidgetFakePage([])
+    page.slider_source = 1
+    page.rail_takes_clicks = False  # a click on the rail does not move the thumb
+    volume = element("volume", "div", role="slider", label="Volume")
+    with pytest.raises(ToolFailure) as raised:
+        await slider.set_value(setup(page, volume), volume.target(), "30")
+    assert raised.value.code is ErrorCode.VERIFICATION_FAILED
+    assert raised.value.details["shown"] == 0.0
 
 
 @pytest.mark.parametrize("value", ["abc", "150", "-1"])

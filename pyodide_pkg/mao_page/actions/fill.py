@@ -167,6 +167,8 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
         return await slider.set_value(ctx, target, value)
     if rate.is_rating(ctx, target, value):
         return await rate.set_value(ctx, target, value)
+    if not is_fillable(row) and slider.is_slider_shaped(ctx, target):
+        return await slider.set_value(ctx, target, value)
     if not is_fillable(row):
         raise target.failure(
             ErrorCode.NOT_EDITABLE,

@@ -5,7 +5,8 @@
   visible text; type into the widget's search field, scroll (virtual) lists and expand tree
   items to reach it; report what blocked a choice that exists (Build: truthful errors);
 - ``select``: custom selects (single, multiple, searchable, cascader paths, tree selects);
-- ``slider``: ARIA sliders set by keyboard; ``rate``: star ratings (a group of radios).
+- ``slider``: sliders set by keyboard, else on their rail (value stated or read from the
+  thumb's place); ``rate``: star ratings (a group of radios).
 
 No strategy looks at class names or knows a library: each works from roles, ARIA states,
 what the page renders after an action and what the widget then shows.
@@ -34,3 +35,4 @@ class WidgetPage(Protocol):
     def search_field_in(self, roots: list[Any]) -> Any: ...
     def radios_in(self, handle: Any) -> list[Any]: ...
     def slider_range(self, handle: Any) -> list[float]: ...
+    def slider_track(self, handle: Any) -> tuple[Any, ...] | None: ...
