@@ -63,9 +63,7 @@ CELLS = [
 ]
 
 
-_READ_ONLY = "not_editable: the picker's input is read-only; only its calendar or clock panel sets it"
 KNOWN_FAILURES = {
-    "date-fill-iso": _READ_ONLY, "time-fill": _READ_ONLY, "date-range-fill-both": _READ_ONLY,
     "rate-value": "unreachable: the stars are list items with no name, role or state",
     "switch-on": "verification_failed: the switch (role=switch) states no aria-checked; the check is not provable",
 }
