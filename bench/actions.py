@@ -4,7 +4,7 @@ kind on a real component library (Ant Design 5, the widget matrix's page, tests/
 The same page, the same browser run: our tools (timed in the page by the executor and split
 into checks / action / settle) versus Playwright performing the same action through CDP
 (timed from Python, so it includes its round trips). Playwright does not wait for the page to
-settle; ours does by design (seed 000 §4: 250 ms minimum, 500 ms quiet window), so the ratio
+settle; ours does by design (SPEC A4: 250 ms minimum, 500 ms quiet window), so the ratio
 that compares like with like is checks + action versus Playwright; the settle time is shown
 on its own.
 

@@ -1,5 +1,5 @@
 """page_screenshot (1280x800 viewport) on ~2k and ~10k-element pages, against the raw library
-call and html2canvas on the same page in the same run (issue 5; goal: ours <= 1.3x raw).
+call and html2canvas on the same page in the same run (the goal: ours <= 1.3x the raw call).
 
 Three ways to get the same viewport as a WebP (quality 0.85, 1 image pixel per CSS pixel),
 each timed in the page with ``performance.now()``:

@@ -10,8 +10,8 @@ One build step, offline apart from the package registries:
   same npm lock; the page imports it lazily on the first screenshot, never at start-up.
 * Our own pure-Python wheel, written from ``pyodide_pkg/`` (no build backend needed).
 * A Pyodide lock file we write ourselves: Pyodide's bundled lock lists older pydantic
-  versions, and ``pyodide-lock`` does not know the ``pyemscripten_2026_0`` tag
-  (NOTES-pyodide.md).
+  versions, and ``pyodide-lock`` does not know the ``pyemscripten_2026_0`` tag the pinned
+  wheels carry.
 * The loader ``mao-chat.js`` with the DOM primitives (``loader_js/primitives/*.js``),
   stamped with the build id.
 * The booted-runtime image (docs/startup.md): the wheels unpacked into ``site-packages.tar``,
@@ -228,7 +228,8 @@ def _build_browser_wheel(out_dir: Path) -> Path:
 
 
 def _assert_browser_only(wheel: Path) -> None:
-    """The browser wheel contains only the browser package (issue 2, layout)."""
+    """The browser wheel contains only the browser package: the backend's code has no business
+    in a page, and a stray top-level module would be importable there."""
     with zipfile.ZipFile(wheel) as archive:
         tops = {name.split("/", 1)[0] for name in archive.namelist()}
     unexpected = {t for t in tops if t != "mao_page" and not t.endswith(".dist-info")}

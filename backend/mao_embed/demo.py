@@ -21,7 +21,7 @@ from typing import Any
 from .assets import ensure_built
 from .config import ServerConfig
 from .server import start_in_thread
-from .testing import CHROMIUM_ARGS, AgentClient, chromium_path, random_secret
+from .testing import AgentClient, chromium_path, launch_chromium, random_secret
 
 CLAIM = {
     "Claim title": "Client visit Shanghai",
@@ -193,7 +193,7 @@ def _drive(server_url: str, timeout: float, db_path: Path) -> int:
     log = ActionLog(started=time.monotonic())
     agent = AgentClient(server_url)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
+        browser = launch_chromium(playwright)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             errors: list[str] = []

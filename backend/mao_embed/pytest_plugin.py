@@ -42,11 +42,10 @@ from .assets import ensure_built
 from .config import ServerConfig
 from .server import RunningServer, start_in_thread
 from .testing import (
-    CHROMIUM_ARGS,
     AgentClient,
     PageServer,
-    chromium_path,
     embed_snippet,
+    launch_chromium,
     page_html,
     random_secret,
     renderer_crashes,
@@ -140,7 +139,7 @@ def mao_browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
+        browser = launch_chromium(playwright, log=True)
         yield browser
         browser.close()
 

@@ -21,8 +21,9 @@ from starlette.applications import Starlette
 
 from mao_embed.app import create_app
 from mao_embed.config import ServerConfig, server_origins
-from mao_embed.relay import Relay, SessionInfo
-from mao_embed.tokens import DEFAULT_TTL_S, issue_token
+from mao_embed.relay.local import Relay, SessionInfo
+from mao_embed.security.tokens import DEFAULT_TTL_S, issue_token
+from mao_embed.testing.relay_probe import RelayProbe
 
 T = TypeVar("T")
 
@@ -60,7 +61,8 @@ def run_event_loop(main: Coroutine[Any, Any, None]) -> None:
 
 
 def settle_garbage_collector() -> None:
-    """Keep the garbage collector's full passes off the request path (issue 7 load goals).
+    """Keep the garbage collector's full passes off the request path, where they were the
+    largest source of tail latency under load.
 
     Everything alive once the server is up (imported modules, pydantic schemas, the MCP SDK's
     types: hundreds of thousands of objects) lives as long as the process. CPython's full
@@ -116,6 +118,7 @@ class RunningServer:
         self.loop = loop
         self._server = server
         self._thread = thread
+        self._probe: RelayProbe | None = None
 
     @property
     def host(self) -> str:
@@ -186,18 +189,26 @@ class RunningServer:
             )
         )
 
+    @property
+    def probe(self) -> RelayProbe:
+        """Test-only access to the relay (``mao_embed.testing.relay_probe``)."""
+        if self._probe is None:
+            self._probe = RelayProbe(self.relay)
+        return self._probe
+
     def send_raw(self, session_id: str, message: dict[str, Any]) -> None:
-        self.run(self.relay.send_raw(session_id, message))
+        """A frame sent to the page exactly as given (tests of the page's own checks)."""
+        self.run(self.probe.send_raw(session_id, message))
 
     def drop_connection(self, session_id: str) -> None:
         """Cut a page's connection from the backend's side (chaos tests)."""
-        self.run(self.relay.drop_connection(session_id))
+        self.run(self.probe.drop_connection(session_id))
 
     def raw_results(
         self, session_id: str, request_id: str, *, count: int = 1, timeout_s: float = 10.0
     ) -> list[PageToolResult]:
         return self.run(
-            self.relay.raw_results(session_id, request_id, count=count, timeout_s=timeout_s)
+            self.probe.raw_results(session_id, request_id, count=count, timeout_s=timeout_s)
         )
 
     def stop(self, timeout_s: float = 10.0, *, wait: bool = True) -> None:

@@ -21,6 +21,8 @@ const READ_EDITABLE_ROOT = 8; // contenteditable, its parent not
 const READ_FRAME = 16; // a same-origin frame: its document's body follows as content
 const READ_BLOCKY = 32; // it or something inside it is block-level (see readText)
 const READ_NOT_SPACE = /[^ \t\n\r\f]/;
+// The attributes readText reads (aria-hidden, data-mao-*, contenteditable, role, hidden).
+const READ_MARKED = "[aria-hidden],[data-mao-private],[data-mao-ignore],[contenteditable],[role],[hidden]";
 // Elements read without their content: their children are values, options or graphics.
 const READ_LEAF_TAGS = new Set([
   "input", "textarea", "select", "option", "optgroup", "datalist", "img", "svg", "math", "canvas", "video", "audio",
@@ -84,12 +86,26 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
   const editable = [];
   const listedAt = new Map();
   if (listed) for (let i = 0; i < listed.length; i++) listedAt.set(listed[i], i);
+  // Most elements carry none of the attributes the walk asks about: one query per tree scope
+  // (document, shadow root, frame) finds those that do, instead of six reads per element.
+  const marked = new Set();
+  const markScope = (scope) => {
+    for (const el of scope.querySelectorAll(READ_MARKED)) marked.add(el);
+  };
+  const markTree = (el) => {
+    if (el.matches(READ_MARKED)) marked.add(el);
+    markScope(el);
+  };
+  if (start) markTree(start);
   let chars = 0;
   let flagged = 0; // items flagged aria-hidden or private
   let truncated = false;
   let top = null; // the innermost open item; its children are item[7]
   const open = [];
   let result = null;
+  let doc = null; // the document of the last element read, and what goes with it
+  let view = null;
+  let body = null;
   // Explicit stack of nodes, with their parent element's style beside them (two arrays: no
   // pair allocated per node); 0 marks where an item ends, an item where an inline-block ends.
   const stack = start ? [start] : [];
@@ -128,24 +144,35 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
     }
     if (node.nodeType !== 1 || node === exclude) continue;
     const el = node;
-    const style = el.ownerDocument.defaultView.getComputedStyle(el);
+    if (el.ownerDocument !== doc) {
+      doc = el.ownerDocument;
+      view = doc.defaultView;
+      body = doc.body;
+    }
+    const style = view.getComputedStyle(el);
     const display = style.display;
     if (display === "none") continue;
     const tag = el.localName;
     let flags = passDisplays.has(display) ? 0 : READ_BLOCKY;
     if (!top) flags |= inherited;
-    if (el.getAttribute("aria-hidden") === "true") flags |= READ_ARIA_HIDDEN;
-    if (el.hasAttribute("data-mao-private") || el.hasAttribute("data-mao-ignore")) flags |= READ_PRIVATE;
+    const isMarked = marked.has(el);
+    if (isMarked) {
+      if (el.getAttribute("aria-hidden") === "true") flags |= READ_ARIA_HIDDEN;
+      if (el.hasAttribute("data-mao-private") || el.hasAttribute("data-mao-ignore")) flags |= READ_PRIVATE;
+    }
     // An editable region's root carries the attribute (or is a designMode document's body).
-    if ((el.hasAttribute("contenteditable") || el === el.ownerDocument.body) && el.isContentEditable === true
+    if ((isMarked && el.hasAttribute("contenteditable") || el === body) && el.isContentEditable === true
         && !(el.parentElement && el.parentElement.isContentEditable)) flags |= READ_EDITABLE_ROOT;
     let inner = null;
     if (tag === "iframe" || tag === "frame") {
-      const doc = collectFrameDocument(el);
-      inner = doc ? doc.body || doc.documentElement : null;
-      if (inner) flags |= READ_FRAME;
+      const frame = collectFrameDocument(el);
+      inner = frame ? frame.body || frame.documentElement : null;
+      if (inner) {
+        flags |= READ_FRAME;
+        markTree(inner);
+      }
     }
-    const role = el.getAttribute("role") || "";
+    const role = isMarked ? el.getAttribute("role") || "" : "";
     const at = listedAt.get(el);
     const leaf = READ_LEAF_TAGS.has(tag);
     if (flags || role || at !== undefined || keepTags.has(tag) || !top) {
@@ -174,16 +201,35 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       continue;
     }
     // hidden="until-found" keeps the content in the page unrendered (content-visibility).
-    if (leaf || !el.firstChild && !el.shadowRoot && tag !== "slot" || el.hasAttribute("hidden")) continue;
-    let kids = composedChildNodes(el);
-    if (tag === "details" && !el.open) {
+    if (leaf || isMarked && el.hasAttribute("hidden")) continue;
+    const shadow = el.shadowRoot;
+    if (shadow) {
+      markScope(shadow);
+      for (let kid = shadow.lastChild; kid; kid = kid.previousSibling) {
+        stack.push(kid);
+        styles.push(style);
+      }
+    } else if (tag === "details" && !el.open) {
       // Only the summary of a closed <details> is rendered.
       const summary = Array.prototype.find.call(el.children, (child) => child.localName === "summary");
-      kids = summary ? [summary] : [];
-    }
-    for (let i = kids.length - 1; i >= 0; i--) {
-      stack.push(kids[i]);
-      styles.push(style);
+      if (summary) {
+        stack.push(summary);
+        styles.push(style);
+      }
+    } else if (tag === "slot") {
+      // Assigned nodes may come from outside the scopes queried so far (a read of one
+      // element inside a shadow tree).
+      const kids = composedChildNodes(el);
+      for (let i = kids.length - 1; i >= 0; i--) {
+        if (kids[i].nodeType === 1) markTree(kids[i]);
+        stack.push(kids[i]);
+        styles.push(style);
+      }
+    } else {
+      for (let kid = el.lastChild; kid; kid = kid.previousSibling) {
+        stack.push(kid);
+        styles.push(style);
+      }
     }
   }
   // A walk cut short still hands on what it read, and what that holds.

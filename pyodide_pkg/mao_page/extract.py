@@ -42,6 +42,11 @@ INLINE_TAGS = frozenset({
     "header", "footer", "nav", "aside", "main", "article", "section", "details", "summary",
     *_HEADINGS, *_LIST_TAGS, *_CODE_TAGS,
 })
+# Tags some rule below applies to; an element with neither one of them nor a role is plain
+# inline text or a plain block (most of a page's elements), and skips those rules.
+_STRUCTURE_TAGS = frozenset({
+    *_SILENT_TAGS, *_CHROME_TAGS, *_HEADINGS, *_LIST_TAGS, "table", "pre", "blockquote", "hr",
+})
 _WS = re.compile(r"[ \t\n\r\f]+")
 _BREAK = "\x00"  # a <br> inside inline text, until the text is collapsed
 _BREAK_SPACES = re.compile(" ?\x00 ?")
@@ -156,45 +161,7 @@ class _Renderer:
 
     def _child(self, child: TextNode, sectioned: bool, out: list[str], inline: list[str]) -> None:
         tag, role = child[TAG], child[ROLE]
-        if tag in _SILENT_TAGS:
-            return
-        if self.drop_chrome and (role or tag in _CHROME_TAGS) and self._is_chrome(child, sectioned):
-            return
-        if tag in _HEADINGS or role == "heading":
-            self._flush(out, inline)
-            level = _HEADINGS.get(tag) or _heading_level(child[EXTRA])
-            text = _collapse(self._inline_text(child)).replace("\n", " ")
-            if text:
-                out.append("#" * level + " " + text)
-            return
-        if tag in _LIST_TAGS or role == "list":
-            self._flush(out, inline)
-            block = self._list(child, sectioned, ordered=tag == "ol")
-            if block:
-                out.append(block)
-            return
-        if tag == "table" or role in _TABLE_ROLES:
-            self._flush(out, inline)
-            out.extend(self._table(child))
-            return
-        if tag == "pre":
-            self._flush(out, inline)
-            text = _raw_text(child).strip("\n")
-            if text.strip():
-                fence = "```"
-                while fence in text:
-                    fence += "`"
-                out.append(f"{fence}\n{text}\n{fence}")
-            return
-        if tag == "blockquote":
-            self._flush(out, inline)
-            quoted = "\n\n".join(self.blocks(child, sectioned))
-            if quoted:
-                out.append("\n".join("> " + line if line else ">" for line in quoted.split("\n")))
-            return
-        if tag == "hr":
-            self._flush(out, inline)
-            out.append("---")
+        if (role or tag in _STRUCTURE_TAGS) and self._structure(child, tag, role, sectioned, out, inline):
             return
         if not child[FLAGS] & BLOCKY or tag == "a" and child[EXTRA]:
             inline.append(self._inline(child))
@@ -206,7 +173,59 @@ class _Renderer:
             # No box of its own (a slot, display: contents): its content flows as if here.
             self._content(child, inner, out, inline)
             return
+        content = child[CHILDREN]
+        if len(content) == 1 and content[0].__class__ is str:
+            text = _collapse(content[0])  # most blocks: one text, no blocks inside to build
+            if text:
+                out.append(text)
+            return
         out.extend(self.blocks(child, inner))
+
+    def _structure(self, child: TextNode, tag: str, role: str, sectioned: bool, out: list[str],
+                   inline: list[str]) -> bool:
+        """Renders a silent element, chrome, a heading, list, table, pre, blockquote or rule;
+        False when ``child`` is none of them."""
+        if tag in _SILENT_TAGS:
+            return True
+        if self.drop_chrome and (role or tag in _CHROME_TAGS) and self._is_chrome(child, sectioned):
+            return True
+        if tag in _HEADINGS or role == "heading":
+            self._flush(out, inline)
+            level = _HEADINGS.get(tag) or _heading_level(child[EXTRA])
+            text = _collapse(self._inline_text(child)).replace("\n", " ")
+            if text:
+                out.append("#" * level + " " + text)
+            return True
+        if tag in _LIST_TAGS or role == "list":
+            self._flush(out, inline)
+            block = self._list(child, sectioned, ordered=tag == "ol")
+            if block:
+                out.append(block)
+            return True
+        if tag == "table" or role in _TABLE_ROLES:
+            self._flush(out, inline)
+            out.extend(self._table(child))
+            return True
+        if tag == "pre":
+            self._flush(out, inline)
+            text = _raw_text(child).strip("\n")
+            if text.strip():
+                fence = "```"
+                while fence in text:
+                    fence += "`"
+                out.append(f"{fence}\n{text}\n{fence}")
+            return True
+        if tag == "blockquote":
+            self._flush(out, inline)
+            quoted = "\n\n".join(self.blocks(child, sectioned))
+            if quoted:
+                out.append("\n".join("> " + line if line else ">" for line in quoted.split("\n")))
+            return True
+        if tag == "hr":
+            self._flush(out, inline)
+            out.append("---")
+            return True
+        return False
 
     # -- inline -------------------------------------------------------------------------
 
@@ -236,8 +255,11 @@ class _Renderer:
 
     def _inline_text(self, node: TextNode) -> str:
         """The node's content on one line of text: blocks inside it are joined by spaces."""
+        content = node[CHILDREN]
+        if len(content) == 1 and content[0].__class__ is str:
+            return content[0]  # most links and cells
         parts: list[str] = []
-        for child in node[CHILDREN]:
+        for child in content:
             if child.__class__ is str:
                 parts.append(child)
             elif child[FLAGS] & BLOCKY and child[TAG] != "a":
@@ -256,7 +278,9 @@ class _Renderer:
                 if child.strip():
                     items.append("- " + _collapse(child))
                 continue
-            if child[TAG] in _SILENT_TAGS or self.drop_chrome and self._is_chrome(child, sectioned):
+            tag = child[TAG]
+            if tag in _SILENT_TAGS or (self.drop_chrome and (child[ROLE] or tag in _CHROME_TAGS)
+                                       and self._is_chrome(child, sectioned)):
                 continue
             content = child[CHILDREN]
             if len(content) == 1 and content[0].__class__ is str:
@@ -274,39 +298,43 @@ class _Renderer:
 
     def _table(self, node: TextNode) -> list[str]:
         out: list[str] = []
-        rows: list[tuple[list[tuple[str, int, int, bool]], bool]] = []  # cells, in a thead
+        rows: list[_Row] = []
+        spanned = False  # any cell spanning more than one column or row
         for child, in_head in _table_rows(node, False):
             if child[TAG] == "caption":
                 caption = _collapse(self._inline_text(child))
                 if caption:
                     out.append(caption)
                 continue
-            cells = []
-            kids = child[CHILDREN]
-            if any(kid.__class__ is not str and kid[DISPLAY] == "contents" for kid in kids):
-                kids = _flattened(child)
-            for cell in kids:
-                if cell.__class__ is str:
+            texts: list[str] = []
+            spans: list[tuple[int, int]] = []
+            header_only = True
+            for cell in _row_cells(child):
+                tag, role = cell[TAG], cell[ROLE]
+                if tag != "td" and tag != "th" and role not in _CELL_ROLES:
                     continue
-                tag = cell[TAG]
-                if tag in ("td", "th") or cell[ROLE] in _CELL_ROLES:
-                    content = cell[CHILDREN]
-                    # Most cells hold one text: no walk over their content.
-                    raw = content[0] if len(content) == 1 and content[0].__class__ is str else self._inline_text(cell)
-                    text = _collapse(raw)
-                    if "|" in text or "\n" in text:
-                        text = _escape_cell(text)
-                    columns, spanned_rows = _spans(cell) if cell[EXTRA] else (1, 1)
-                    cells.append((text, columns, spanned_rows, tag == "th" or cell[ROLE] in ("columnheader", "rowheader")))
-            if cells:
-                rows.append((cells, in_head))
+                text = _collapse(self._inline_text(cell))
+                if "|" in text or "\n" in text:
+                    text = _escape_cell(text)
+                texts.append(text)
+                if cell[EXTRA]:
+                    span = _spans(cell)
+                    spanned = spanned or span != _NO_SPAN
+                else:
+                    span = _NO_SPAN
+                spans.append(span)
+                if tag != "th" and role != "columnheader" and role != "rowheader":
+                    header_only = False
+            if texts:
+                rows.append(_Row(texts, spans, in_head or header_only))
         if not rows:
             return out
-        grid, header_flags = _fill_grid(rows)
+        grid = _fill_grid(rows) if spanned else [row.texts for row in rows]
         width = max(len(line) for line in grid)
         for line in grid:
-            line.extend([""] * (width - len(line)))
-        if header_flags[0]:
+            if len(line) < width:
+                line.extend([""] * (width - len(line)))
+        if rows[0].header:
             head, body = grid[0], grid[1:]
         else:
             head, body = [""] * width, grid
@@ -316,13 +344,30 @@ class _Renderer:
         return out
 
 
-def _fill_grid(rows: list[tuple[list[tuple[str, int, int, bool]], bool]]) -> tuple[list[list[str]], list[bool]]:
+_NO_SPAN = (1, 1)
+
+
+@dataclass(slots=True)
+class _Row:
+    """A table row: its cells' text, their (columns, rows) spans, and whether it is a header
+    row (in a thead, or header cells only)."""
+
+    texts: list[str]
+    spans: list[tuple[int, int]]
+    header: bool
+
+
+def _row_cells(row: TextNode) -> list[TextNode | str]:
+    """A row's children, through boxless wrappers (display: contents) when there are any."""
+    for kid in row[CHILDREN]:
+        if kid.__class__ is not str and kid[DISPLAY] == "contents":
+            return _flattened(row)
+    return row[CHILDREN]
+
+
+def _fill_grid(rows: list[_Row]) -> list[list[str]]:
     """The table's cells on a grid: a cell spanning columns or rows leaves the cells it
-    covers empty (pipe tables have no spans). Also, per row, whether it is a header row
-    (in a thead, or header cells only)."""
-    header_rows = [in_head or all(header for *_, header in cells) for cells, in_head in rows]
-    if all(columns == 1 and spanned_rows == 1 for cells, _ in rows for _, columns, spanned_rows, _ in cells):
-        return [[text for text, *_ in cells] for cells, _ in rows], header_rows  # most tables
+    covers empty (pipe tables have no spans)."""
     grid: list[list[str]] = []
     covered: dict[int, int] = {}  # column -> rows below still covered by a rowspan
 
@@ -334,9 +379,9 @@ def _fill_grid(rows: list[tuple[list[tuple[str, int, int, bool]], bool]]) -> tup
                 covered[column] -= 1
             line.append("")
 
-    for cells, _in_head in rows:
+    for row in rows:
         line: list[str] = []
-        for text, columns, spanned_rows, _header in cells:
+        for text, (columns, spanned_rows) in zip(row.texts, row.spans, strict=True):
             pass_covered(line, 0)
             start = len(line)
             line.append(text)
@@ -352,7 +397,7 @@ def _fill_grid(rows: list[tuple[list[tuple[str, int, int, bool]], bool]]) -> tup
                 covered[column] -= 1
                 line.append("")
         grid.append(line)
-    return grid, header_rows
+    return grid
 
 
 def _heading_level(aria_level: str) -> int:

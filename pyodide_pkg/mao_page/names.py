@@ -746,7 +746,8 @@ def _pseudo_texts(row: list[Any]) -> tuple[str, str]:
 
 
 def _css_content_text(content: str, display: str) -> str:
-    if not content:
+    # A pseudo-element with display: none generates no box, so no text (CSS Display 2.5).
+    if not content or display == "none":
         return ""
     head, _, alt = content.partition(" / ") if " / " in content else (content, "", "")
     source = alt if alt else head
@@ -798,6 +799,7 @@ _NOT_CONTAINERS = frozenset({"html", "body", "form", "fieldset", "table", "tbody
 # rarely theirs (a heading above an icon button names the card, not the button).
 _LABELLED_ROLES = frozenset({
     "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio", "switch", "slider", "spinbutton", "generic", "",
+    "radiogroup",
 })
 # Their label may follow them in their container ("[o] Dark mode", a select's placeholder).
 _LABEL_AFTER_ROLES = frozenset({"checkbox", "radio", "switch", "combobox", "listbox"})
@@ -834,6 +836,36 @@ def inner_field_label(index: int, doc: DocumentIndex, controls: ControlRows) -> 
     return doc.accessible_name(inner[0])[0]
 
 
+def replaced_control_label(index: int, doc: DocumentIndex, controls: ControlRows) -> str:
+    """A widget drawn in place of a native control it hides (a jQuery select plugin keeps the
+    original ``<select>`` hidden right before its own container): the name of that control,
+    which its form label still names. Up through the ancestors that hold no other control,
+    the first one whose previous element sibling is a hidden, named select, input or
+    textarea gives that name."""
+    if doc.roles[index] not in _LABELLED_ROLES:
+        return ""
+    parents, children, end, tags = doc.parents, doc.children, doc.end, doc.tags
+    own = controls.count(index, end[index])
+    node = index
+    for _ in range(CONTAINER_LEVELS):
+        parent = parents[node]
+        if parent < 0:
+            return ""
+        siblings = children[parent]
+        at = siblings.index(node) if node in siblings else 0
+        if at > 0:
+            before = siblings[at - 1]
+            hidden = doc.hidden[before] or doc.aria_hidden[before]
+            if hidden and tags[before] in ("select", "input", "textarea") and doc.rows[before][F.TYPE] != "hidden":
+                return doc.accessible_name(before, hidden_ok=True)[0]
+        if tags[parent] in _NOT_CONTAINERS or controls.count(parent + 1, end[parent]) > own:
+            return ""
+        if controls.count(parent, parent):
+            own += 1  # a clickable wrapper around this control is part of it
+        node = parent
+    return ""
+
+
 def container_label(index: int, doc: DocumentIndex, controls: ControlRows) -> str:
     """The label text of the control's own field container: up through the ancestors that
     hold no other control (each at most ``CONTAINER_ROWS`` rows, ``CONTAINER_LEVELS`` up),
@@ -851,7 +883,7 @@ def container_label(index: int, doc: DocumentIndex, controls: ControlRows) -> st
         parent = parents[node]
         if parent < 0 or tags[parent] in _NOT_CONTAINERS or doc.subtree_rows(parent) > CONTAINER_ROWS:
             return ""
-        if controls.count(parent + 1, end[parent]) > own:
+        if controls.count(parent + 1, end[parent]) > own and _shown_controls(parent, index, doc, controls) > own:
             return ""
         text = _text_beside(parent, node, doc, after_too)
         if text:
@@ -860,6 +892,16 @@ def container_label(index: int, doc: DocumentIndex, controls: ControlRows) -> st
             own += 1  # a clickable wrapper around this control is part of it
         node = parent
     return ""
+
+
+def _shown_controls(parent: int, index: int, doc: DocumentIndex, controls: ControlRows) -> int:
+    """Controls inside ``parent`` a user can see, counting ``index``'s own as ``container_label``
+    does: a display:none input a slider keeps its value in labels nothing."""
+    end, hidden = doc.end, doc.hidden
+    return sum(
+        1 for i in controls.within(parent + 1, end[parent])
+        if not hidden[i] or _within(i, index, end)
+    )
 
 
 def _text_beside(parent: int, node: int, doc: DocumentIndex, after_too: bool) -> str:

@@ -9,6 +9,7 @@ confirmation, like ``page_inspect``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import extract, find, pagetext
@@ -53,10 +54,21 @@ class TextWalk(Protocol):
     def release(self) -> None: ...
 
 
+@dataclass(frozen=True, slots=True)
+class _ReadMarkdown:
+    """The Markdown of the last extract, with what it was read from: the page version and the
+    scope (snapshot id, element id)."""
+
+    key: tuple[str, str | None, str | None]
+    markdown: str
+    truncated: bool
+
+
 class PageReader:
     def __init__(self, page: Any, inspector: Inspector) -> None:
         self._page = page
         self._inspector = inspector
+        self._last: _ReadMarkdown | None = None
 
     def _scope(self, snapshot_id: str | None, element_id: str | None) -> Any:
         """The element to read (a ref's), or None for the whole page."""
@@ -88,17 +100,26 @@ class PageReader:
     def _extract(self, request: PageToolRequest) -> PageToolResult:
         options = request.extract or ExtractOptions()
         state = read_state(self._page)
-        walk = self._read(self._scope(options.snapshot_id, options.element_id), None)
-        try:
-            tree = self._tree(walk)
-        finally:
-            walk.release()
-        markdown, truncated = extract.cap(extract.render_markdown(tree))
+        scope = self._scope(options.snapshot_id, options.element_id)
+        key = (state.version, options.snapshot_id, options.element_id)
+        if options.from_char > 0 and self._last is not None and self._last.key == key:
+            # A later part of a document that has not changed since the part before: the same
+            # Markdown, so the parts add up exactly, and no second walk of the page.
+            markdown, truncated = self._last.markdown, self._last.truncated
+        else:
+            walk = self._read(scope, None)
+            try:
+                tree = self._tree(walk)
+            finally:
+                walk.release()
+            markdown, capped = extract.cap(extract.render_markdown(tree))
+            truncated = capped or walk.truncated
+            self._last = _ReadMarkdown(key, markdown, truncated)
         if options.from_char > len(markdown) or (options.from_char == len(markdown) and markdown):
             raise ToolFailure(ErrorCode.INVALID_REQUEST,
                               f"fromChar {options.from_char} is past the end of the page's text "
                               f"({len(markdown)} characters now); start again from 0")
-        part = extract.page_part(markdown, options.from_char, options.max_chars, truncated or walk.truncated)
+        part = extract.page_part(markdown, options.from_char, options.max_chars, truncated)
         result = ExtractResult(
             url=state.url, title=state.title, markdown=part.markdown, from_char=part.from_char,
             total_chars=part.total_chars, next_from_char=part.next_from_char, truncated=part.truncated,

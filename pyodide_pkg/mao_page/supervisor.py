@@ -1,6 +1,6 @@
 """The user's side of every task: confirmations, the action log, pause, stop and takeover.
 
-The agent's requests and the user's input meet here (SPEC P1-P6, U1-U3, seed 004 §4.3):
+The agent's requests and the user's input meet here (SPEC P1-P6, U1-U3):
 
 * ``begin_request`` / ``end_request`` wrap each tool request: a paused or stopped task
   refuses it (``user_takeover`` / ``user_stopped``), otherwise it opens or extends the task.
@@ -14,12 +14,16 @@ The agent's requests and the user's input meet here (SPEC P1-P6, U1-U3, seed 004
   ``isTrusted`` counts (SPEC U2); a card's answer must also carry that card's nonce, so a
   stale card, a replayed answer or a page script calling ``click()`` approves nothing.
 * ``on_takeover``: real pointer or key input on the page (outside the SDK UI) while a task
-  runs pauses it; the next result tells the agent (SPEC U3, seed 000 §5).
+  runs pauses it; the next result tells the agent (SPEC U3).
 
 A task opens with the first tool request (or a chat message, or a ``task`` grant) and ends
 when the user stops it, the chat turn that started it is done, the session changes, or no
 request came for ``TASK_IDLE_S`` (an agent on the HTTP API has no other way to say it is
 done). A ``task`` grant ends with its task; a refresh ends everything held in memory.
+
+The panel's status is ``Supervisor.state``, a ``TaskState`` that moves only through
+``Supervisor._move``, which checks each move against ``TRANSITIONS``: a move the table does
+not list is a bug in this module and raises ``InvalidTransition``.
 """
 
 from __future__ import annotations
@@ -37,11 +41,11 @@ from . import i18n
 from .authorization import AuthorizationCenter, Decision, Level, LevelChange
 from .errors import ToolFailure
 from .protocol import (
-    AuditEvent,
     AuditKind,
     ChatEvent,
     ChatEventKind,
     ErrorCode,
+    PageAuditEvent,
     PageToolRequest,
     PageToolResult,
 )
@@ -61,11 +65,46 @@ MASK = "••••••"
 
 
 class TaskState(StrEnum):
-    IDLE = "idle"
-    RUNNING = "running"
-    WAITING = "waiting"
-    PAUSED = "paused"
+    """What the panel's status shows (its value is the status the panel is sent)."""
+
+    IDLE = "idle"  # no task, or a task between requests
+    RUNNING = "running"  # a request or a chat turn is under way
+    WAITING = "waiting"  # a confirmation card waits for the user
+    PAUSED = "paused"  # the user paused or took over; requests answer user_takeover
+    STOPPED = "stopped"  # the user stopped; requests answer user_stopped until Resume or chat
+
+
+# Every move the supervisor makes, and nothing else. Stop and a request or chat message may come
+# in any state but PAUSED (a request is refused there, a chat message first moves it to IDLE);
+# a second request may start while a card waits (WAITING -> RUNNING); Pause is ignored when
+# paused or stopped; a paused or stopped task leaves through Resume, a chat message or Stop.
+TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
+    TaskState.IDLE: frozenset({TaskState.RUNNING, TaskState.WAITING, TaskState.PAUSED, TaskState.STOPPED}),
+    TaskState.RUNNING: frozenset({TaskState.RUNNING, TaskState.WAITING, TaskState.IDLE, TaskState.PAUSED,
+                                  TaskState.STOPPED}),
+    TaskState.WAITING: frozenset({TaskState.RUNNING, TaskState.IDLE, TaskState.PAUSED, TaskState.STOPPED}),
+    TaskState.PAUSED: frozenset({TaskState.RUNNING, TaskState.IDLE, TaskState.STOPPED}),
+    TaskState.STOPPED: frozenset({TaskState.STOPPED, TaskState.RUNNING, TaskState.IDLE}),
+}
+
+
+class InvalidTransition(RuntimeError):
+    """A move ``TRANSITIONS`` does not allow: a bug in the supervisor, never the user's doing."""
+
+
+class CardAnswer(StrEnum):
+    """How a confirmation card ended. The first three are the user's buttons, sent by the
+    panel as ``decision`` (the wire form); the last two are the supervisor withdrawing the
+    card because the user pressed Stop or Pause (or took over) instead."""
+
+    ONCE = "once"
+    TASK = "task"
+    DENY = "deny"
     STOPPED = "stopped"
+    TAKEOVER = "takeover"
+
+
+USER_ANSWERS = frozenset({CardAnswer.ONCE, CardAnswer.TASK, CardAnswer.DENY})
 
 
 class PanelUi(Protocol):
@@ -120,7 +159,7 @@ _request: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar
 class _PendingCard:
     nonce: str
     shown_at: float
-    future: asyncio.Future[str]
+    future: asyncio.Future[CardAnswer]
 
 
 @dataclass(slots=True)
@@ -140,7 +179,7 @@ class Supervisor:
         ui: PanelUi,
         page_origin: str,
         describe_target: Callable[[ElementEntry], Target],
-        audit: Callable[[AuditEvent], None],
+        audit: Callable[[PageAuditEvent], None],
         arm_takeover: Callable[[bool], None],
         send_chat: Callable[[str, str], bool],
         cancel_running: Callable[[str], None],
@@ -160,7 +199,7 @@ class Supervisor:
         self._cancel_running = cancel_running
         self._clock = clock
         self._wall_clock = wall_clock
-        self.state = TaskState.IDLE
+        self._state = TaskState.IDLE
         self._task: _Task | None = None
         self._pending: _PendingCard | None = None
         self._card_lock = asyncio.Lock()
@@ -172,6 +211,18 @@ class Supervisor:
         self._chat_counter = 0
         self._closed = False
         self._render()
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def state(self) -> TaskState:
+        return self._state
+
+    def _move(self, to: TaskState) -> None:
+        """The one place the task state changes (see ``TRANSITIONS``)."""
+        if to not in TRANSITIONS[self._state]:
+            raise InvalidTransition(f"the task state cannot move from {self._state.value} to {to.value}")
+        self._state = to
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -188,7 +239,7 @@ class Supervisor:
         self._render()
 
     def _record(self, kind: AuditKind, **fields: Any) -> None:
-        event = AuditEvent(kind=kind, level=self.center.level.value, at_ms=self._wall_clock(), **fields)
+        event = PageAuditEvent(kind=kind, level=self.center.level.value, at_ms=self._wall_clock(), **fields)
         self._audit(event)
 
     @property
@@ -233,7 +284,7 @@ class Supervisor:
             if was_task_level and self.center.level is not Level.TASK:
                 self._ui.chat("system", self._t("notice.task_ended"))
         if self.state in (TaskState.RUNNING, TaskState.WAITING):
-            self.state = TaskState.IDLE
+            self._move(TaskState.IDLE)
         self._render()
 
     # -- level changes (from the center) -------------------------------------------------
@@ -261,7 +312,7 @@ class Supervisor:
                                  "the user stopped the task; nothing was done. Do not continue unless the user asks again")
         task = self._open_task("request")
         task.running += 1
-        self.state = TaskState.RUNNING
+        self._move(TaskState.RUNNING)
         _request.set(RequestContext(request.request_id, request.tool.value, request.require_confirmation,
                                     self._clock() + request.timeout_ms / 1000))
         self._render()
@@ -328,7 +379,7 @@ class Supervisor:
     def on_acting(self, entry: ElementEntry, handle: Any) -> None:
         """The executor's hook once the element passed its actionability checks (scrolled
         into view, stable, hit) and right before the act: the highlight goes where the
-        element is now (issue 6 item 7), fading out, in SDK UI."""
+        element is now, fading out, in SDK UI."""
         if not self._closed:
             self._ui.highlight(handle, entry.label or entry.role, False)
 
@@ -338,7 +389,7 @@ class Supervisor:
         the user lets the agent act on those fields without asking (an unmasked screenshot is
         allowed there too); with ``requireConfirmation`` only after the user allows it on a
         card. Under ``per_action`` they stay masked, with no card: a snapshot is how the agent
-        reads the page, and it works without the values (SPEC P5, issue 6 item 5).
+        reads the page, and it works without the values (SPEC P5).
         Page-owner private fields are never released (the scanner withholds them)."""
         level = self.center.current_level(self.task_id)
         if level is Level.PER_ACTION:
@@ -350,7 +401,7 @@ class Supervisor:
     async def allow_unmasked(self, request: PageToolRequest) -> None:
         """``screenshot.UnmaskedPolicy``: an unmasked screenshot shows sensitive fields, so
         under ``per_action`` (or when the agent asks for confirmation) the user confirms it
-        first; ``task`` and ``full`` allow it (SPEC X3, P5, seed 004 §6.3)."""
+        first; ``task`` and ``full`` allow it (SPEC X3, P5)."""
         if self.state is TaskState.STOPPED:
             raise ToolFailure(ErrorCode.USER_STOPPED, "the user stopped the task; nothing was done")
         if self.state is TaskState.PAUSED:
@@ -375,9 +426,9 @@ class Supervisor:
                 raise ToolFailure(ErrorCode.USER_STOPPED if self.state is TaskState.STOPPED else ErrorCode.USER_TAKEOVER,
                                   "the task was stopped or paused by the user; nothing was done")
             nonce = secrets.token_urlsafe(16)
-            future: asyncio.Future[str] = asyncio.get_event_loop().create_future()
+            future: asyncio.Future[CardAnswer] = asyncio.get_event_loop().create_future()
             self._pending = _PendingCard(nonce, self._clock(), future)
-            self.state = TaskState.WAITING
+            self._move(TaskState.WAITING)
             self._ui.show_card(self._card(nonce, action, subject, risk, timeout_s))
             if subject is not None:
                 self._ui.highlight(subject.handle, subject.label or subject.role, True)
@@ -393,18 +444,19 @@ class Supervisor:
                 self._ui.close_card(nonce)
                 self._ui.clear_highlight()
                 if self.state is TaskState.WAITING:
-                    self.state = TaskState.RUNNING
+                    self._move(TaskState.RUNNING)
                 self._render()
-        if answer in ("stopped", "takeover"):
+        if answer in (CardAnswer.STOPPED, CardAnswer.TAKEOVER):
             self._record(AuditKind.CONFIRMATION, decision="withdrawn", **audit)
-            code = ErrorCode.USER_STOPPED if answer == "stopped" else ErrorCode.USER_TAKEOVER
+            code = ErrorCode.USER_STOPPED if answer is CardAnswer.STOPPED else ErrorCode.USER_TAKEOVER
             raise ToolFailure(code, "the user stopped or paused the task instead of answering; nothing was done")
-        if answer == "deny":
+        if answer is CardAnswer.DENY:
             self._record(AuditKind.CONFIRMATION, decision="denied", **audit)
             raise ToolFailure(ErrorCode.USER_REJECTED, "the user denied this action; nothing was done",
                               element_id=subject.element_id if subject else None)
-        self._record(AuditKind.CONFIRMATION, decision="allowed_for_task" if answer == "task" else "allowed_once", **audit)
-        if answer == "task":
+        self._record(AuditKind.CONFIRMATION,
+                     decision="allowed_for_task" if answer is CardAnswer.TASK else "allowed_once", **audit)
+        if answer is CardAnswer.TASK:
             self.center.grant(Level.TASK, task_id=self._open_task("grant").task_id)
 
     def _card(self, nonce: str, action: Any, subject: Subject | None, risk: Risk, timeout_s: float) -> dict[str, Any]:
@@ -483,11 +535,15 @@ class Supervisor:
         pending = self._pending
         if pending is None or pending.future.done() or not secrets.compare_digest(nonce, pending.nonce):
             return
-        if decision not in ("once", "task", "deny"):
+        try:
+            answer = CardAnswer(decision)
+        except ValueError:
+            return
+        if answer not in USER_ANSWERS:  # only the supervisor withdraws a card
             return
         if self._clock() - pending.shown_at < CARD_ARM_S:
             return
-        pending.future.set_result(decision)
+        pending.future.set_result(answer)
 
     def _user_level(self, value: str) -> None:
         try:
@@ -504,12 +560,12 @@ class Supervisor:
     def stop(self) -> None:
         """The user's Stop (SPEC U3): the task ends; a running batch stops before its next step,
         a pending card is withdrawn, and a step still running after a short grace is cancelled."""
-        self._withdraw_card("stopped")
+        self._withdraw_card(CardAnswer.STOPPED)
         running = self._task is not None and self._task.running > 0
-        self.state = TaskState.STOPPED
+        # Moved before the task ends, so ending it does not first show the task as idle.
+        self._move(TaskState.STOPPED)
         self._record(AuditKind.STOP)
         self._end_task("stopped")
-        self.state = TaskState.STOPPED
         self._ui.chat("system", self._t("notice.stopped"))
         self._render()
         if running:
@@ -518,8 +574,8 @@ class Supervisor:
     def pause(self, reason: str) -> None:
         if self.state in (TaskState.PAUSED, TaskState.STOPPED):
             return
-        self._withdraw_card("takeover")
-        self.state = TaskState.PAUSED
+        self._withdraw_card(CardAnswer.TAKEOVER)
+        self._move(TaskState.PAUSED)
         self._record(AuditKind.TAKEOVER, reason=reason)
         if reason == "input":
             self._ui.chat("system", self._t("notice.takeover"))
@@ -528,7 +584,7 @@ class Supervisor:
     def resume(self) -> None:
         if self.state not in (TaskState.PAUSED, TaskState.STOPPED):
             return
-        self.state = TaskState.RUNNING if self._task is not None else TaskState.IDLE
+        self._move(TaskState.RUNNING if self._task is not None else TaskState.IDLE)
         self._record(AuditKind.RESUME)
         self._touch()
         self._render()
@@ -539,7 +595,7 @@ class Supervisor:
         if self._task is not None and self.state in (TaskState.RUNNING, TaskState.WAITING):
             self.pause("input")
 
-    def _withdraw_card(self, answer: str) -> None:
+    def _withdraw_card(self, answer: CardAnswer) -> None:
         pending = self._pending
         if pending is not None and not pending.future.done():
             pending.future.set_result(answer)
@@ -558,11 +614,11 @@ class Supervisor:
         self._ui.chat("user", text)
         # Asking again is the user taking the controls back to the assistant.
         if self.state in (TaskState.PAUSED, TaskState.STOPPED):
-            self.state = TaskState.IDLE
+            self._move(TaskState.IDLE)
             self._record(AuditKind.RESUME, reason="chat")
         task = self._open_task("chat")
         task.chat_message_id = message_id
-        self.state = TaskState.RUNNING
+        self._move(TaskState.RUNNING)
         self._render()
 
     def on_chat_event(self, event: ChatEvent) -> None:
@@ -590,13 +646,13 @@ class Supervisor:
     def session_changed(self, session_id: str) -> None:
         """A new backend session is a session switch: the task and any ``task`` grant end."""
         if self._session_id is not None and session_id != self._session_id:
-            self._withdraw_card("stopped")
+            self._withdraw_card(CardAnswer.STOPPED)
             self._end_task("session_switch")
         self._session_id = session_id
 
     def close(self) -> None:
         self._closed = True
-        self._withdraw_card("stopped")
+        self._withdraw_card(CardAnswer.STOPPED)
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 
 
 def test_audit_file_uses_write_ahead_logging(tmp_path: Path) -> None:
@@ -92,8 +92,9 @@ def test_a_record_after_close_gets_an_error_and_writes_nothing(
     log = AuditLog(tmp_path / "audit.db" if on_disk else None)
     log.record(AuditEvent.SESSION_CONNECTED, session_id="before")
     log.close()
-    error = log.record(AuditEvent.SESSION_CONNECTED, session_id="late")
-    assert isinstance(error, OSError) and error.errno == errno.EBADF
+    with pytest.raises(AuditWriteError) as caught:
+        log.record(AuditEvent.SESSION_CONNECTED, session_id="late")
+    assert caught.value.errno == errno.EBADF
     assert _journals(tmp_path) == []
     if on_disk:
         with contextlib.closing(sqlite3.connect(tmp_path / "audit.db")) as reader:
@@ -147,7 +148,7 @@ def test_a_record_is_in_the_journal_when_record_returns(tmp_path: Path) -> None:
     # where a crash cannot take it (the journal, in the page cache), imported or not.
     log = AuditLog(tmp_path / "audit.db", import_interval_s=3600)
     try:
-        assert log.record(AuditEvent.TOOL_CALL, request_id="r-1", code="ok") is None
+        log.record(AuditEvent.TOOL_CALL, request_id="r-1", code="ok")
         [journal] = _journals(tmp_path)
         line = (tmp_path / journal).read_bytes()
         assert line.endswith(b"\n") and b'"r-1"' in line and line.count(b"\n") == 1
@@ -174,7 +175,7 @@ _CRASHING_SERVER = r"""
 import os, signal, sys
 from pathlib import Path
 from typing import Any
-from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 
 log = AuditLog(Path(sys.argv[1]), import_interval_s=3600)
 for n in range(50):
@@ -239,7 +240,7 @@ _ROTATING_SERVER = r"""
 import os, sys, time
 from pathlib import Path
 from typing import Any
-from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 
 log = AuditLog(Path(sys.argv[1]), import_interval_s=0.001, rotate_bytes=2_000)
 n = 0
@@ -369,9 +370,10 @@ def test_a_failed_write_is_reported_and_the_next_record_still_lands(
     try:
         monkeypatch.setattr(os, "write", disk_full_midway)
         with caplog.at_level(logging.ERROR, logger="mao_embed.audit"):
-            error = log.record(AuditEvent.TOOL_CALL, request_id="lost")
-            assert isinstance(error, OSError) and error.errno == errno.ENOSPC
-            assert log.record(AuditEvent.TOOL_CALL, request_id="kept") is None
+            with pytest.raises(AuditWriteError) as caught:
+                log.record(AuditEvent.TOOL_CALL, request_id="lost")
+            assert caught.value.errno == errno.ENOSPC
+            log.record(AuditEvent.TOOL_CALL, request_id="kept")
             assert [r.request_id for r in log.query()] == ["kept"]
         assert any("undecodable record" in r.getMessage() for r in caplog.records)
     finally:
@@ -381,7 +383,7 @@ def test_a_failed_write_is_reported_and_the_next_record_still_lands(
 def test_records_wait_in_the_journal_while_the_database_is_locked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr("mao_embed.audit._BUSY_TIMEOUT_S", 0.05)
+    monkeypatch.setattr("mao_embed.audit.log._BUSY_TIMEOUT_S", 0.05)
     db = tmp_path / "audit.db"
     log = AuditLog(db, import_interval_s=3600)
     try:
@@ -466,17 +468,17 @@ def test_close_imports_without_starting_a_new_journal(
 ) -> None:
     # Past the rotation size at close: the rest is imported and the journal deleted; a new
     # journal made then would only be deleted, and could catch a record racing the close.
-    from mao_embed import audit
+    from mao_embed.audit import journal as audit_journal
 
     created: list[Path] = []
-    create = audit._FileJournal.create
+    create = audit_journal.FileJournal.create
 
-    def counting_create(db: Path) -> audit._FileJournal:
+    def counting_create(db: Path) -> audit_journal.FileJournal:
         journal = create(db)
         created.append(journal.path)
         return journal
 
-    monkeypatch.setattr(audit._FileJournal, "create", staticmethod(counting_create))
+    monkeypatch.setattr(audit_journal.FileJournal, "create", staticmethod(counting_create))
     log = AuditLog(tmp_path / "audit.db", import_interval_s=3600, rotate_bytes=100)
     for n in range(10):
         log.record(AuditEvent.TOOL_CALL, request_id=f"r-{n}")

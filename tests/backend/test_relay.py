@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mao_embed.audit import AuditEvent, AuditLog
-from mao_embed.relay import Relay, SessionNotFoundError, TransportClosed
-from mao_embed.untrusted import agent_view_json
+from mao_embed.agents.untrusted import agent_view_json
+from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
+from mao_embed.relay.local import Relay, TransportClosed
+from mao_embed.testing.relay_probe import RelayProbe, SessionNotFoundError
 from mao_page.protocol import (
     ErrorCode,
     Hello,
@@ -420,18 +421,35 @@ async def test_raw_messages_bypass_dedup_and_every_result_is_collected(relay: Re
         "tool": "page_observe",
         "actions": [{"action": "observe"}],
     }
-    await relay.send_raw(session_id, request)
-    await relay.send_raw(session_id, request)
+    probe = RelayProbe(relay)
+    await probe.send_raw(session_id, request)
+    await probe.send_raw(session_id, request)
     assert len(page.of_type("page_tool_request")) == 2
     relay.accept_result(session_id, ok("raw1", n=1))
     relay.accept_result(session_id, ok("raw1", n=1))
-    results = await relay.raw_results(session_id, "raw1", count=2, timeout_s=1)
+    results = await probe.raw_results(session_id, "raw1", count=2, timeout_s=1)
     assert [r.result for r in results] == [{"n": 1}, {"n": 1}]
+    # Claimed by the probe: neither is audited as a result nobody asked for.
+    assert relay._audit is not None
+    assert relay._audit.query(event=AuditEvent.RESULT_IGNORED, request_id="raw1") == []
 
 
 async def test_send_raw_to_an_unknown_session_raises(relay: Relay) -> None:
     with pytest.raises(SessionNotFoundError):
-        await relay.send_raw("ses-nope", {"type": "ping", "ts": 1})
+        await RelayProbe(relay).send_raw("ses-nope", {"type": "ping", "ts": 1})
+
+
+async def test_a_dropped_connection_fails_a_pending_write_as_may_have_applied(
+    relay: Relay,
+) -> None:  # SPEC W3
+    session_id, page = await attach(relay)
+    call = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="w1"))
+    await page.wait_for("page_tool_request")
+    await RelayProbe(relay).drop_connection(session_id)
+    result = await asyncio.wait_for(call, 5)
+    assert result.error is not None and result.error.code == "disconnected"
+    assert result.error.details == {"mayHaveApplied": True}
+    assert relay.transport_of(session_id) is None
 
 
 async def test_explicit_cancel_answers_cancelled_and_tells_the_page(relay: Relay) -> None:
@@ -465,7 +483,7 @@ async def test_the_answer_comes_only_once_its_record_is_in_the_journal(
 ) -> None:
     # SPEC P6: the moment a caller's future gets the result, its record is where a kill -9
     # cannot take it (the journal file), though not yet in the database.
-    import mao_embed.relay as relay_module
+    import mao_embed.relay.local as relay_module
 
     log = AuditLog(tmp_path / "audit.db", import_interval_s=3600)
     relay = Relay(audit=log, response_grace_ms=0, clock=clock)
@@ -515,7 +533,10 @@ async def test_answer_goes_out_when_the_audit_record_cannot_be_written(
     # out, and the missing record is logged as an error.
     relay = Relay(audit=audit, response_grace_ms=0, clock=clock)
     session_id, page = await attach(relay)
-    monkeypatch.setattr(audit, "record", lambda *args, **kwargs: OSError(28, "No space left"))
+    def disk_full(*args: object, **kwargs: object) -> None:
+        raise AuditWriteError(28, "audit record not written: No space left on device")
+
+    monkeypatch.setattr(audit, "record", disk_full)
     call = asyncio.create_task(relay.call_tool(session_id, "page_fill", FILL, request_id="r1"))
     await page.wait_for("page_tool_request")
     relay.accept_result(session_id, ok("r1"))

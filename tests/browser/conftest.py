@@ -16,29 +16,32 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("DEBUG", "pw:browser")
 
 
-# Tests rerun after a Chromium renderer crash, with the first attempt's failure.
+# Tests rerun after a Chromium renderer crash, with the failed attempt's failure.
 _RERUN_AFTER_CRASH: list[tuple[str, str]] = []
+# A test runs at most this often, and again only when its failed attempt saw a renderer crash:
+# crashes come in bursts (three in 15 s in one CI run, on fresh pages of a fresh browser).
+_ATTEMPTS = 3
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
-    """Run a browser test again, once, when it failed and a Chromium renderer crashed while it
-    ran (``mao_embed.testing.RendererCrashes``); the terminal summary lists every such rerun.
+    """Run a browser test again (at most twice) when it failed and a Chromium renderer crashed
+    while it ran (``mao_embed.testing.RendererCrashes``); the terminal summary lists every such rerun.
 
-    Why: in some whole-suite runs on this 2-core machine a renderer dies mid-test (2 to 3
-    tests in one run of ~970, in different files from run to run; session 7 and 8 closing
-    notes), and the same tests pass when run again. A failure without a crash, a crash during
-    setup, or a second crash is reported as it is. Modelled on pytest-rerunfailures' loop
+    Why: in some whole-suite runs on this 2-core machine a renderer dies mid-test (one to
+    three tests in a run of ~1,300, in different files from run to run, sometimes several in a
+    row), and the same tests pass when run again. A failure without a crash, a crash during
+    setup, or a third crash is reported as it is. Modelled on pytest-rerunfailures' loop
     (pytest's ``runtestprotocol`` supports running an item again)."""
     if item.get_closest_marker("browser") is None:
         return None
     item.ihook.pytest_runtest_logstart(nodeid=item.nodeid, location=item.location)
-    for attempt in (1, 2):
+    for attempt in range(1, _ATTEMPTS + 1):
         crashes_before = renderer_crashes.count
         reports = runtestprotocol(item, nextitem=nextitem, log=False)
         renderer_crashes.settle()
         crashed = renderer_crashes.count > crashes_before
-        if attempt == 1 and crashed and reports[0].passed and any(r.failed for r in reports):
+        if attempt < _ATTEMPTS and crashed and reports[0].passed and any(r.failed for r in reports):
             failure = next(r for r in reports if r.failed)
             _RERUN_AFTER_CRASH.append((item.nodeid, failure.longreprtext))
             continue
@@ -54,7 +57,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         return
     terminalreporter.section("browser tests rerun after a Chromium renderer crash")
     for nodeid, failure in _RERUN_AFTER_CRASH:
-        terminalreporter.write_line(f"RERUN {nodeid}; the first attempt failed with:")
+        terminalreporter.write_line(f"RERUN {nodeid}; the attempt before failed with:")
         lines = failure.splitlines()
         for line in [line for line in lines if line.startswith("E ")][:8] + lines[-1:]:
             terminalreporter.write_line(f"    {line}")

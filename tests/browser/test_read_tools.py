@@ -188,6 +188,17 @@ def test_paging_a_long_page_returns_every_block_once_in_order(page):
     assert whole.split("\n\n") == [" ".join(text.split()) for text in paragraphs]
 
 
+def test_a_later_part_after_the_page_changed_comes_from_the_changed_page(page):
+    # Later parts of an unchanged page reuse the first part's reading; a change in between
+    # (a new page version) must be read again, not served from that reading.
+    show(page, "".join(f"<p>Paragraph {i}: {'lorem ipsum ' * 20}</p>" for i in range(40)))
+    first = extract(page, maxChars=2000)
+    page.page.evaluate("() => document.getElementById('app').insertAdjacentHTML('afterbegin', '<p>Inserted first.</p>')")
+    later = extract(page, fromChar=first["nextFromChar"], maxChars=2000)
+    assert later["totalChars"] == first["totalChars"] + len("Inserted first.\n\n")
+    assert extract(page, fromChar=first["nextFromChar"], maxChars=2000) == later
+
+
 def test_extract_refuses_a_start_past_the_end(page):
     show(page, "<p>Short.</p>")
     result = page.call("page_extract", fromChar=5000)

@@ -5,7 +5,7 @@ so it cannot be pixel-identical to the compositor's: text is rasterised by a dif
 (sub-pixel positions and anti-aliasing differ) and form controls are re-drawn from computed
 styles. What must hold is that the same things are in the same places.
 
-Thresholds, from the figures this suite measures (printed with -s; README "page_screenshot"):
+Thresholds, from the figures this suite measures (printed with -s; docs/tools.md "page_screenshot"):
 - MAE <= 1.5 (0-255 scale) and SSIM >= 0.97 on every page. Measured here: text, images,
   layout, scrolled and iframe pages are pixel-identical to two decimals (MAE 0.00, SSIM
   1.0000: Chromium rasterises the foreignObject with the same painter); the forms page

@@ -8,8 +8,8 @@ from browser_helpers import COUNTER_BUTTON, clicks
 def test_sdk_host_shows_at_once_and_input_during_boot_is_not_lost(mao_context, mao_pages, mao_backend, mao_agent):
     # SPEC E4: the SDK host is in the page synchronously after init(), before Python runs;
     # the business page keeps working while Python boots. Interpreter start-up is one
-    # synchronous block of wasm (README "Start-up"), so input arriving during it is queued
-    # and handled, never dropped.
+    # synchronous block of wasm (docs/embedding.md "Start-up"), so input arriving during it is
+    # queued and handled, never dropped.
     from mao_embed.testing import embed_snippet, page_html
 
     token = mao_backend.issue_token("boot-user", "test-agent", origin=mao_pages.origin)

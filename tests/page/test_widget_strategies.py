@@ -44,6 +44,13 @@ class WidgetFakePage(FakePage):
         self.radios: list[Element] = []
         self.slider_now = 0.0
         self.slider_moves = 1.0
+        # A slider stating no value: read from its thumb's place (1; 2: in an assumed range),
+        # its thumb focusable or not, its rail 0..100 px wide so that x is the value.
+        self.slider_source = 0
+        self.slider_thumb: Element | None = None
+        self.slider_rail = element("rail", "div")
+        self.slider_ends = True  # the page handles Home/End
+        self.rail_takes_clicks = True
 
     def visible(self) -> list[str]:
         if not self.open:
@@ -53,7 +60,9 @@ class WidgetFakePage(FakePage):
 
     def click(self, handle: Element, x: float, y: float) -> None:
         super().click(handle, x, y)
-        if handle.name == "select" and self.popup_opens:
+        if handle is self.slider_rail:
+            self.slider_now = round(x) if self.rail_takes_clicks else self.slider_now
+        elif handle.name == "select" and self.popup_opens:
             self.open = not self.open
         elif handle.name.startswith("opt:"):
             self.shown = handle.label
@@ -87,6 +96,15 @@ class WidgetFakePage(FakePage):
     def collapsed_tree_items(self, roots: list[Any]) -> list[Any]:
         return []
 
+    def popup_rows(self, roots: list[Any], limit: int) -> list[str]:
+        return []
+
+    def row_toggles(self, roots: list[Any], tried: list[Any]) -> list[Any]:
+        return []
+
+    def row_toggle_of(self, handle: Any) -> None:
+        return None
+
     def search_field_in(self, roots: list[Any]) -> None:
         return None
 
@@ -101,12 +119,18 @@ class WidgetFakePage(FakePage):
         return self.radios
 
     def slider_range(self, handle: Any) -> list[float]:
-        return [self.slider_now, 0.0, 100.0, float("nan")]
+        return [self.slider_now, 0.0, 100.0, float("nan"), float(self.slider_source)]
+
+    def slider_track(self, handle: Any) -> tuple[Any, ...] | None:
+        if not self.slider_source:
+            return None
+        return (self.slider_thumb, self.slider_rail, 0.0, 100.0, 5.0, 5.0)
 
     def dispatch_key(self, handle: Element | None, type_: str, init: dict[str, Any]) -> bool:
-        if type_ == "keydown":
+        if type_ == "keydown" and (not self.slider_source or handle is self.slider_thumb):
             step = {"ArrowRight": self.slider_moves, "ArrowLeft": -self.slider_moves}.get(init["key"], 0.0)
-            self.slider_now = {"Home": 0.0, "End": 100.0}.get(init["key"], self.slider_now + step)
+            ends = {"Home": 0.0, "End": 100.0} if self.slider_ends else {}
+            self.slider_now = ends.get(init["key"], self.slider_now + step)
         return super().dispatch_key(handle, type_, init)
 
 
@@ -250,6 +274,51 @@ async def test_a_slider_whose_step_skips_the_number_fails_verification() -> None
     assert raised.value.details["shown"] == 35.0
 
 
+async def test_a_slider_stating_no_value_is_set_by_arrows_on_its_thumb_without_home_and_end() -> None:
+    # Element UI, TDesign Vue: the value is where the thumb sits; the thumb takes the arrows.
+    page = WidgetFakePage([])
+    page.slider_source, page.slider_ends, page.slider_now = 1, False, 40.0
+    page.slider_thumb = element("thumb", "div", tabindex="0")
+    volume = element("volume", "div", role="slider", label="Volume")
+    outcome = await slider.set_value(setup(page, volume), volume.target(), "0")
+    assert (outcome["value"], outcome["by"], "range" in outcome) == ("0", ["keyboard"], False)
+    assert page.focused is page.slider_thumb
+    assert outcome["keyPresses"] == 41  # one Home that did nothing, then 40 arrows
+
+
+async def test_a_slider_without_a_focusable_thumb_is_set_by_a_click_on_its_rail() -> None:
+    # TDesign React: no role, no tabindex, no range stated (ARIA's 0..100 assumed and said).
+    page = WidgetFakePage([])
+    page.slider_source = 2
+    volume = element("volume", "div", label="Volume")
+    outcome = await slider.set_value(setup(page, volume), volume.target(), "30")
+    assert (outcome["value"], outcome["by"], outcome["keyPresses"]) == ("30", ["pointer"], 0)
+    assert outcome["range"].startswith("assumed 0-100")
+    assert clicks(page) == ["rail"]
+
+
+async def test_a_slider_ignoring_the_keys_gets_a_click_on_its_rail() -> None:
+    page = WidgetFakePage([])
+    page.slider_source = 1
+    page.slider_thumb = element("thumb", "div", tabindex="0")
+    page.slider_moves = 0.0
+    page.slider_ends = False
+    volume = element("volume", "div", role="slider", label="Volume")
+    outcome = await slider.set_value(setup(page, volume), volume.target(), "30")
+    assert (outcome["value"], outcome["by"]) == ("30", ["keyboard", "pointer"])
+
+
+async def test_a_slider_whose_rail_click_lands_elsewhere_fails_verification() -> None:
+    page = WidgetFakePage([])
+    page.slider_source = 1
+    page.rail_takes_clicks = False  # a click on the rail does not move the thumb
+    volume = element("volume", "div", role="slider", label="Volume")
+    with pytest.raises(ToolFailure) as raised:
+        await slider.set_value(setup(page, volume), volume.target(), "30")
+    assert raised.value.code is ErrorCode.VERIFICATION_FAILED
+    assert raised.value.details["shown"] == 0.0
+
+
 @pytest.mark.parametrize("value", ["abc", "150", "-1"])
 async def test_a_slider_refuses_what_it_cannot_show_before_acting(value: str) -> None:
     page = WidgetFakePage([])
@@ -279,3 +348,96 @@ async def test_a_rating_clicks_the_nth_star_and_reads_the_stars_back() -> None:
     with pytest.raises(ToolFailure) as raised:
         await rate.set_value(ctx, rating.target(), "6")
     assert raised.value.code is ErrorCode.INVALID_REQUEST
+
+
+class TreeFakePage(WidgetFakePage):
+    """A tree select whose popup rows state no role or expanded state: each parent row has
+    a caret toggle before its text (``row_toggles``), and only expanded parents show their
+    children."""
+
+    TREE = {"Engineering": ["Frontend", "Backend"], "Sales": ["EMEA"]}
+
+    def __init__(self, expanded: set[str] = frozenset()) -> None:
+        labels = [label for parent, kids in self.TREE.items() for label in (parent, *kids)]
+        super().__init__(labels)
+        self.expanded = set(expanded)
+        self.toggles = {parent: element(f"toggle:{parent}", "span") for parent in self.TREE}
+
+    def visible(self) -> list[str]:
+        if not self.open:
+            return []
+        return [label for parent, kids in self.TREE.items()
+                for label in (parent, *(kids if parent in self.expanded else ()))]
+
+    def click(self, handle: Element, x: float, y: float) -> None:
+        if handle.name.startswith("toggle:"):
+            FakePage.click(self, handle, x, y)
+            self.expanded ^= {handle.name.removeprefix("toggle:")}
+            return
+        super().click(handle, x, y)
+
+    def popup_rows(self, roots: list[Any], limit: int) -> list[str]:
+        return self.visible()[:limit]
+
+    def row_toggles(self, roots: list[Any], tried: list[Any]) -> list[Any]:
+        return [self.toggles[p] for p in self.TREE if p in self.visible() and self.toggles[p] not in tried]
+
+    def row_toggle_of(self, handle: Element) -> Element | None:
+        return self.toggles.get(handle.label)
+
+
+async def test_a_leaf_under_a_collapsed_roleless_node_is_reached_through_its_toggle() -> None:  # SPEC A1
+    page = TreeFakePage()
+    department = combobox()
+    follow_open(page, department)
+    outcome = await custom_select.choose(setup(page, department), department.target(), ["Backend"])
+    assert clicks(page) == ["select", "toggle:Engineering", "opt:Backend"]
+    assert outcome["selected"] == ["Backend"] and page.shown == "Backend"
+
+
+async def test_a_toggle_that_folded_an_open_node_is_clicked_again() -> None:  # SPEC A1
+    page = TreeFakePage(expanded={"Engineering"})
+    department = combobox()
+    follow_open(page, department)
+    outcome = await custom_select.choose(setup(page, department), department.target(), ["EMEA"])
+    assert clicks(page) == ["select", "toggle:Engineering", "toggle:Engineering", "toggle:Sales", "opt:EMEA"]
+    assert outcome["selected"] == ["EMEA"] and "Engineering" in page.expanded
+
+
+async def test_a_missing_leaf_lists_the_rows_the_roleless_tree_showed() -> None:  # SPEC A6
+    page = TreeFakePage()
+    department = combobox()
+    follow_open(page, department)
+    with pytest.raises(ToolFailure) as raised:
+        await custom_select.choose(setup(page, department), department.target(), ["Legal"])
+    assert raised.value.code is ErrorCode.NOT_FOUND
+    assert raised.value.details["options"] == ["Engineering", "Frontend", "Backend", "Sales", "EMEA"]
+
+
+@pytest.mark.parametrize(("expanded", "toggles"), [(set(), 1), ({"Engineering"}, 2)], ids=["collapsed", "open"])
+async def test_a_path_down_a_roleless_tree_unfolds_the_node_and_chooses_the_leaf(
+    expanded: set[str], toggles: int
+) -> None:  # SPEC A1
+    # The node is not chosen (a tree select would take it as the value); an open node's toggle
+    # folds it, which shows fewer rows, so it is clicked again.
+    page = TreeFakePage(expanded=expanded)
+    department = combobox()
+    follow_open(page, department)
+    outcome = await custom_select.choose(setup(page, department), department.target(), ["Engineering", "Backend"])
+    assert clicks(page) == ["select", *["toggle:Engineering"] * toggles, "opt:Backend"]
+    assert (outcome["selected"], outcome["unfolded"], page.shown) == (["Backend"], ["Engineering"], "Backend")
+
+
+async def test_a_cascader_path_clicks_each_column_choice() -> None:  # SPEC A1
+    # Options without a toggle are chosen at every step: each opens the next column.
+    class Cascader(WidgetFakePage):
+        def click(self, handle: Element, x: float, y: float) -> None:
+            super().click(handle, x, y)
+            self.open = self.open or handle.name == "opt:Zhejiang"  # the next column opens
+
+    page = Cascader(["Zhejiang", "Hangzhou"])
+    region = combobox()
+    follow_open(page, region)
+    outcome = await custom_select.choose(setup(page, region), region.target(), ["Zhejiang", "Hangzhou"])
+    assert clicks(page) == ["select", "opt:Zhejiang", "opt:Hangzhou"]
+    assert outcome["selected"] == ["Zhejiang", "Hangzhou"] and "unfolded" not in outcome

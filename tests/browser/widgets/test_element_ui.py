@@ -80,7 +80,6 @@ CELLS = [
         state={"volume": 30},
         # Element UI keeps aria-valuetext at "0"; the bar's width shows the value.
         shows=(shows("volume", inner=".el-slider__bar", attr=("style", "width: 30%; left: 0%;")),),
-        xfail="unsupported: the role=slider root states no aria-valuenow",
     ),
     Cell(
         "rate",

@@ -57,15 +57,7 @@ from redis.exceptions import RedisError
 
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.config import ServerConfig
-from mao_embed.redis_link import (
-    CommandLink,
-    RedisUnavailable,
-    Script,
-    Subscriber,
-    client_for,
-    pack,
-)
-from mao_embed.relay import (
+from mao_embed.relay.local import (
     _REQUEST_PREFIX,
     _TOOL_NAMES,
     Attachment,
@@ -76,6 +68,14 @@ from mao_embed.relay import (
     failure,
     is_valid_request_id,
     new_request_id,
+)
+from mao_embed.relay.redis_link import (
+    CommandLink,
+    RedisUnavailable,
+    Script,
+    Subscriber,
+    client_for,
+    pack,
 )
 
 logger = logging.getLogger(__name__)
@@ -675,16 +675,9 @@ class ClusterRelay(Relay):
         if in_flight is not None:
             in_flight.waiters.append(waiter)
             return await waiter
-        try:
-            request = build_request(
-                tool,
-                args,
-                request_id=request_id,
-                session_id=session_id,
-                timeout_ms=timeout_ms if timeout_ms is not None else self.default_timeout_ms,
-            )
-        except ArgumentError as error:
-            return failure(request_id, ErrorCode.INVALID_REQUEST, str(error))
+        request = self._build_request(session_id, tool, args, request_id, timeout_ms)
+        if isinstance(request, PageToolResult):
+            return request
         call = _RemoteCall(tool, request.is_write, claim, waiter)
         self._remote[key] = call
         message = b"R\n%s\n%s\n%s" % (

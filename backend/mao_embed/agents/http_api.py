@@ -1,7 +1,7 @@
 """The agent HTTP API (SPEC B4, CONTRACT "Agent HTTP API").
 
 ``POST /api/sessions/{sessionId}/tools/{tool}`` answers the ``PageToolResult`` JSON, with page
-text marked untrusted by one additive field (``mao_embed.untrusted``, SPEC B5). Outcomes
+text marked untrusted by one additive field (``mao_embed.agents.untrusted``, SPEC B5). Outcomes
 the page reports, including its failures, are HTTP 200: the agent reads ``success`` and
 ``error.code``. Only requests the backend itself refuses get another status: 400
 ``invalid_request``, 404 ``unknown_tool`` / ``session_not_found``, 401/403 for auth.
@@ -27,10 +27,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from mao_embed.agents.tools import tool_catalog
+from mao_embed.agents.untrusted import agent_view_json
 from mao_embed.config import ServerConfig
-from mao_embed.relay import Relay, failure, is_valid_request_id, new_request_id
-from mao_embed.tools import tool_catalog
-from mao_embed.untrusted import agent_view_json
+from mao_embed.relay.local import Relay, failure, is_valid_request_id, new_request_id
 
 _STATUS_FOR_CODE: dict[str, int] = {
     ErrorCode.INVALID_REQUEST: 400,
@@ -54,8 +54,8 @@ def authorize(config: ServerConfig, connection: HTTPConnection) -> Response | No
 def _headers_of(scope: Scope) -> dict[bytes, bytes]:
     """The request's headers by lower-case name, the first of any repeated one (what
     ``Headers.get`` answers): one pass over the list, where each ``Headers.get`` scans it,
-    decodes and, for an absent header, raises and catches a KeyError (issue 7: a tool call
-    reads up to six)."""
+    decodes and, for an absent header, raises and catches a KeyError (a tool call reads up to
+    six)."""
     return dict(reversed(scope["headers"]))
 
 
@@ -142,7 +142,7 @@ class AgentApi:
 class ToolCallEndpoint:
     """``POST /api/sessions/{sessionId}/tools/{tool}``, as a plain ASGI app.
 
-    The hot path of the agent API (issue 7: 1,000 calls/s through one event loop). Starlette
+    The hot path of the agent API (it must carry 1,000 calls/s through one event loop). Starlette
     wraps a route's function or method in its request/response handling (a ``Request``, a
     per-request exception wrapper, a ``Response`` building its headers: ~4.6 of ~10 us per
     request in process) and calls anything else as ASGI; this reads the body and sends its two

@@ -7,8 +7,9 @@ unanswered when its next one is due is dead. Any frame from the page counts as a
 A task sleeping per connection cost an idle session a task, a coroutine frame, a future and
 a timer, and because pages connect in bursts their pings went out in bursts too: hundreds
 of pings and pongs in the same few milliseconds every interval, in the middle of whatever
-tool calls were running (issue 7, relay under load). Here connections are dealt round-robin
-into ``slots`` groups and one timer visits one group per ``interval_s / slots``: every
+tool calls were running, which showed as tail latency under load. Here connections are
+dealt round-robin into ``slots`` groups and one timer visits one group per
+``interval_s / slots``: every
 connection is still pinged once per interval, and the work is spread evenly over it.
 A new connection's first ping comes within one interval of joining, not exactly one
 interval after; the page only needs pings to keep coming (it gives up after three silent

@@ -13,7 +13,7 @@ Guarantees (tested in ``tests/backend/test_relay.py`` and ``test_sdk_socket.py``
   page sees the request once (SPEC W2). Results are cached per session in a bounded LRU, as
   JSON text: a str is invisible to the garbage collector, while a cached model was four
   tracked objects, and the caches of busy sessions made every older-generation collection
-  walk hundreds of thousands of them (tens of ms per pass at 500 sessions, issue 7).
+  walk hundreds of thousands of them (tens of ms per pass at 500 sessions).
 - A request that outlives its timeout ends with ``timeout`` and a ``cancel`` is sent to the
   page; a connection that drops ends its requests with ``disconnected`` and
   ``details.mayHaveApplied`` for writes. Nothing is ever re-sent (SPEC W3).
@@ -56,7 +56,7 @@ from mao_page.protocol import (
     build_request,
 )
 
-from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 
 logger = logging.getLogger(__name__)
 
@@ -81,20 +81,21 @@ class TransportClosed(Exception):
     """The connection to the page is gone; nothing more can be sent on it."""
 
 
+# Sees every page result before the relay settles it (``Relay.add_result_listener``).
+ResultListener = Callable[[str, PageToolResult], bool]
+
+
 class SessionTransport(Protocol):
     """What the relay needs from a connection: send one message, close it.
 
     Protocol messages are passed as models so the transport can serialize them in one step
-    (``model_dump_json``) instead of building a dict first; ``send_raw`` passes dicts.
+    (``model_dump_json``) instead of building a dict first; backend-initiated messages
+    (``notify``) and ``mao_embed.testing.RelayProbe`` pass dicts.
     """
 
     async def send(self, message: WireModel | dict[str, Any]) -> None: ...
 
     async def close(self, code: int, reason: str) -> None: ...
-
-
-class SessionNotFoundError(LookupError):
-    """Raised only by the test hooks; ``call_tool`` answers ``session_not_found`` instead."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,16 +162,6 @@ class _Detached:
     completed: OrderedDict[str, str]
 
 
-class _RawWatch:
-    """Every result a page sends for a requestId that a test sent with ``send_raw``."""
-
-    __slots__ = ("arrived", "results")
-
-    def __init__(self) -> None:
-        self.results: list[PageToolResult] = []
-        self.arrived = asyncio.Event()
-
-
 class _Session:
     """Mutable state of one connected page; lives only inside the relay."""
 
@@ -180,7 +171,6 @@ class _Session:
         "identity",
         "last_seen",
         "pending",
-        "raw",
         "session_id",
         "title",
         "transport",
@@ -205,7 +195,6 @@ class _Session:
         self.last_seen = now
         self.pending: dict[str, _Pending] = {}
         self.completed = completed
-        self.raw: dict[str, _RawWatch] = {}
 
     def info(self) -> SessionInfo:
         return SessionInfo(
@@ -269,6 +258,7 @@ class Relay:
         self._detached: dict[str, _Detached] = {}
         self._session_added = asyncio.Event()
         self._background: set[asyncio.Task[None]] = set()
+        self._result_listeners: list[ResultListener] = []
 
     # ------------------------------------------------------------------ sessions
 
@@ -459,8 +449,23 @@ class Relay:
         if known is not None:
             return await known
         assert session is not None
+        request = self._build_request(session_id, tool, args, request_id, timeout_ms)
+        if isinstance(request, PageToolResult):
+            return request
+        return await self._dispatch(session, request)
+
+    def _build_request(
+        self,
+        session_id: str,
+        tool: str,
+        args: dict[str, Any] | WireModel,
+        request_id: str,
+        timeout_ms: int | None,
+    ) -> PageToolRequest | PageToolResult:
+        """The request the page will see, or the ``invalid_request`` answer to send instead
+        (also for a cluster's call to a page on another instance)."""
         try:
-            request = build_request(
+            return build_request(
                 tool,
                 args,
                 request_id=request_id,
@@ -469,7 +474,6 @@ class Relay:
             )
         except ArgumentError as error:
             return failure(request_id, ErrorCode.INVALID_REQUEST, str(error))
-        return await self._dispatch(session, request)
 
     async def call_request(self, request: PageToolRequest) -> PageToolResult:
         """``call_tool`` for a request already built and validated (by another instance of
@@ -577,14 +581,13 @@ class Relay:
         if session is None:
             return
         request_id = result.request_id
-        watch = session.raw.get(request_id)
-        if watch is not None:
-            watch.results.append(result)
-            watch.arrived.set()
+        claimed = False
+        if self._result_listeners:
+            claimed = any([listener(session_id, result) for listener in self._result_listeners])
         if request_id in session.pending:
             self._settle(session, request_id, result, frame)
             return
-        if watch is not None:
+        if claimed:
             return
         cached = session.completed.get(request_id)
         earlier = _thaw(cached) if cached is not None else None
@@ -620,47 +623,18 @@ class Relay:
             return False
         return True
 
-    # ------------------------------------------------------------------ test hooks
-
-    async def send_raw(self, session_id: str, message: dict[str, Any]) -> None:
-        """Send a message exactly as given, bypassing validation and de-duplication.
-
-        For browser tests that must prove the page itself de-duplicates a repeated
-        requestId (SPEC W2). Results for a raw ``page_tool_request`` are collected for
-        ``raw_results`` instead of being ignored.
-        """
+    def transport_of(self, session_id: str) -> SessionTransport | None:
+        """The session's current connection, or None when its page is not connected."""
         session = self._sessions.get(session_id)
-        if session is None:
-            raise SessionNotFoundError(session_id)
-        request_id = message.get("requestId")
-        if message.get("type") == "page_tool_request" and isinstance(request_id, str):
-            session.raw.setdefault(request_id, _RawWatch())
-        await session.transport.send(message)
+        return session.transport if session is not None else None
 
-    async def raw_results(
-        self, session_id: str, request_id: str, *, count: int = 1, timeout_s: float = 10.0
-    ) -> list[PageToolResult]:
-        """Wait until ``count`` results arrived for a requestId sent with ``send_raw``."""
-        session = self._sessions.get(session_id)
-        watch = session.raw.get(request_id) if session else None
-        if watch is None:
-            raise SessionNotFoundError(f"{session_id}/{request_id} was not sent with send_raw")
-        async with asyncio.timeout(timeout_s):
-            while len(watch.results) < count:
-                watch.arrived.clear()
-                await watch.arrived.wait()
-        return list(watch.results)
-
-    async def drop_connection(self, session_id: str) -> None:
-        """Cut the page's current connection from the backend's side, as a dead socket would
-        be: its requests end ``disconnected`` at once and the page may reconnect and resume.
-        For chaos tests (a drop mid-batch must never replay a write, SPEC W3)."""
-        session = self._sessions.get(session_id)
-        if session is None:
-            raise SessionNotFoundError(session_id)
-        transport = session.transport
-        self.detach(session_id, transport, reason="connection dropped (test hook)")
-        await _close_quietly(transport, CloseCode.HEARTBEAT_TIMEOUT, "connection dropped")
+    def add_result_listener(self, listener: ResultListener) -> Callable[[], None]:
+        """Call ``listener(session_id, result)`` for every result a page sends, before the
+        relay settles it; a listener returning True claims a result no request awaits, which
+        is then not audited as ignored. Returns the function that removes it. Used by
+        ``mao_embed.testing.RelayProbe`` to collect results of requests it sent itself."""
+        self._result_listeners.append(listener)
+        return lambda: self._result_listeners.remove(listener)
 
     # ------------------------------------------------------------------ internals
 
@@ -750,9 +724,17 @@ class Relay:
         for session_id in [s for s, d in self._detached.items() if d.dropped_at < horizon]:
             del self._detached[session_id]
 
-    def _record(self, event: AuditEvent, **values: Any) -> OSError | None:
-        """Audit one event; the journal's write error, if any (``AuditLog.record``)."""
-        return self._audit.record(event, **values) if self._audit is not None else None
+    def _record(self, event: AuditEvent, **values: Any) -> bool:
+        """Audit one event; False if the audit log could not write it (disk full; logged by
+        the log). Session events go on regardless: refusing the page would not bring the
+        record back."""
+        if self._audit is None:
+            return True
+        try:
+            self._audit.record(event, **values)
+        except AuditWriteError:
+            return False
+        return True
 
     def _answer_after_audit(
         self,
@@ -762,7 +744,7 @@ class Relay:
     ) -> None:
         """Audit one answered tool call, then give ``result`` to ``waiters``: the record is in
         the audit journal before any caller can see the answer (SPEC P6)."""
-        if self._record(AuditEvent.TOOL_CALL, **values):
+        if not self._record(AuditEvent.TOOL_CALL, **values):
             # Logged by the audit log (disk full); the page has acted, so the agent still
             # gets the result rather than a false failure.
             logger.error("audit record of %s could not be written; answering anyway",
@@ -780,8 +762,8 @@ def _freeze(result: PageToolResult) -> str:
     """A result as kept in the completed cache; ``_thaw`` gives back an equal model (the
     fields set, and only those, so even ``exclude_unset`` dumps of the two agree). A result
     the page sent is kept as the frame it came in (``accept_result``): validating that text
-    again gives the same model, fields set included, and the serialization it saves was
-    ~3 us per call (issue 7)."""
+    again gives the same model, fields set included, and it saves serializing the result once
+    more on every call."""
     return result.model_dump_json(exclude_unset=True)
 
 

@@ -1,4 +1,4 @@
-"""The agent loop behind the SDK panel's chat (SPEC B3, U1; seed 004 §5.1).
+"""The agent loop behind the SDK panel's chat (SPEC B3, U1).
 
 The user types in the panel; the page sends ``chat_message``. This module sends the
 conversation to an OpenAI-compatible chat-completions endpoint (``config.LlmConfig``, from
@@ -10,12 +10,13 @@ tool calls the model makes through the relay against that same page session, and
 What keeps the model honest about whose words it is reading:
 
 - Page results go back as ``tool`` messages answering the model's ``tool_call_id``, never as
-  ``user`` messages (SPEC B3, seed 004 §3.2 item 13). Only what the user typed in the panel
+  ``user`` messages (SPEC B3): page text must never pass for the user's words. Only what the
+  user typed in the panel
   is a user message.
 - Each tool message wraps the result in a ``<page_tool_result trust="untrusted">`` block with
   a notice that it is page data, not instructions (SPEC S8). ``<`` inside the JSON is escaped
   (``\\u003c``), so page text cannot close the block and speak outside it. The JSON inside is
-  the same marked answer HTTP and MCP agents get (``mao_embed.untrusted``).
+  the same marked answer HTTP and MCP agents get (``mao_embed.agents.untrusted``).
 - Tool calls go through ``Relay.call_tool`` exactly like HTTP and MCP agents: the same
   validation (no selectors or scripts), dedup, timeouts, audit.
 
@@ -42,11 +43,11 @@ from mao_page.protocol import (
     ToolError,
 )
 
-from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.agents.tools import TOOLS, TOOLS_BY_NAME
+from mao_embed.agents.untrusted import untrusted_block
+from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 from mao_embed.config import ENV_LLM_BASE_URL, ENV_LLM_MODEL, LlmConfig
-from mao_embed.relay import Relay, failure, new_request_id
-from mao_embed.tools import TOOLS, TOOLS_BY_NAME
-from mao_embed.untrusted import untrusted_block
+from mao_embed.relay.local import Relay, failure, new_request_id
 
 logger = logging.getLogger(__name__)
 
@@ -300,7 +301,9 @@ class ChatAgent:
         return conversation
 
     def _record(self, session_id: str, outcome: str, started: float) -> None:
-        if self._audit is not None:
+        if self._audit is None:
+            return
+        try:
             self._audit.record(
                 AuditEvent.CHAT_TURN,
                 session_id=session_id,
@@ -308,6 +311,8 @@ class ChatAgent:
                 duration_ms=round((time.monotonic() - started) * 1000, 3),
                 detail=self._config.model if self._config else None,
             )
+        except AuditWriteError:
+            return  # logged by the audit log; the turn's answer has already gone to the page
 
 
 class _Emitter:

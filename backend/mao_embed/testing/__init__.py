@@ -2,7 +2,7 @@
 tests and the public pytest plugin (``mao_embed.pytest_plugin``).
 
 Everything here goes through the outside contract: pages embed the SDK with the documented
-snippet, and tools are called through the agent HTTP API (CONTRACT.md).
+snippet, and tools are called through the agent HTTP API (docs/agent-api.md).
 """
 
 from __future__ import annotations
@@ -12,10 +12,13 @@ import json
 import os
 import secrets
 import socket
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -27,7 +30,8 @@ from starlette.routing import Route
 
 DEFAULT_CHROMIUM = "/usr/bin/chromium"
 
-# NOTES-pyodide.md: without these, headless Chromium keeps trying to reach Google hosts.
+# Without these, headless Chromium keeps trying to reach Google hosts, which a test machine
+# without internet answers slowly or not at all.
 CHROMIUM_ARGS = (
     "--headless",
     "--no-sandbox",
@@ -39,6 +43,29 @@ CHROMIUM_ARGS = (
     "--disable-quic",
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost",
 )
+
+
+# Chromium keeps renderer shared memory in /dev/shm unless told otherwise; Playwright always
+# tells it to use the temporary directory instead (a Docker /dev/shm of 64 MB is too small).
+# On a disk close to full that swaps one crash for another, so where /dev/shm is roomy (the
+# threshold Debian's own chromium wrapper uses) the tests give Chromium its default back.
+_ROOMY_SHM = 4_080_218_931
+
+
+def launch_chromium(playwright: Any, *, log: bool = False) -> Any:
+    """Our Chromium through Playwright: ``CHROMIUM_ARGS``, /dev/shm when it is roomy, and with
+    ``log`` Chromium's own error log on stderr (a renderer's failed CHECK says why there)."""
+    args = [*CHROMIUM_ARGS, *(["--enable-logging=stderr"] if log else [])]
+    ignore = ["--disable-dev-shm-usage"] if _free_bytes("/dev/shm") >= _ROOMY_SHM else []
+    return playwright.chromium.launch(executable_path=chromium_path(), args=args, ignore_default_args=ignore)
+
+
+def _free_bytes(path: str) -> int:
+    try:
+        stat = os.statvfs(path)
+    except OSError:
+        return 0
+    return stat.f_bavail * stat.f_frsize
 
 
 class RendererCrashes:
@@ -92,7 +119,37 @@ class RendererCrashes:
 
     def _on_crash(self, page: Any) -> None:
         self._crashed.append(page)
-        print(f"mao-embed: the Chromium renderer of {page.url} crashed", file=sys.stderr)
+        print(f"mao-embed: the Chromium renderer of {page.url} crashed; {machine_state()}", file=sys.stderr)
+
+
+def machine_state() -> str:
+    """What a crash report needs from the machine: free memory, load, the largest processes,
+    and the kernel's last word on killed processes. A renderer that the kernel kills for memory
+    (SIGKILL) or that dies on a failed allocation says nothing on its own stderr."""
+    facts = []
+    try:
+        meminfo = dict(line.split(":", 1) for line in open("/proc/meminfo", encoding="ascii"))
+        facts.append(f"MemAvailable {meminfo['MemAvailable'].strip()} of {meminfo['MemTotal'].strip()}")
+        facts.append(f"load {open('/proc/loadavg', encoding='ascii').read().split()[:3]}")
+    except (OSError, KeyError, ValueError):
+        pass
+    facts.append(", ".join(f"{path} {_free_bytes(path) // 2**20} MB free" for path in ("/dev/shm", tempfile.gettempdir())))
+    processes = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":", 1) for line in status.read_text(encoding="utf-8", errors="replace").splitlines() if ":" in line)
+            processes.append((int(fields.get("VmRSS", "0 kB").split()[0]), fields["Name"].strip()))
+        except (OSError, KeyError, ValueError):
+            continue
+    processes.sort(reverse=True)
+    facts.append("largest RSS " + ", ".join(f"{name} {rss // 1024} MB" for rss, name in processes[:6]))
+    try:
+        kernel = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=5).stdout.splitlines()
+        killed = [line for line in kernel if "oom" in line.lower() or "killed process" in line.lower()]
+        facts.append(f"kernel: {killed[-3:] if killed else 'no OOM kill logged'}")
+    except (OSError, subprocess.SubprocessError):
+        facts.append("kernel log unreadable")
+    return "; ".join(facts)
 
 
 renderer_crashes = RendererCrashes()
@@ -109,7 +166,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def embed_snippet(server_url: str, *, agent_id: str, user_id: str, token: str, extra: dict[str, Any] | None = None) -> str:
-    """The business-page snippet of CONTRACT.md, exactly as a site would write it."""
+    """The business-page snippet (README "Embedding"), exactly as a site would write it."""
     options = {"serverUrl": server_url, "agentId": agent_id, "user": {"id": user_id}, "token": token, **(extra or {})}
     return (
         f'<script src="{html.escape(server_url)}/sdk/mao-chat.js"></script>\n'
@@ -191,7 +248,7 @@ def page_html(body: str, snippet: str, *, title: str = "Test page", head: str = 
 
 
 class AgentClient:
-    """The agent's side: the HTTP API of CONTRACT.md, nothing else."""
+    """The agent's side: the HTTP API (docs/agent-api.md), nothing else."""
 
     def __init__(self, server_url: str, api_key: str | None = None, timeout: float = 60.0) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}

@@ -44,13 +44,13 @@ from mao_page.protocol import (
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
-from mao_embed.agent_loop import ChatAgent
-from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.agents.chat_loop import ChatAgent
+from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 from mao_embed.config import ServerConfig, normalize_origin
-from mao_embed.heartbeat import Heartbeat
-from mao_embed.origins import OriginPolicy
-from mao_embed.relay import CloseCode, Relay, TransportClosed, is_valid_request_id
-from mao_embed.tokens import TokenError, verify_token
+from mao_embed.relay.local import CloseCode, Relay, TransportClosed, is_valid_request_id
+from mao_embed.security.origins import OriginPolicy
+from mao_embed.security.tokens import TokenError, verify_token
+from mao_embed.transport.heartbeat import Heartbeat
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ class WebSocketTransport:
         self._lock = asyncio.Lock()
         self._open = False
         # Created only if something is sent before ``open()``: an asyncio.Event per
-        # connection kept an empty deque (~0.8 kB) for the life of every session (issue 7).
+        # connection kept an empty deque (~0.8 kB) for the life of every session.
         self._opened: asyncio.Future[None] | None = None
         self.closed = False
 
@@ -111,7 +111,8 @@ class WebSocketTransport:
         if self.closed:
             raise TransportClosed
         if isinstance(message, WireModel):
-            # The same JSON as to_wire() + json.dumps, serialized in one pass (issue 7 load).
+            # The same JSON as to_wire() + json.dumps, serialized in one pass: every result and
+            # request crosses here, so the intermediate dict was measurable under load.
             text = message.model_dump_json(exclude_none=True)
         else:
             text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
@@ -182,7 +183,7 @@ class SdkSocket:
     async def handle(self, websocket: WebSocket) -> None:
         origin = websocket.headers.get("origin")
         if not self._origins.allows(origin):
-            self._audit.record(
+            _record(self._audit, 
                 AuditEvent.CONNECTION_REFUSED,
                 origin=(origin or "")[:200],
                 code=ErrorCode.ORIGIN_NOT_ALLOWED.value,
@@ -197,7 +198,7 @@ class SdkSocket:
         try:
             hello = await self._receive_hello(websocket, normalize_origin(origin))
         except HandshakeRefused as refusal:
-            self._audit.record(
+            _record(self._audit, 
                 AuditEvent.CONNECTION_REFUSED,
                 origin=origin,
                 code=refusal.code.value,
@@ -381,7 +382,7 @@ class _Connection:
                 continue
             data = _frame_data(message)
             if _frame_size(data) > self._config.max_message_bytes:
-                self._audit.record(
+                _record(self._audit, 
                     AuditEvent.FRAME_REJECTED,
                     session_id=self._session_id,
                     code=ErrorCode.MESSAGE_TOO_LARGE.value,
@@ -452,7 +453,7 @@ class _Connection:
         page cannot claim another user's). Only labels and outcomes, never typed values."""
         session = self._relay.get_session(self._session_id)
         detail = {k: v for k, v in event.to_wire().items() if k not in ("type", "kind", "requestId", "outcome", "durationMs", "action")}
-        self._audit.record(
+        _record(self._audit, 
             AuditEvent.PAGE_AUTHORIZATION if event.kind != "action" else AuditEvent.PAGE_ACTION,
             session_id=self._session_id,
             user_id=session.user_id if session else None,
@@ -468,7 +469,7 @@ class _Connection:
     async def _send_error(
         self, code: ErrorCode, message: str, request_id: str | None = None
     ) -> None:
-        self._audit.record(
+        _record(self._audit, 
             AuditEvent.FRAME_REJECTED,
             session_id=self._session_id,
             request_id=request_id,
@@ -528,3 +529,13 @@ def _peek(data: str | bytes, key: str) -> Any:
 def _peek_request_id(data: str | bytes) -> str | None:
     value = _peek(data, "requestId")
     return value if isinstance(value, str) and is_valid_request_id(value) else None
+
+
+def _record(audit: AuditLog, event: AuditEvent, **values: Any) -> None:
+    """Audit one connection event. A record the journal could not take (disk full) has been
+    logged by the audit log; the connection goes on, as refusing or closing it would not bring
+    the record back."""
+    try:
+        audit.record(event, **values)
+    except AuditWriteError:
+        return
