@@ -18,7 +18,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull  # type: ignore[import-not-found]
 
 from . import facts as F
-from .page import HitTest, NativeSelection, Outcome, Submission
+from .page import CalendarRead, HitTest, NativeSelection, Outcome, Submission
 
 HOST_MODULE = "_mao_host"
 
@@ -377,6 +377,32 @@ class Page:
     def slider_range(self, handle: ElementHandle) -> list[float]:
         return [float(v) for v in self._call("sliderRange", handle)]
 
+    # -- date and time pickers (loader_js/primitives/calendar.js, actions.widgets.date) --
+
+    def calendar_grids(self, roots: list[ElementHandle]) -> CalendarRead:
+        result = self._primitives.calendarGrids(self._js_elements(roots))
+        return CalendarRead(
+            result.facts.to_py(), self._elements(result.nodes), self._elements(result.grids),
+            [str(h) for h in result.headers.to_py()],
+        )
+
+    def picker_buttons(
+        self, roots: list[ElementHandle], grids: list[ElementHandle]
+    ) -> tuple[list[list[Any]], list[ElementHandle]]:
+        result = self._primitives.pickerButtons(self._js_elements(roots), self._js_elements(grids))
+        return result.facts.to_py(), self._elements(result.nodes)
+
+    def time_columns(
+        self, roots: list[ElementHandle], grids: list[ElementHandle]
+    ) -> tuple[list[list[Any]], list[ElementHandle]]:
+        result = self._primitives.timeColumns(self._js_elements(roots), self._js_elements(grids))
+        return result.facts.to_py(), self._elements(result.nodes)
+
+    def reveal_in_list(self, handle: ElementHandle) -> bool:
+        return bool(self._call("revealInList", handle))
+
+    def contains(self, ancestor: ElementHandle, node: ElementHandle) -> bool:
+        return bool(self._call("containsNode", ancestor, node))
     def slider_track(self, handle: ElementHandle) -> tuple[Any, ...] | None:
         """(the element keys go to or None, the rail, x0, x1, y0, y1: the rail's start and end
         points in the viewport), or None when nothing there is a thumb on a rail."""

@@ -59,6 +59,18 @@ class NativeSelection:
     missing: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class CalendarRead:
+    """The day grids a picker panel shows: per day number ``[grid, day, label, disabled,
+    in_month]`` (label: the date the cell states, if any) with its element, and per grid its
+    element and header text."""
+
+    facts: list[list[Any]]
+    cells: list[Any]
+    grids: list[Any]
+    headers: list[str]
+
+
 class Page(Protocol):
     """DOM reads and acts, one crossing each (implemented by ``bridge.Page``)."""
 

@@ -52,6 +52,9 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
         return await rate.set_value(ctx, target, value)
     if not is_fillable(row) and slider.is_slider_shaped(ctx, target):
         return await slider.set_value(ctx, target, value)
+    # A read-only picker field: the value is picked in the calendar or clock it opens.
+    if (wanted := date.wants_picker(target, value)) is not None:
+        return await date.pick(ctx, target, wanted)
     if not is_fillable(row):
         raise target.failure(
             ErrorCode.NOT_EDITABLE,

@@ -63,10 +63,8 @@ CELLS = [
 ]
 
 
-_READ_ONLY = "not_editable: the picker's input is read-only; only its calendar or clock panel sets it"
 KNOWN_FAILURES = {
     "tree-select-nested": "not_found: the tree's items state no role or expanded state; Backend stays collapsed",
-    "date-fill-iso": _READ_ONLY, "time-fill": _READ_ONLY, "date-range-fill-both": _READ_ONLY,
     "rate-value": "unreachable: the stars are list items with no name, role or state",
     "switch-on": "verification_failed: the switch (role=switch) states no aria-checked; the check is not provable",
 }
