@@ -368,6 +368,16 @@ class Page:
     def tree_toggle(self, handle: ElementHandle) -> ElementHandle | None:
         return self._call("treeToggle", handle)
 
+    def popup_rows(self, roots: list[ElementHandle], limit: int) -> list[str]:
+        """The texts of the rows of popups that state no roles (entries, tree nodes)."""
+        return [str(t) for t in self._primitives.popupRowTexts(self._js_elements(roots), limit).to_py()]
+
+    def row_toggles(self, roots: list[ElementHandle], tried: list[ElementHandle]) -> list[ElementHandle]:
+        return self._elements(self._primitives.rowToggles(self._js_elements(roots), self._js_elements(tried)))
+
+    def row_toggle_of(self, handle: ElementHandle) -> ElementHandle | None:
+        return _from_js_result(self._primitives.rowToggleOf(handle.proxy, 4))
+
     def search_field_in(self, roots: list[ElementHandle]) -> ElementHandle | None:
         return _from_js_result(self._primitives.searchFieldIn(self._js_elements(roots)))
 

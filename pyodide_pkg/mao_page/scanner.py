@@ -26,6 +26,7 @@ from .names import (
     container_label,
     inner_field_label,
     nearby_text,
+    replaced_control_label,
     squash,
     stepper_label,
 )
@@ -890,9 +891,9 @@ def _placeholder_or_row_label(index: int, doc: DocumentIndex, controls: ControlR
 
 def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None) -> tuple[str, str]:
     """``element_label`` of an element without an accessible name: its text (not for fields),
-    a spin button's stepper name, the name of the one field inside it (what the widget itself
-    says), the text right before it, the label text of its field container (names.py), in
-    that order."""
+    a spin button's stepper name, the name of the native control it is drawn in place of,
+    the name of the one field inside it (what the widget itself says), the text right before
+    it, the label text of its field container (names.py), in that order."""
     if doc.tags[index] not in ("input", "select", "textarea"):
         label = doc.text_content(index, limit=TEXT_LIMIT)
         if label:
@@ -904,6 +905,9 @@ def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None)
     label = stepper_label(index, doc, controls, lambda row: element_label(row, doc, controls=controls)[0])
     if label:
         return label, "stepper"
+    label = replaced_control_label(index, doc, controls)
+    if label:
+        return label, "nearby"
     label = inner_field_label(index, doc, controls)
     if label:
         return label, "inner"
