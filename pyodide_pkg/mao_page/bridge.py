@@ -223,6 +223,9 @@ class Page:
     def read_value(self, handle: ElementHandle) -> str:
         return str(self._primitives.readValue(handle.proxy))
 
+    def max_length(self, handle: ElementHandle) -> int:
+        return int(self._primitives.maxLength(handle.proxy))
+
     def hit_test(self, handle: ElementHandle) -> HitTest:
         outcome, x, y, hit = self._primitives.hitTest(handle.proxy, self._sdk_host).to_py()
         return HitTest(Outcome(outcome), float(x), float(y), str(hit))
