@@ -30,6 +30,7 @@ from .names import (
     squash,
     stepper_label,
 )
+from .protocol import Viewport
 from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
 from .sensitive import FIELD_TAGS, is_sensitive_field
 
@@ -62,15 +63,6 @@ OFFSCREEN_TEXT_LIMIT = 40
 _new_tuple = tuple.__new__
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in the top viewport
-
-
-@dataclass(frozen=True, slots=True)
-class Viewport:
-    width: float
-    height: float
-    scroll_x: float
-    scroll_y: float
-    device_pixel_ratio: float = 1.0
 
 
 class ScannedElement(NamedTuple):
