@@ -64,7 +64,6 @@ CELLS = [
 
 
 KNOWN_FAILURES = {
-    "tree-select-nested": "not_found: the tree's items state no role or expanded state; Backend stays collapsed",
     "rate-value": "unreachable: the stars are list items with no name, role or state",
     "switch-on": "verification_failed: the switch (role=switch) states no aria-checked; the check is not provable",
 }

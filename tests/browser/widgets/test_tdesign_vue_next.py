@@ -52,7 +52,6 @@ CELLS = [
         (select("Department", ["Backend"]),),
         state={"department": "backend"},
         shows=(shows("department", text="Backend"),),
-        xfail="not_found: options [] (div.t-tree__item rows, collapsed parent, no roles)",
     ),
     Cell(
         "date",
