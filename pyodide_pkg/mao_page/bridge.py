@@ -419,6 +419,9 @@ class BrowserPage:
 
     def contains(self, ancestor: ElementHandle, node: ElementHandle) -> bool:
         return bool(self._call("containsNode", ancestor, node))
+
+    def range_field_text(self, handle: ElementHandle) -> str:
+        return str(self._call("rangeFieldText", handle))
     def slider_track(self, handle: ElementHandle) -> tuple[Any, ...] | None:
         """(the element keys go to or None, the rail, x0, x1, y0, y1: the rail's start and end
         points in the viewport), or None when nothing there is a thumb on a rail."""
