@@ -5,6 +5,7 @@ tests/browser; here, what our code decides to do and report."""
 
 from __future__ import annotations
 
+import asyncio
 from types import SimpleNamespace
 from typing import Any, get_args
 
@@ -587,6 +588,32 @@ async def test_hover_points_at_a_disabled_control_too_and_reports_what_opened() 
     assert result.success is True
     assert [a[0] for a in page.acts if a[0] in ("hover", "click")] == ["hover"]
     assert result.result["steps"][0]["outcome"]["effects"] == ["dom"]
+
+
+async def test_hover_waits_for_a_menu_that_opens_after_the_pointer_rests() -> None:
+    # SPEC A6, P5: a hover menu with an open delay (Vuetify: 300 ms) changes the page after
+    # the settle saw it quiet; the answer reports that change, not "none".
+    page = FakePage()
+    more = element("more")
+
+    async def open_later() -> None:
+        await asyncio.sleep(0.4)
+        page.mutations += 1
+
+    page.on_hover["more"] = lambda: asyncio.ensure_future(open_later())
+    batch, _ = runner(page, [more])
+    result = await batch.run_actions(request({"action": "hover", "elementId": "more"}))
+    outcome = result.result["steps"][0]["outcome"]
+    assert outcome["effect"] == "changed" and outcome["effects"] == ["dom"]
+    assert outcome["settle"]["waitedMs"] >= 400
+
+
+async def test_a_hover_that_changes_nothing_says_none() -> None:
+    page = FakePage()
+    batch, _ = runner(page, [element("plain")])
+    result = await batch.run_actions(request({"action": "hover", "elementId": "plain"}))
+    assert result.success is True
+    assert result.result["steps"][0]["outcome"]["effect"] == "none"
 
 
 async def test_hover_on_a_covered_element_is_obscured() -> None:

@@ -4,11 +4,35 @@ that open on hover open (and appear in the next snapshot)."""
 
 from __future__ import annotations
 
+import asyncio
+import time
 from typing import Any
 
 from ..protocol import HoverAction
 from .actionability import ensure_actionable
 from .context import ActionContext, Target
+
+# Menus and tooltips that open on hover wait for the pointer to rest first (Vuetify's menu
+# 300 ms, antd's and Element's dropdowns 150 ms), so their change can begin after the settle
+# has already seen a quiet page. A hover that changed nothing yet watches this much longer for
+# a first change, then settles again; without it the answer says "none" and the next snapshot
+# catches the menu half-open.
+HOVER_INTENT_MS = 800
+_POLL_S = 0.05
+
+
+async def _nothing() -> dict[str, Any]:
+    return {}
+
+
+async def _changes_within(ctx: ActionContext, window_ms: float) -> bool:
+    mutations = ctx.page.counters()[0]
+    deadline = time.monotonic() + window_ms / 1000
+    while time.monotonic() < deadline:
+        await asyncio.sleep(_POLL_S)
+        if ctx.page.counters()[0] != mutations:
+            return True
+    return False
 
 
 async def run(ctx: ActionContext, action: HoverAction, target: Target) -> dict[str, Any]:
@@ -21,5 +45,12 @@ async def run(ctx: ActionContext, action: HoverAction, target: Target) -> dict[s
         return {"hovered": True}
 
     outcome = await ctx.guarded(perform)
-    outcome.update(ctx.changes.effects(baseline, target.entry, dialogs=len(ctx.step.dialogs)))
+    effects = ctx.changes.effects(baseline, target.entry, dialogs=len(ctx.step.dialogs))
+    began = time.monotonic()
+    if effects["effect"] == "none" and await _changes_within(ctx, HOVER_INTENT_MS):
+        later = (await ctx.guarded(_nothing))["settle"]
+        waited = outcome["settle"]["waitedMs"] + round((time.monotonic() - began) * 1000)
+        outcome["settle"] = {**later, "waitedMs": waited}
+        effects = ctx.changes.effects(baseline, target.entry, dialogs=len(ctx.step.dialogs))
+    outcome.update(effects)
     return outcome
