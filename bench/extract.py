@@ -18,15 +18,18 @@ Also: the Markdown's length (``totalChars``), the number of parts an agent pages
 the default ``maxChars`` and the largest part in tokens (``render.estimate_tokens``), and the
 phases of one extract (walk: read.js and the crossing; decode: its JSON parsed in Python;
 prune: ``pagetext.prune``,
-only when something is flagged aria-hidden or private; markdown; other: paging, the answer).
+only when something is flagged aria-hidden or private; markdown; other: paging, the answer),
+the **later part** (the next ``fromChar`` of the same, unchanged page: answered from the
+first part's Markdown), the median of the per-run ratios beside the ratio of the medians,
+and the load average before and after.
 """
 
 from __future__ import annotations
 
-import json
+import os
 from typing import Any
 
-from .inspect import generate_body, run_sizes
+from .inspect import bench_page, generate_body, run_sizes
 from .runner import RunContext, describe, fmt_ms, fmt_ratio, table
 
 NAME = "extract"
@@ -43,17 +46,6 @@ from mao_page.inspector import Inspector
 from mao_page.protocol import ExtractOptions, PageToolRequest, ToolName
 from mao_page.render import estimate_tokens
 from mao_page.snapshots import SnapshotStore
-
-_phases = {}
-
-def _timed(name, fn):
-    def timed(*args, **kwargs):
-        began = js.performance.now()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _phases[name] = _phases.get(name, 0.0) + js.performance.now() - began
-    return timed
 
 bridge.Page.read_text = _timed("walk", bridge.Page.read_text)
 
@@ -83,7 +75,11 @@ def bench_extract():
     decode = _phases.get("decode", 0.0)
     phases = {"walk": _phases.get("walk", 0.0) - decode, "decode": decode, "prune": _phases.get("prune", 0.0), "markdown": _phases.get("markdown", 0.0)}
     phases["other"] = elapsed - sum(phases.values())
-    return json.dumps([elapsed, answer.result["totalChars"], phases])
+    # The next part, as an agent asks for it: the page has not changed, so no second walk.
+    began = js.performance.now()
+    _reader.extract(_request(answer.result["nextFromChar"])).to_json()
+    later = js.performance.now() - began
+    return json.dumps([elapsed, answer.result["totalChars"], phases, later])
 
 def bench_pages():
     # Every part an agent would fetch, at the default maxChars: sizes and tokens.
@@ -97,13 +93,7 @@ def bench_pages():
         start = result["nextFromChar"]
 """
 
-_BOOT = """
-const base = %(base)s;
-const { loadPyodide } = await import(base + 'pyodide.mjs');
-const py = await loadPyodide({ indexURL: base, lockFileURL: base + 'pyodide-lock.json' });
-await py.loadPackage(['mao-embed-page']);
-window.__benchApi = { primitives: window.__maoDom, window, sdkHost: null };
-py.runPython(%(python)s);
+_SCRIPT = """
 const extract = py.globals.get('bench_extract');
 const pages = py.globals.get('bench_pages');
 window.__bench = {
@@ -147,47 +137,39 @@ window.__bench = {
     const text = out.join('');
     return [performance.now() - t, text.length];
   },
-  nodes: () => { let n = 0; const count = (root) => { for (const el of root.querySelectorAll('*')) { n++; if (el.shadowRoot) count(el.shadowRoot); } };
-                 count(document); const f = document.querySelector('iframe'); if (f && f.contentDocument) count(f.contentDocument); return n; },
 };
-window.__benchReady = true;
 """
 
 
-def _page(body: str, asset_base: str) -> str:
-    boot = _BOOT % {"base": json.dumps(asset_base), "python": json.dumps(_PYTHON)}
-    return (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>extract benchmark</title></head><body>"
-        f"{body}<script src='/bench/primitives.js'></script><script type='module'>{boot}</script></body></html>"
-    )
-
-
 def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
-    url = ctx.servers.pages.add(f"/bench/extract-{size}.html", _page(generate_body(size), ctx.servers.asset_base))
+    url = ctx.servers.pages.add(f"/bench/extract-{size}.html", bench_page("extract benchmark", generate_body(size), ctx.servers.asset_base, _PYTHON, _SCRIPT))
     page = context.new_page()
     try:
         page.goto(url, wait_until="load")
         page.wait_for_function("() => window.__benchReady === true", timeout=180_000)
         page.wait_for_timeout(300)
-        nodes = page.evaluate("() => window.__bench.nodes()")
+        nodes = page.evaluate("() => window.__benchNodes()")
+        load_before = os.getloadavg()
         samples: list[dict[str, Any]] = []
         for run in range(ctx.warmup + ctx.runs):
             # Alternate the order, so that no one of them always comes first.
             measured_run: dict[str, Any] = {"warmup": run < ctx.warmup}
             for name in (("extract", "plainWalk", "innerText") if run % 2 else ("innerText", "plainWalk", "extract")):
                 if name == "extract":
-                    extract_ms, total_chars, phases = page.evaluate("() => window.__bench.extract()")
-                    measured_run.update(extractMs=extract_ms, totalChars=total_chars, phases=phases)
+                    extract_ms, total_chars, phases, later_ms = page.evaluate("() => window.__bench.extract()")
+                    measured_run.update(extractMs=extract_ms, totalChars=total_chars, phases=phases, laterPartMs=later_ms)
                 else:
                     ms, chars = page.evaluate(f"() => window.__bench.{name}()")
                     measured_run.update({f"{name}Ms": ms, f"{name}Chars": chars})
             samples.append(measured_run)
+        load_after = os.getloadavg()
         parts, total, truncated = page.evaluate("() => window.__bench.pages()")
     finally:
         page.close()
     measured = [s for s in samples if not s["warmup"]]
-    stats = {key: describe(s[key] for s in measured) for key in ("extractMs", "plainWalkMs", "innerTextMs")}
+    stats = {key: describe(s[key] for s in measured) for key in ("extractMs", "laterPartMs", "plainWalkMs", "innerTextMs")}
     ratio = stats["extractMs"]["median"] / stats["plainWalkMs"]["median"]
+    per_run = describe(s["extractMs"] / s["plainWalkMs"] for s in measured)["median"]
     result = {
         "targetNodes": size,
         "domNodes": nodes,
@@ -201,17 +183,21 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
         "phases": {name: describe(s["phases"][name] for s in measured) for name in PHASES},
         "plainWalkChars": measured[-1]["plainWalkChars"],
         "extractOverPlainWalk": ratio,
-        "extractOverPlainWalkPerRun": describe(s["extractMs"] / s["plainWalkMs"] for s in measured)["median"],
+        "extractOverPlainWalkPerRun": per_run,
+        "laterPartOverPlainWalk": stats["laterPartMs"]["median"] / stats["plainWalkMs"]["median"],
+        "loadAverage": {"before": load_before, "after": load_after},
         "extractOverInnerText": stats["extractMs"]["median"] / stats["innerTextMs"]["median"],
         "goalRatio": GOAL_RATIO,
         "samples": samples,
     }
     ctx.log(
         f"[bench] extract {size}: nodes {nodes}, extract {stats['extractMs']['median']:.0f} ms, plain walk "
-        f"{stats['plainWalkMs']['median']:.0f} ms ({ratio:.2f}x), innerText {stats['innerTextMs']['median']:.0f} ms "
+        f"{stats['plainWalkMs']['median']:.0f} ms ({ratio:.2f}x; per run {per_run:.2f}x), later part "
+        f"{stats['laterPartMs']['median']:.0f} ms, innerText {stats['innerTextMs']['median']:.0f} ms "
         f"({result['extractOverInnerText']:.2f}x), {total:,} chars in {len(parts)} parts, largest "
         f"{result['largestPartTokens']} tokens; phases (median ms) "
         + ", ".join(f"{name} {result['phases'][name]['median']:.0f}" for name in PHASES)
+        + f"; load average {load_before[0]:.1f} -> {load_after[0]:.1f}"
     )
     return result
 
@@ -231,6 +217,8 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
             "plainWalkMedianMs": size["stats"]["plainWalkMs"]["median"],
             "innerTextMedianMs": size["stats"]["innerTextMs"]["median"],
             "extractOverPlainWalk": round(size["extractOverPlainWalk"], 2),
+            "extractOverPlainWalkPerRun": round(size["extractOverPlainWalkPerRun"], 2),
+            "laterPartMedianMs": size["stats"]["laterPartMs"]["median"],
             "extractOverInnerText": round(size["extractOverInnerText"], 2),
             "largestPartTokens": size["largestPartTokens"],
             "parts": size["parts"],
@@ -244,17 +232,19 @@ def summary_table(result: dict[str, Any]) -> str:
     for size in result["sizes"]:
         s = size["stats"]
         rows.append([
-            f"{size['domNodes']:,}", fmt_ms(s["extractMs"]["median"]), fmt_ms(s["plainWalkMs"]["median"]),
-            fmt_ms(s["innerTextMs"]["median"]), fmt_ratio(size["extractOverPlainWalk"]),
+            f"{size['domNodes']:,}", fmt_ms(s["extractMs"]["median"]), fmt_ms(s["laterPartMs"]["median"]),
+            fmt_ms(s["plainWalkMs"]["median"]), fmt_ms(s["innerTextMs"]["median"]), fmt_ratio(size["extractOverPlainWalk"]),
+            fmt_ratio(size["extractOverPlainWalkPerRun"]),
             fmt_ratio(size["extractOverInnerText"]), f"{size['totalChars']:,}", f"{size['plainWalkChars']:,}",
             str(size["parts"]), str(size["largestPartTokens"]),
             " / ".join(f"{size['phases'][name]['median']:.0f}" for name in PHASES),
+            " / ".join(f"{value:.1f}" for value in (size["loadAverage"]["before"][0], size["loadAverage"]["after"][0])),
         ])
     cfg = result["config"]
     return (
         f"extract: median of {cfg['runs']} runs (+{cfg['warmup']} warm-up), one browser; ratio of medians, same run "
         f"(goal: extract / plain-JS walk <= {GOAL_RATIO}x).\n"
-        + table(["DOM nodes", "page_extract", "plain walk", "innerText", "/walk", "/innerText", "Markdown chars",
-                 "walk chars", "parts",
-                 "max tokens/part", "walk / decode / prune / md / other ms"], rows)
+        + table(["DOM nodes", "page_extract", "later part", "plain walk", "innerText", "/walk", "/walk per run",
+                 "/innerText", "Markdown chars", "walk chars", "parts", "max tokens/part",
+                 "walk / decode / prune / md / other ms", "load before / after"], rows)
     )

@@ -73,18 +73,6 @@ from mao_page.protocol import InspectOptions, PageToolResult
 from mao_page.render import estimate_tokens
 from mao_page.snapshots import SnapshotStore
 
-_phases = {}
-
-def _timed(name, fn):
-    # Phase timer: wraps a module-level function the inspect path looks up at call time.
-    def timed(*args, **kwargs):
-        began = js.performance.now()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            _phases[name] = _phases.get(name, 0.0) + js.performance.now() - began
-    return timed
-
 bridge.Page.collect_main_document = _timed("collect", bridge.Page.collect_main_document)
 bridge.decode_walk = _timed("decode", bridge.decode_walk)
 inspector_module.scan_page = _timed("scan", inspector_module.scan_page)
@@ -111,13 +99,7 @@ def bench_inspect(offscreen):
                        len(snapshot.text), phases])
 """
 
-_BOOT = """
-const base = %(base)s;
-const { loadPyodide } = await import(base + 'pyodide.mjs');
-const py = await loadPyodide({ indexURL: base, lockFileURL: base + 'pyodide-lock.json' });
-await py.loadPackage(['mao-embed-page']);
-window.__benchApi = { primitives: window.__maoDom, window, sdkHost: null };
-py.runPython(%(python)s);
+_SCRIPT = """
 const inspect = py.globals.get('bench_inspect');
 window.__bench = {
   heap: () => py._module.HEAPU8.length,
@@ -127,10 +109,7 @@ window.__bench = {
   plainJsViewport: () => { const t = performance.now(); const dom = window.__maoDom;
                            const r = dom.collectDocument(document, null, dom.viewportKeep(document, null));
                            return [performance.now() - t, r.nodes.length]; },
-  nodes: () => { let n = 0; const count = (root) => { for (const el of root.querySelectorAll('*')) { n++; if (el.shadowRoot) count(el.shadowRoot); } };
-                 count(document); const f = document.querySelector('iframe'); if (f && f.contentDocument) count(f.contentDocument); return n; },
 };
-window.__benchReady = true;
 """
 
 
@@ -182,23 +161,62 @@ def generate_body(target_nodes: int) -> str:
     return "".join(parts)
 
 
-def _page(body: str, asset_base: str) -> str:
-    boot = _BOOT % {"base": json.dumps(asset_base), "python": json.dumps(_PYTHON)}
+# The start of every benchmark page's module script: Pyodide with the SDK's wheel, the bench
+# API over the primitives, the phase timer, then the benchmark's Python (``python``).
+_BOOT = """
+const base = %(base)s;
+const { loadPyodide } = await import(base + 'pyodide.mjs');
+const py = await loadPyodide({ indexURL: base, lockFileURL: base + 'pyodide-lock.json' });
+await py.loadPackage(['mao-embed-page']);
+window.__benchApi = { primitives: window.__maoDom, window, sdkHost: null };
+py.runPython(%(python)s);
+window.__benchNodes = () => {
+  let n = 0;
+  const count = (root) => { for (const el of root.querySelectorAll('*')) { n++; if (el.shadowRoot) count(el.shadowRoot); } };
+  count(document);
+  const frame = document.querySelector('iframe');
+  if (frame && frame.contentDocument) count(frame.contentDocument);
+  return n;
+};
+"""
+# In-page phase timer: ``_timed(name, fn)`` wraps a module-level function the tool call looks
+# up at call time and adds its time to ``_phases[name]``.
+_PHASE_TIMER = r"""
+import js
+
+_phases = {}
+
+def _timed(name, fn):
+    def timed(*args, **kwargs):
+        began = js.performance.now()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            _phases[name] = _phases.get(name, 0.0) + js.performance.now() - began
+    return timed
+"""
+
+
+def bench_page(title: str, body: str, asset_base: str, python: str, script: str) -> str:
+    """A benchmark page: ``body``, the primitives, then Pyodide running ``python`` (after the
+    phase timer) and ``script``, which sets ``window.__bench``; ``window.__benchReady`` last."""
+    boot = _BOOT % {"base": json.dumps(asset_base), "python": json.dumps(_PHASE_TIMER + python)}
     return (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>inspect benchmark</title></head><body>"
-        f"{body}<script src='/bench/primitives.js'></script><script type='module'>{boot}</script></body></html>"
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{title}</title></head><body>"
+        f"{body}<script src='/bench/primitives.js'></script>"
+        f"<script type='module'>{boot}{script}window.__benchReady = true;\n</script></body></html>"
     )
 
 
 def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
     pages = ctx.servers.pages
-    url = pages.add(f"/bench/inspect-{size}.html", _page(generate_body(size), ctx.servers.asset_base))
+    url = pages.add(f"/bench/inspect-{size}.html", bench_page("inspect benchmark", generate_body(size), ctx.servers.asset_base, _PYTHON, _SCRIPT))
     page = context.new_page()
     try:
         page.goto(url, wait_until="load")
         page.wait_for_function("() => window.__benchReady === true", timeout=180_000)
         page.wait_for_timeout(300)
-        nodes = page.evaluate("() => window.__bench.nodes()")
+        nodes = page.evaluate("() => window.__benchNodes()")
         heap_before = page.evaluate("() => window.__bench.heap()")
         samples: list[dict[str, Any]] = []
         for run in range(ctx.warmup + ctx.runs):

@@ -325,7 +325,7 @@ class _HttpConnection:
 async def _loadgen(args: argparse.Namespace) -> dict[str, Any]:
     from urllib.parse import urlsplit
 
-    from mao_embed.tokens import issue_token
+    from mao_embed.security.tokens import issue_token
 
     bases = [urlsplit(url) for url in args.url.split(",")]
     ws_urls = [f"ws://{base.hostname}:{base.port}/ws/sdk" for base in bases]

@@ -21,15 +21,15 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
-from mao_embed.agent_api import AgentApi, unknown_endpoint
-from mao_embed.agent_loop import ChatAgent
+from mao_embed.agents.chat_loop import ChatAgent
+from mao_embed.agents.http_api import AgentApi, unknown_endpoint
+from mao_embed.agents.mcp_server import McpEndpoint
 from mao_embed.audit import AuditLog
 from mao_embed.config import ServerConfig, default_instance_name
-from mao_embed.mcp_server import McpEndpoint
-from mao_embed.origins import OriginPolicy
-from mao_embed.relay import Relay
+from mao_embed.relay.local import Relay
 from mao_embed.sdk_files import SdkAssets
-from mao_embed.sdk_socket import SdkSocket
+from mao_embed.security.origins import OriginPolicy
+from mao_embed.transport.sdk_socket import SdkSocket
 
 
 def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starlette:
@@ -43,7 +43,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
         audit = AuditLog(config.db_path, instance=config.instance_name)
     relay: Relay
     if config.redis_url:
-        from mao_embed.cluster import ClusterRelay
+        from mao_embed.relay.cluster import ClusterRelay
 
         relay = ClusterRelay(config, audit=audit)
     else:
@@ -144,7 +144,7 @@ def _demo_token_endpoint(config: ServerConfig) -> Any:
     """Demo mode only: the demo page's token provider. A short-lived token for the fixed demo
     user and agent, bound to the requesting page's origin, and only for the server's own
     allowed origins. A real site mints tokens in its own backend."""
-    from .tokens import issue_token
+    from .security.tokens import issue_token
 
     async def demo_token(request: Request) -> Response:
         origin = request.headers.get("origin") or f"{request.url.scheme}://{request.url.netloc}"

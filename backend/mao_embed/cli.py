@@ -20,7 +20,7 @@ from mao_embed.config import (
     resolve_secret,
     server_origins,
 )
-from mao_embed.tokens import DEFAULT_TTL_S, MAX_TTL_S, issue_token
+from mao_embed.security.tokens import DEFAULT_TTL_S, MAX_TTL_S, issue_token
 
 # Subcommands implemented elsewhere that parse their own arguments.
 _DELEGATED = ("demo", "build-assets")

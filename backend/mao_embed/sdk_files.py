@@ -22,7 +22,7 @@ from pathlib import Path
 from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
 
-from mao_embed.origins import OriginPolicy
+from mao_embed.security.origins import OriginPolicy
 
 LOADER_NAME = "mao-chat.js"
 NO_CACHE = "no-cache"

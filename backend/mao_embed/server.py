@@ -21,9 +21,9 @@ from starlette.applications import Starlette
 
 from mao_embed.app import create_app
 from mao_embed.config import ServerConfig, server_origins
-from mao_embed.relay import Relay, SessionInfo
+from mao_embed.relay.local import Relay, SessionInfo
+from mao_embed.security.tokens import DEFAULT_TTL_S, issue_token
 from mao_embed.testing.relay_probe import RelayProbe
-from mao_embed.tokens import DEFAULT_TTL_S, issue_token
 
 T = TypeVar("T")
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from backend_fakes import AGENT_ID, USER_ID, FakePage, WebsocketsTransport
 from chat_standin import ChatCompletionsStandIn, call, http_error, last_tool_result, say
-from mao_embed.agent_loop import NOT_CONFIGURED_TEXT, openai_tools, tool_message_content
+from mao_embed.agents.chat_loop import NOT_CONFIGURED_TEXT, openai_tools, tool_message_content
 from mao_embed.audit import AuditEvent
 from mao_embed.config import ENV_LLM_BASE_URL, ENV_LLM_MODEL, LlmConfig, resolve_llm
 from mao_embed.server import RunningServer

@@ -27,8 +27,8 @@ import httpx
 import pytest
 from backend_fakes import AGENT_ID, PAGE_ORIGIN, SECRET, USER_ID, FakePage, WebsocketsTransport
 from mao_embed.audit import AuditEvent, AuditLog
+from mao_embed.security.tokens import issue_token
 from mao_embed.server import RunningServer
-from mao_embed.tokens import issue_token
 from mao_page.client import Backoff, ClientState, Identity, SdkClient
 from mao_page.dispatcher import Dispatcher
 from mao_page.protocol import PageInfo, PageToolRequest, PageToolResult

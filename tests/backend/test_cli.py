@@ -13,7 +13,7 @@ import httpx
 import pytest
 from mao_embed.cli import main
 from mao_embed.config import load_config
-from mao_embed.tokens import verify_token
+from mao_embed.security.tokens import verify_token
 
 
 def test_token_prints_one_token_signed_with_the_given_secret(

@@ -23,8 +23,8 @@ import httpx
 import pytest
 from backend_fakes import AGENT_ID, PAGE_ORIGIN, USER_ID, WebsocketsTransport
 from cluster_servers import Nginx, RedisServer, free_port
+from mao_embed.security.tokens import issue_token
 from mao_embed.testing import random_secret
-from mao_embed.tokens import issue_token
 from mao_page.client import Backoff, ClientState, Identity, SdkClient
 from mao_page.dispatcher import Dispatcher
 from mao_page.protocol import PageInfo, PageToolRequest, PageToolResult

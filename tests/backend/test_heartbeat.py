@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from mao_embed.heartbeat import Heartbeat
+from mao_embed.transport.heartbeat import Heartbeat
 
 
 class FakePeer:

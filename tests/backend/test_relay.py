@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mao_embed.agents.untrusted import agent_view_json
 from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
-from mao_embed.relay import Relay, TransportClosed
+from mao_embed.relay.local import Relay, TransportClosed
 from mao_embed.testing.relay_probe import RelayProbe, SessionNotFoundError
-from mao_embed.untrusted import agent_view_json
 from mao_page.protocol import (
     ErrorCode,
     Hello,
@@ -483,7 +483,7 @@ async def test_the_answer_comes_only_once_its_record_is_in_the_journal(
 ) -> None:
     # SPEC P6: the moment a caller's future gets the result, its record is where a kill -9
     # cannot take it (the journal file), though not yet in the database.
-    import mao_embed.relay as relay_module
+    import mao_embed.relay.local as relay_module
 
     log = AuditLog(tmp_path / "audit.db", import_interval_s=3600)
     relay = Relay(audit=log, response_grace_ms=0, clock=clock)

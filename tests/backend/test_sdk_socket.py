@@ -17,8 +17,8 @@ from backend_fakes import (
     answer_never,
 )
 from mao_embed.audit import AuditEvent
+from mao_embed.security.tokens import issue_token
 from mao_embed.server import RunningServer
-from mao_embed.tokens import issue_token
 from mao_page.protocol import ErrorCode, PageToolRequest, PageToolResult
 
 MakePage = Callable[..., FakePage]
@@ -409,7 +409,7 @@ class _RecordingWebSocket:
 async def test_messages_sent_before_open_wait_and_go_out_after_the_welcome() -> None:
     # A tool request must never overtake the welcome that tells the page its sessionId;
     # a caller that gives up waiting does not hold back the others.
-    from mao_embed.sdk_socket import WebSocketTransport
+    from mao_embed.transport.sdk_socket import WebSocketTransport
 
     websocket = _RecordingWebSocket()
     transport = WebSocketTransport(websocket)  # type: ignore[arg-type]

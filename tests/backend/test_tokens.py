@@ -6,7 +6,7 @@ import base64
 import json
 
 import pytest
-from mao_embed.tokens import TokenError, TokenRejection, issue_token, verify_token
+from mao_embed.security.tokens import TokenError, TokenRejection, issue_token, verify_token
 from mao_page.protocol import ErrorCode
 
 SECRET = "s3cret"

@@ -13,7 +13,7 @@ from typing import Any
 
 from mao_page.protocol import PageToolResult
 
-from mao_embed.relay import CloseCode, Relay, TransportClosed
+from mao_embed.relay.local import CloseCode, Relay, TransportClosed
 
 
 class SessionNotFoundError(LookupError):

@@ -57,15 +57,7 @@ from redis.exceptions import RedisError
 
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.config import ServerConfig
-from mao_embed.redis_link import (
-    CommandLink,
-    RedisUnavailable,
-    Script,
-    Subscriber,
-    client_for,
-    pack,
-)
-from mao_embed.relay import (
+from mao_embed.relay.local import (
     _REQUEST_PREFIX,
     _TOOL_NAMES,
     Attachment,
@@ -76,6 +68,14 @@ from mao_embed.relay import (
     failure,
     is_valid_request_id,
     new_request_id,
+)
+from mao_embed.relay.redis_link import (
+    CommandLink,
+    RedisUnavailable,
+    Script,
+    Subscriber,
+    client_for,
+    pack,
 )
 
 logger = logging.getLogger(__name__)

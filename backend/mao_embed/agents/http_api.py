@@ -1,7 +1,7 @@
 """The agent HTTP API (SPEC B4, CONTRACT "Agent HTTP API").
 
 ``POST /api/sessions/{sessionId}/tools/{tool}`` answers the ``PageToolResult`` JSON, with page
-text marked untrusted by one additive field (``mao_embed.untrusted``, SPEC B5). Outcomes
+text marked untrusted by one additive field (``mao_embed.agents.untrusted``, SPEC B5). Outcomes
 the page reports, including its failures, are HTTP 200: the agent reads ``success`` and
 ``error.code``. Only requests the backend itself refuses get another status: 400
 ``invalid_request``, 404 ``unknown_tool`` / ``session_not_found``, 401/403 for auth.
@@ -27,10 +27,10 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from mao_embed.agents.tools import tool_catalog
+from mao_embed.agents.untrusted import agent_view_json
 from mao_embed.config import ServerConfig
-from mao_embed.relay import Relay, failure, is_valid_request_id, new_request_id
-from mao_embed.tools import tool_catalog
-from mao_embed.untrusted import agent_view_json
+from mao_embed.relay.local import Relay, failure, is_valid_request_id, new_request_id
 
 _STATUS_FOR_CODE: dict[str, int] = {
     ErrorCode.INVALID_REQUEST: 400,

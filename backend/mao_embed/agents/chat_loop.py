@@ -16,7 +16,7 @@ What keeps the model honest about whose words it is reading:
 - Each tool message wraps the result in a ``<page_tool_result trust="untrusted">`` block with
   a notice that it is page data, not instructions (SPEC S8). ``<`` inside the JSON is escaped
   (``\\u003c``), so page text cannot close the block and speak outside it. The JSON inside is
-  the same marked answer HTTP and MCP agents get (``mao_embed.untrusted``).
+  the same marked answer HTTP and MCP agents get (``mao_embed.agents.untrusted``).
 - Tool calls go through ``Relay.call_tool`` exactly like HTTP and MCP agents: the same
   validation (no selectors or scripts), dedup, timeouts, audit.
 
@@ -43,11 +43,11 @@ from mao_page.protocol import (
     ToolError,
 )
 
+from mao_embed.agents.tools import TOOLS, TOOLS_BY_NAME
+from mao_embed.agents.untrusted import untrusted_block
 from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 from mao_embed.config import ENV_LLM_BASE_URL, ENV_LLM_MODEL, LlmConfig
-from mao_embed.relay import Relay, failure, new_request_id
-from mao_embed.tools import TOOLS, TOOLS_BY_NAME
-from mao_embed.untrusted import untrusted_block
+from mao_embed.relay.local import Relay, failure, new_request_id
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ signatures. Tools offered:
 
 Page results are returned as structured JSON in a text block and ``structuredContent``,
 never phrased as a user message (SPEC B3), with page text marked untrusted by the same
-additive ``untrusted`` field as the HTTP API (``mao_embed.untrusted``, SPEC B5); a page
+additive ``untrusted`` field as the HTTP API (``mao_embed.agents.untrusted``, SPEC B5); a page
 failure is ``isError`` with the stable code.
 The same authentication as the HTTP API applies (``agent_api.authorize``).
 """
@@ -37,11 +37,11 @@ from starlette.requests import HTTPConnection
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from mao_embed.agent_api import authorize
+from mao_embed.agents.http_api import authorize
+from mao_embed.agents.tools import TOOLS, TOOLS_BY_NAME
+from mao_embed.agents.untrusted import agent_view, agent_view_json
 from mao_embed.config import ServerConfig
-from mao_embed.relay import Relay, is_valid_request_id, new_request_id
-from mao_embed.tools import TOOLS, TOOLS_BY_NAME
-from mao_embed.untrusted import agent_view, agent_view_json
+from mao_embed.relay.local import Relay, is_valid_request_id, new_request_id
 
 LIST_SESSIONS = "list_sessions"
 SELECT_SESSION = "select_session"

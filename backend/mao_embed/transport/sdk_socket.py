@@ -44,13 +44,13 @@ from mao_page.protocol import (
 from pydantic import ValidationError
 from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketDisconnected
 
-from mao_embed.agent_loop import ChatAgent
+from mao_embed.agents.chat_loop import ChatAgent
 from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 from mao_embed.config import ServerConfig, normalize_origin
-from mao_embed.heartbeat import Heartbeat
-from mao_embed.origins import OriginPolicy
-from mao_embed.relay import CloseCode, Relay, TransportClosed, is_valid_request_id
-from mao_embed.tokens import TokenError, verify_token
+from mao_embed.relay.local import CloseCode, Relay, TransportClosed, is_valid_request_id
+from mao_embed.security.origins import OriginPolicy
+from mao_embed.security.tokens import TokenError, verify_token
+from mao_embed.transport.heartbeat import Heartbeat
 
 logger = logging.getLogger(__name__)
 
