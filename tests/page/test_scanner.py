@@ -973,8 +973,12 @@ def test_roles_of_all_rows_agree_with_role_of_each_row() -> None:  # SPEC S1, S2
     page.add("section", aria_labelledby="h")
     page.add("form", aria_label="Login")
     page.add("form", title="Search")
+    page.add("div", cursor="pointer", class_state="switch")
+    page.add("span", class_state="checked")
+    page.add("button", role="switch", class_state="checked switch")
     rows = page.rows
     assert roles_of_rows(rows, F.columns_of(rows)) == [role_of(row) for row in rows]
+    assert [role_of(row) for row in rows[-3:]] == ["switch", "", "switch"]
 
 
 def test_a_scanned_elements_key_is_key_of_its_row() -> None:  # SPEC R2
