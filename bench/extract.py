@@ -47,7 +47,7 @@ from mao_page.protocol import ExtractOptions, PageToolRequest, ToolName
 from mao_page.render import estimate_tokens
 from mao_page.snapshots import SnapshotStore
 
-bridge.Page.read_text = _timed("walk", bridge.Page.read_text)
+bridge.BrowserPage.read_text = _timed("walk", bridge.BrowserPage.read_text)
 
 
 class _TimedJson:
@@ -59,7 +59,7 @@ bridge.json = _TimedJson
 pagetext.prune = _timed("prune", pagetext.prune)
 extract.render_markdown = _timed("markdown", extract.render_markdown)
 
-_page = bridge.Page(js.window.__benchApi)
+_page = bridge.BrowserPage(js.window.__benchApi)
 _reader = reader_module.PageReader(_page, Inspector(_page, SnapshotStore()))
 
 def _request(from_char):

@@ -73,13 +73,13 @@ from mao_page.protocol import InspectOptions, PageToolResult
 from mao_page.render import estimate_tokens
 from mao_page.snapshots import SnapshotStore
 
-bridge.Page.collect_main_document = _timed("collect", bridge.Page.collect_main_document)
+bridge.BrowserPage.collect_main_document = _timed("collect", bridge.BrowserPage.collect_main_document)
 bridge.decode_walk = _timed("decode", bridge.decode_walk)
 inspector_module.scan_page = _timed("scan", inspector_module.scan_page)
 scanner._outline = _timed("outline", scanner._outline)
 inspector_module.render_text = _timed("render", inspector_module.render_text)
 
-_inspector = Inspector(bridge.Page(js.window.__benchApi), SnapshotStore())
+_inspector = Inspector(bridge.BrowserPage(js.window.__benchApi), SnapshotStore())
 
 def bench_inspect(offscreen):
     _phases.clear()

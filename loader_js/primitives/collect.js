@@ -128,9 +128,11 @@ function pseudoOf(el, view) {
   const after = view.getComputedStyle(el, "::after");
   const b = before.content;
   const a = after.content;
-  // Generated content that is not visible (antd hides its label colon with visibility:hidden)
-  // is not text a user sees, so it is no part of a name.
-  const none = (c, style) => !c || c === "none" || c === "normal" || style.visibility !== "visible";
+  // Generated content that is not rendered (display: none, as vertical antd forms hide their
+  // label colon) or not visible (visibility: hidden) is not text a user sees, so it is no part
+  // of a name; Chromium's accessibility tree leaves it out too.
+  const none = (c, style) => !c || c === "none" || c === "normal" || style.display === "none"
+    || style.visibility !== "visible";
   if (none(b, before) && none(a, after)) return 0;
   return [none(b, before) ? "" : b, before.display, none(a, after) ? "" : a, after.display];
 }

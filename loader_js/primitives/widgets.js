@@ -146,6 +146,83 @@ function treeToggle(item) {
   return fallback;
 }
 
+// Rows of popups that state no roles: the members of each group of at least two rendered
+// same-tag siblings that show text (tree nodes or list entries drawn as plain elements), in
+// document order, at most `limit`. `innermost` keeps only rows holding no other row (the
+// entries themselves, not a nested tree node around its children).
+function popupRows(roots, innermost, limit) {
+  const out = [];
+  const budget = 4000;
+  for (const root of roots) {
+    const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
+    let seen = 0;
+    for (let n = walker.currentNode; n && seen < budget && out.length < limit; n = walker.nextNode(), seen++) {
+      const kids = n.children;
+      if (kids.length < 2) continue;
+      const byTag = new Map();
+      for (const kid of kids) {
+        if (!squash(kid.innerText || "") || !isRendered(kid)) continue;
+        const group = byTag.get(kid.localName) || [];
+        group.push(kid);
+        byTag.set(kid.localName, group);
+      }
+      for (const group of byTag.values()) if (group.length >= 2) out.push(...group);
+    }
+  }
+  out.sort((a, b) => (a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING ? -1 : 1));
+  const rows = innermost ? out.filter((row) => !out.some((other) => other !== row && row.contains(other))) : out;
+  return rows.slice(0, limit);
+}
+
+// The texts of the innermost roleless rows (what the popup offers, for an error's details
+// and to tell whether a toggle showed more rows).
+const popupRowTexts = (roots, limit) => popupRows(roots, true, limit).map((row) => squash(row.innerText || ""));
+
+// The expand toggle of a row that states no role: a rendered element without text before the
+// row's first text, that a pointer acts on apart from the row (role=button, or a pointer
+// cursor the row itself does not have: a tree node's caret, not the icon of an option whose
+// whole row is one click target). Null when the row has none (a leaf, a plain entry).
+function leadingToggle(row) {
+  const view = row.ownerDocument.defaultView;
+  const rowPointer = view.getComputedStyle(row).cursor === "pointer";
+  const walker = row.ownerDocument.createTreeWalker(row, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    if (n.nodeType === 3) {
+      if (squash(n.data)) return null;  // the row's text begins: no toggle before it
+      continue;
+    }
+    if (squash(n.innerText || n.textContent || "") || !isRendered(n)) continue;
+    if (n.getAttribute("role") === "button") return n;
+    if (!rowPointer && view.getComputedStyle(n).cursor === "pointer") return n;
+  }
+  return null;
+}
+
+// The leading toggle of the row that shows just `el`'s text (up to `limit` levels above it),
+// or null: `el` is the title of a tree node that states no role, not a leaf or an option.
+function rowToggleOf(el, limit) {
+  const text = squash(el.innerText || "");
+  let n = el;
+  for (let i = 0; n && i <= limit; i++, n = n.parentElement) {
+    if (squash(n.innerText || "") !== text) return null;  // past the row: other rows' text
+    const toggle = leadingToggle(n);
+    if (toggle) return toggle;
+  }
+  return null;
+}
+
+// The leading toggles of the roleless rows under `roots` (popupRows), except those `tried`.
+function rowToggles(roots, tried) {
+  const known = new Set(tried || []);
+  const out = [];
+  for (const row of popupRows(roots, false, 400)) {
+    if (row.getAttribute("aria-expanded") === "true") continue;
+    const toggle = leadingToggle(row);
+    if (toggle && !known.has(toggle) && !out.includes(toggle)) out.push(toggle);
+  }
+  return out;
+}
+
 // The numeric range of a slider-like element: [now, min, max, step] from ARIA or a native
 // range input (NaN where unknown).
 // [now, min, max, step, from]: `from` is 0 when the value is stated (the input's value,
@@ -272,5 +349,5 @@ function radiosIn(el) {
 
 Object.assign(MaoDom, {
   searchFieldIn, radiosIn, popupRoots, choicesIn, choiceItem, scrollableIn, scrollListStep, scrollListTop,
-  collapsedTreeItems, treeToggle, sliderRange, sliderTrack,
+  collapsedTreeItems, treeToggle, sliderRange, sliderTrack, popupRowTexts, rowToggles, rowToggleOf,
 });

@@ -1,4 +1,4 @@
-"""The authorization center (SPEC P1-P3, P6; seed 004 §3.3, §7).
+"""The authorization center (SPEC P1-P3, P6; docs/security.md "Authorization levels").
 
 Three levels: ``per_action`` (default: every acting step is confirmed by the user),
 ``task`` (until the task ends, a refresh, a session switch or revocation) and ``full``

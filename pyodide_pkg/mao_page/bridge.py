@@ -1,9 +1,11 @@
-"""The only module that touches ``js`` / ``pyodide.ffi`` (STYLE 2).
+"""The only module that touches ``js`` / ``pyodide.ffi``, so the rest of the page package runs
+and is tested under plain CPython.
 
 It wraps the loader's host object (``_mao_host``, registered by ``mao-chat.js``) and the bulk
 DOM primitives behind plain-Python methods. It owns every proxy lifetime: callbacks handed to
-JavaScript are created here and destroyed on close (STYLE 7). Element references are
-``ElementHandle`` objects; nothing outside this module sees a ``JsProxy``.
+JavaScript are created here and destroyed on close, so ``destroy()`` leaves nothing behind
+(SPEC E2). Element references are ``ElementHandle`` objects; nothing outside this module sees
+a ``JsProxy``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull  # type: ignore[import-not-found]
 
 from . import facts as F
-from .page import HitTest, NativeSelection, Outcome, Submission
+from .page import CalendarRead, HitTest, NativeSelection, Outcome, Submission
 
 HOST_MODULE = "_mao_host"
 
@@ -54,7 +56,7 @@ class ElementHandle:
     @classmethod
     def in_walk(cls, nodes: JsProxy, index: int) -> ElementHandle:
         """A handle on ``nodes[index]`` of a collect walk, looked up on first use: a snapshot
-        lists hundreds of elements and an agent acts on a few (one proxy each costs ~10 us)."""
+        lists hundreds of elements and an agent acts on a few, and each proxy has a cost."""
         handle = cls.__new__(cls)  # no __init__ frame: one of these per listed element
         handle._proxy = None
         handle._nodes = nodes
@@ -97,7 +99,7 @@ class DocumentFacts:
         """Handles on the elements of ``rows[i]`` for each ``i`` in ``indices``, for keeping
         (a snapshot's refs): they share a JS array of just those elements, picked in one
         crossing, so that what they hold alive is the listed elements, not the whole walk
-        (8,378 elements for 1,751 refs on the benchmark's 10k page)."""
+        (on a large page several times as many elements as refs)."""
         positions = array("i", indices)
         chosen = js.Int32Array.new(len(positions))
         chosen.assign(memoryview(positions))
@@ -169,8 +171,9 @@ def _from_js_result(value: Any) -> Any:
     return value
 
 
-class Page:
-    """DOM reads and acts for the main window, one crossing per call."""
+class BrowserPage:
+    """``page.Page`` on the live DOM: reads and acts for the main window through the JS
+    primitives, one crossing per call."""
 
     def __init__(self, api: Any) -> None:
         self._primitives = api.primitives
@@ -368,6 +371,16 @@ class Page:
     def tree_toggle(self, handle: ElementHandle) -> ElementHandle | None:
         return self._call("treeToggle", handle)
 
+    def popup_rows(self, roots: list[ElementHandle], limit: int) -> list[str]:
+        """The texts of the rows of popups that state no roles (entries, tree nodes)."""
+        return [str(t) for t in self._primitives.popupRowTexts(self._js_elements(roots), limit).to_py()]
+
+    def row_toggles(self, roots: list[ElementHandle], tried: list[ElementHandle]) -> list[ElementHandle]:
+        return self._elements(self._primitives.rowToggles(self._js_elements(roots), self._js_elements(tried)))
+
+    def row_toggle_of(self, handle: ElementHandle) -> ElementHandle | None:
+        return _from_js_result(self._primitives.rowToggleOf(handle.proxy, 4))
+
     def search_field_in(self, roots: list[ElementHandle]) -> ElementHandle | None:
         return _from_js_result(self._primitives.searchFieldIn(self._js_elements(roots)))
 
@@ -377,6 +390,32 @@ class Page:
     def slider_range(self, handle: ElementHandle) -> list[float]:
         return [float(v) for v in self._call("sliderRange", handle)]
 
+    # -- date and time pickers (loader_js/primitives/calendar.js, actions.widgets.date) --
+
+    def calendar_grids(self, roots: list[ElementHandle]) -> CalendarRead:
+        result = self._primitives.calendarGrids(self._js_elements(roots))
+        return CalendarRead(
+            result.facts.to_py(), self._elements(result.nodes), self._elements(result.grids),
+            [str(h) for h in result.headers.to_py()],
+        )
+
+    def picker_buttons(
+        self, roots: list[ElementHandle], grids: list[ElementHandle]
+    ) -> tuple[list[list[Any]], list[ElementHandle]]:
+        result = self._primitives.pickerButtons(self._js_elements(roots), self._js_elements(grids))
+        return result.facts.to_py(), self._elements(result.nodes)
+
+    def time_columns(
+        self, roots: list[ElementHandle], grids: list[ElementHandle]
+    ) -> tuple[list[list[Any]], list[ElementHandle]]:
+        result = self._primitives.timeColumns(self._js_elements(roots), self._js_elements(grids))
+        return result.facts.to_py(), self._elements(result.nodes)
+
+    def reveal_in_list(self, handle: ElementHandle) -> bool:
+        return bool(self._call("revealInList", handle))
+
+    def contains(self, ancestor: ElementHandle, node: ElementHandle) -> bool:
+        return bool(self._call("containsNode", ancestor, node))
     def slider_track(self, handle: ElementHandle) -> tuple[Any, ...] | None:
         """(the element keys go to or None, the rail, x0, x1, y0, y1: the rail's start and end
         points in the viewport), or None when nothing there is a thumb on a rail."""
@@ -636,13 +675,13 @@ def warn(message: str) -> None:
     js.console.warn("[mao-embed]", message)
 
 
-# -- SDK UI and storage (issue 6) ------------------------------------------------------------
+# -- SDK UI and storage (the panel, cards and persisted grants: SPEC U1, P3) ------------------
 
 
 class PanelView:
     """The panel built by the loader (``loader_js/primitives/ui.js``); implements
     ``supervisor.PanelUi``. The user's input comes back through ``connect``, as a callback
-    this class owns and destroys on close (STYLE 7)."""
+    this class owns and destroys on close."""
 
     def __init__(self, api: Any) -> None:
         self._ui = api.ui

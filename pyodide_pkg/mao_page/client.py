@@ -22,13 +22,13 @@ from pydantic import ValidationError
 from .dispatcher import Dispatcher
 from .protocol import (
     PROTOCOL_VERSION,
-    AuditEvent,
     Cancel,
     ChatEvent,
     ChatMessage,
     ErrorCode,
     ErrorMessage,
     Hello,
+    PageAuditEvent,
     PageInfo,
     PageToolRequest,
     Ping,
@@ -164,7 +164,7 @@ class SdkClient:
         self._transport.send(message.to_json())
         return True
 
-    def send_audit(self, event: AuditEvent) -> bool:
+    def send_audit(self, event: PageAuditEvent) -> bool:
         """Report one authorization or action record for the backend's audit log (SPEC P6).
 
         False (nothing sent) while not connected; the page's SDK event has it either way.
@@ -218,7 +218,7 @@ class SdkClient:
                 if not self._stopped:
                     self._on_dropped(ended)
             finally:
-                # Lifecycle (seed 004 §4.3): a lost connection stops the task; its writes are
+                # A lost connection stops the task (SPEC W3, U3); its writes are
                 # reported "may have applied" by the backend and never replayed.
                 self._dispatcher.cancel_all("the connection to the backend was lost")
             return "welcomed"

@@ -1,8 +1,8 @@
 """Column layout of the fact rows produced by ``collectDocument`` / ``rowOf``.
 
 Mirrors ``factsOf`` in ``loader_js/primitives/collect.js``; change both together. Rows are
-flat sequences (not objects) because one flat structure per page is the cheap way across the
-Pyodide boundary (NOTES-pyodide.md: 5 ms per 1k elements versus 23 ms through proxies); a
+flat sequences (not objects) because one flat structure per page crosses the Pyodide boundary
+in one conversion, where reading a JS object per element costs a proxy call per field; a
 whole walk crosses as columns (``rows_from_columns``), which the scanner reads as they are.
 Computed-style columns hold computed values (inherited ones appear on descendants too).
 """
@@ -107,8 +107,8 @@ class FactRows(dict):
     """The rows of a walk, kept as the columns they were decoded from (``columns[TAG]``: every
     row's tag), with ``rows[i]`` (a tuple) built on first access. A pass reading one fact of
     every row takes its column at C speed (``map``, ``compress``, ``index``); a whole-page scan
-    wants whole rows for a few of them only (its listed elements, their name sources), and
-    transposing all the columns into rows up front was half of the decode (issue 3).
+    wants whole rows for a few of them only (its listed elements, their name sources), so
+    transposing every column into rows up front would be wasted work on most rows.
 
     A dict rather than a list: once built, ``rows[i]`` is a lookup in C (``__missing__`` runs
     only for a row not built yet), where an overridden ``__getitem__`` would cost a Python call
@@ -148,8 +148,8 @@ class FactRows(dict):
 
 def rows_with(cells: Sequence[Any], value: Any) -> list[int]:
     """Indexes of the cells equal to ``value``, ascending. ``index`` finds each in C, by
-    identity first (a column repeats one object per distinct string): ~10 ns a cell, where
-    a ``map`` over a comparison method costs ~60 (measured, issue 3)."""
+    identity first (a column repeats one object per distinct string), where a ``map`` over a
+    comparison method would make a Python-level call per cell."""
     found: list[int] = []
     try:
         at = cells.index(value)
@@ -221,7 +221,7 @@ def rows_from_columns(
     columns: list[Any] = [None] * COLUMNS
     # Most columns of a page are one value throughout (no aria-* at all, nothing disabled):
     # such a column is found by one memcmp against zeros and becomes a repeated tuple, which
-    # skips converting and looking up its cells one by one (issue 3: a third of the decode).
+    # skips converting and looking up its cells one by one.
     int_zeros = bytes(4 * count)
     int_values = memoryview(ints).cast("i")
     for k, column in enumerate(INT_COLUMNS + BOOL_COLUMNS):

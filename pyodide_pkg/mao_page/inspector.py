@@ -15,11 +15,10 @@ from . import facts as F
 from .errors import ToolFailure
 from .names import DocumentIndex
 from .page import Page, PageState, read_state
-from .protocol import ErrorCode, InspectOptions, PageSnapshot, PageToolRequest
+from .protocol import ErrorCode, InspectOptions, PageSnapshot, PageToolRequest, Viewport
 from .render import ElementColumns, render_text
 from .roles import role_of
 from .scanner import Scan, ScannedElement, element_label, key_of, scan_page
-from .scanner import Viewport as ScanViewport
 from .sensitive import is_sensitive
 from .snapshots import ElementEntry, SnapshotStore, suggest_replacement
 
@@ -80,7 +79,7 @@ class Inspector:
     def live_scan(
         self, *, include_offscreen: bool = False, outline: bool = False, viewport_only: bool = False,
         release_sensitive: bool = False, snapshot: bool = False, mark_new: bool = False,
-    ) -> Iterator[tuple[Any, Scan, list[float]]]:
+    ) -> Iterator[tuple[Any, Scan, Viewport]]:
         """One walk of the page and its scan, making no snapshot (the agent's refs stay as
         they are). Yields (facts, scan, viewport); ``facts.handle(i)`` is valid inside the
         block only. The one place that pairs a walk with the scan's frame tables.
@@ -99,10 +98,14 @@ class Inspector:
             walk["snapshot"] = True
         facts = self._page.collect_main_document(**walk)
         try:
-            viewport = self._page.viewport()
+            width, height, scroll_x, scroll_y, ratio = self._page.viewport()
+            viewport = Viewport(
+                width=width, height=height, scroll_x=scroll_x, scroll_y=scroll_y,
+                device_pixel_ratio=ratio,
+            )
             scanned = scan_page(
                 facts.rows,
-                ScanViewport(*viewport),
+                viewport,
                 include_offscreen=include_offscreen,
                 scopes=facts.scopes,
                 frames=facts.frames,
@@ -131,7 +134,6 @@ class Inspector:
         with self.live_scan(include_offscreen=options.include_offscreen, outline=options.format == "text",
                             viewport_only=not options.include_offscreen, release_sensitive=release_sensitive,
                             snapshot=True, mark_new=mark_new) as (facts, scanned, viewport):
-            width, height, scroll_x, scroll_y, ratio = viewport
             snapshot = self._store.create(
                 page_version=before.version,
                 navigation_epoch=before.navigations,
@@ -161,7 +163,7 @@ class Inspector:
             page_version=before.version,
             url=before.url,
             title=before.title,
-            viewport=(width, height, scroll_x, scroll_y, ratio),
+            viewport=viewport,
             elements=elements,
             text=text,
             truncated=truncated,
@@ -481,18 +483,16 @@ class InspectResult:
     page_version: str
     url: str
     title: str
-    viewport: tuple[float, float, float, float, float]  # width, height, scrollX, scrollY, ratio
+    viewport: Viewport
     elements: SnapshotElements
     text: str | None = None
     truncated: int = 0
     sensitive_values: str = "masked"  # or "released" (SPEC P5)
 
     def to_wire(self) -> dict[str, Any]:
-        width, height, scroll_x, scroll_y, ratio = self.viewport
         out: dict[str, Any] = {
             "snapshotId": self.snapshot_id, "pageVersion": self.page_version, "url": self.url, "title": self.title,
-            "viewport": {"width": float(width), "height": float(height), "scrollX": float(scroll_x),
-                         "scrollY": float(scroll_y), "devicePixelRatio": float(ratio)},
+            "viewport": self.viewport.to_wire(),
             "elements": self.elements.wire(),
         }
         if self.text is not None:

@@ -746,7 +746,8 @@ def _pseudo_texts(row: list[Any]) -> tuple[str, str]:
 
 
 def _css_content_text(content: str, display: str) -> str:
-    if not content:
+    # A pseudo-element with display: none generates no box, so no text (CSS Display 2.5).
+    if not content or display == "none":
         return ""
     head, _, alt = content.partition(" / ") if " / " in content else (content, "", "")
     source = alt if alt else head
@@ -833,6 +834,36 @@ def inner_field_label(index: int, doc: DocumentIndex, controls: ControlRows) -> 
     if len(inner) != 1:
         return ""
     return doc.accessible_name(inner[0])[0]
+
+
+def replaced_control_label(index: int, doc: DocumentIndex, controls: ControlRows) -> str:
+    """A widget drawn in place of a native control it hides (a jQuery select plugin keeps the
+    original ``<select>`` hidden right before its own container): the name of that control,
+    which its form label still names. Up through the ancestors that hold no other control,
+    the first one whose previous element sibling is a hidden, named select, input or
+    textarea gives that name."""
+    if doc.roles[index] not in _LABELLED_ROLES:
+        return ""
+    parents, children, end, tags = doc.parents, doc.children, doc.end, doc.tags
+    own = controls.count(index, end[index])
+    node = index
+    for _ in range(CONTAINER_LEVELS):
+        parent = parents[node]
+        if parent < 0:
+            return ""
+        siblings = children[parent]
+        at = siblings.index(node) if node in siblings else 0
+        if at > 0:
+            before = siblings[at - 1]
+            hidden = doc.hidden[before] or doc.aria_hidden[before]
+            if hidden and tags[before] in ("select", "input", "textarea") and doc.rows[before][F.TYPE] != "hidden":
+                return doc.accessible_name(before, hidden_ok=True)[0]
+        if tags[parent] in _NOT_CONTAINERS or controls.count(parent + 1, end[parent]) > own:
+            return ""
+        if controls.count(parent, parent):
+            own += 1  # a clickable wrapper around this control is part of it
+        node = parent
+    return ""
 
 
 def container_label(index: int, doc: DocumentIndex, controls: ControlRows, *, any_role: bool = False) -> str:

@@ -1,6 +1,6 @@
 """What the page runtime needs from the DOM, and the page's state counters.
 
-``bridge.Page`` implements ``Page`` in the browser; tests of pure logic can pass a fake.
+``bridge.BrowserPage`` implements ``Page`` in the browser; tests of pure logic can pass a fake.
 Acts that can fail report one of a closed set of ``Outcome``s (``loader_js/primitives/act.js``);
 the Python caller maps each to one typed ``ToolFailure`` (``actions.actionability``).
 """
@@ -59,8 +59,20 @@ class NativeSelection:
     missing: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class CalendarRead:
+    """The day grids a picker panel shows: per day number ``[grid, day, label, disabled,
+    in_month]`` (label: the date the cell states, if any) with its element, and per grid its
+    element and header text."""
+
+    facts: list[list[Any]]
+    cells: list[Any]
+    grids: list[Any]
+    headers: list[str]
+
+
 class Page(Protocol):
-    """DOM reads and acts, one crossing each (implemented by ``bridge.Page``)."""
+    """DOM reads and acts, one crossing each (implemented by ``bridge.BrowserPage``)."""
 
     # -- reads
     def collect_main_document(self, *, viewport_only: bool = False, snapshot: bool = False) -> Any: ...

@@ -1,4 +1,4 @@
-"""The Mao Embed wire protocol, defined once for both ends (SPEC W1, seed 004 §6.4).
+"""The Mao Embed wire protocol, defined once for both ends (SPEC W1; docs/protocol.md).
 
 This module is imported by the browser package running in Pyodide and by the CPython
 backend, so it must never import ``js`` or ``pyodide``. Every model forbids unknown
@@ -66,7 +66,7 @@ class ErrorCode(StrEnum):
     PERMISSION_DENIED = "permission_denied"
     USER_REJECTED = "user_rejected"
     CONFIRMATION_TIMEOUT = "confirmation_timeout"
-    # The user is in control (issue 6, SPEC U3): real input on the page paused the task, or
+    # The user is in control (SPEC U3): real input on the page paused the task, or
     # the user pressed Pause / Stop in the panel. Wait for the user; nothing was done.
     USER_TAKEOVER = "user_takeover"
     USER_STOPPED = "user_stopped"
@@ -123,7 +123,7 @@ class WireModel(BaseModel):
         validate_by_alias=True,
         serialize_by_alias=True,
         # Build validators on first use, not at import: in Pyodide, building every schema at
-        # import cost ~1 s of main-thread time during page start-up (measured, issue 2).
+        # import holds the page's main thread during start-up (docs/performance.md).
         defer_build=True,
     )
 
@@ -131,9 +131,9 @@ class WireModel(BaseModel):
         return self.model_dump(mode="json", exclude_none=True)
 
     def to_json(self) -> str:
-        """``to_wire`` as JSON text: how a message is sent. pydantic-core writes it in one pass;
-        dumping to Python objects and encoding those with ``json.dumps`` walked a whole-page
-        snapshot twice (~25 ms of an 8k-node ``page_inspect`` in Pyodide, against ~8 ms)."""
+        """``to_wire`` as JSON text: how a message is sent. pydantic-core writes it in one pass,
+        where dumping to Python objects and encoding those with ``json.dumps`` walks a
+        whole-page snapshot twice (figures in docs/performance.md)."""
         try:
             return self.model_dump_json(exclude_none=True)
         except PydanticSerializationError:
@@ -301,7 +301,8 @@ class ScreenshotOptions(WireModel):
 
 
 # The read tools (SPEC T1, T2): page text as Markdown, and text search with refs.
-MAX_EXTRACT_CHARS = 200_000  # the whole page's Markdown never exceeds this (seed 000 §3)
+# A cap so one extract stays a bounded message and a bounded share of a model's context.
+MAX_EXTRACT_CHARS = 200_000  # the whole page's Markdown never exceeds this
 
 
 class _ReadScope(WireModel):
@@ -463,7 +464,7 @@ class Cancel(WireModel):
 
 
 # ---------------------------------------------------------------------------
-# Panel chat (issue 7, SPEC B3, U1). Additive to protocol version 1: a backend or SDK that
+# Panel chat (SPEC B3, U1). Additive to protocol version 1: a backend or SDK that
 # does not know these messages answers them with ``invalid_request``, nothing else changes.
 #
 # The user types in the SDK panel; the page sends ``chat_message``. The backend's agent loop
@@ -507,7 +508,7 @@ class ChatEvent(WireModel):
 
 
 # ---------------------------------------------------------------------------
-# Audit (issue 6, SPEC P6). Additive to protocol version 1, page -> backend only.
+# Audit (SPEC P6). Additive to protocol version 1, page -> backend only.
 #
 # The authorization center reports grants, revocations, level changes, confirmations,
 # takeovers, stops and every action step, for the backend's audit log. The same records go
@@ -527,7 +528,11 @@ class AuditKind(StrEnum):
     RESUME = "resume"
 
 
-class AuditEvent(WireModel):
+class PageAuditEvent(WireModel):
+    """Page -> backend: one record of the authorization center (``audit_event``). Not the
+    backend's ``mao_embed.audit.AuditEvent``, which names the kind of a record in its log;
+    the backend files these under ``page_authorization`` / ``page_action``."""
+
     type: Literal["audit_event"] = "audit_event"
     kind: AuditKind
     level: Literal["per_action", "task", "full"]
@@ -546,11 +551,8 @@ class AuditEvent(WireModel):
     at_ms: float
 
 
-# The backend has its own ``AuditEvent`` enum; this name keeps the two apart there.
-PageAuditEvent = AuditEvent
-
 ClientMessage = Annotated[
-    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, AuditEvent], Field(discriminator="type")
+    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, PageAuditEvent], Field(discriminator="type")
 ]
 ServerMessage = Annotated[
     Union[Welcome, PageToolRequest, Cancel, Ping, Pong, ErrorMessage, ChatEvent],
@@ -575,7 +577,7 @@ def action_adapter() -> TypeAdapter[Any]:
 
 
 # ---------------------------------------------------------------------------
-# Results (SPEC S2, seed 004 §6.2, §6.6).
+# Results (SPEC S2, A4).
 # ---------------------------------------------------------------------------
 
 
@@ -674,7 +676,7 @@ class PageSnapshot(WireModel):
 
 
 class PageChanges(WireModel):
-    """What changed since a reference point (seed 004 §6.6)."""
+    """What changed since a reference point: what an action's result reports (SPEC A4)."""
 
     url: str
     title: str
@@ -814,7 +816,7 @@ def describe_validation_error(error: ValidationError, limit: int = 5) -> str:
 
 
 # ---------------------------------------------------------------------------
-# Tool arguments as agents send them (CONTRACT.md "Tool arguments"). Each action tool takes
+# Tool arguments as agents send them (docs/protocol.md "Tools and actions"). Each action tool takes
 # either that action's fields or an ordered ``actions`` batch. The argument models and
 # their JSON Schemas are derived from the action models above, never written by hand.
 # ---------------------------------------------------------------------------
@@ -909,7 +911,7 @@ def single_action_from_json(tool: str, body: bytes | str) -> WireModel | None:
     path accepts too and builds into the same request (``tests/page/test_protocol.py``).
 
     Why: the agent HTTP API's common call is one action's fields; ``json.loads`` and then
-    validating the dict were two passes over them (~4-5 us of ~11 per call, issue 7).
+    validating the dict would be two passes over them (docs/performance.md).
     """
     model = _SINGLE_ACTION_MODELS.get(tool)
     if model is None:
@@ -968,9 +970,8 @@ def build_request(
             and None not in args.values()
         ):
             # The common single-action call, validated in one pydantic pass: the request
-            # with the arguments as its one action (issue 7: the general path below
-            # validates, dumps and re-validates; validating the action and then the request
-            # around it was two passes, ~3 us more). Without ``actions``, ``action`` or null
+            # with the arguments as its one action (the general path below validates, dumps
+            # and re-validates). Without ``actions``, ``action`` or null
             # values both paths accept exactly the same arguments; a failure falls through
             # to the general path, which words the error.
             try:

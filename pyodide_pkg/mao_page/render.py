@@ -1,4 +1,4 @@
-"""Compact text rendering of a snapshot for a model (SPEC S7, S8; seed 000 §1.1).
+"""Compact text rendering of a snapshot for a model (SPEC S7, S8).
 
 One line per node, indented under the forms, dialogs, lists, tables and landmarks that hold
 it: ``- role "name" [states] [ref=...]`` for elements, ``- heading "..." [level=N]`` and

@@ -1,15 +1,16 @@
-"""Risk of one page action (SPEC P4, seed 004 §3.3).
+"""Risk of one page action (SPEC P4).
 
 High risk: submitting a form (a submit button, Enter in a form field), destructive or payment
 wording on the target (English and Chinese), sensitive fields (SPEC P5), and forms that post
 to another origin. A key that activates a control (Enter on a button or link, Space on a
 button) is rated as a click on it; ``page_keyboard`` without a ref is rated on the element
-that has focus, which is where the keys go. The words are matched on what the user sees (the accessible name and the
-visible text), never on class names or ids (STYLE "not to copy").
+that has focus, which is where the keys go. The words are matched on what the user sees (the
+accessible name and the visible text), never on class names or ids, which are the page's
+internals and change without notice.
 
 Risk does not decide on its own: under ``per_action`` every acting step is confirmed and the
 card shows the risk; ``task`` and ``full`` run high-risk steps too, with the same validity
-checks and verification as any other step (seed 004 §3.3).
+checks and verification as any other step.
 """
 
 from __future__ import annotations

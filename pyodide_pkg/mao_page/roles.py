@@ -22,7 +22,7 @@ WIDGET_ROLES = frozenset(
 )
 
 # Roles an agent operates like form fields; the rest of the interactive roles are buttons
-# or links (seed 004 §6.2 `kind`).
+# or links. This decides an element's ``kind`` in the snapshot (SPEC S2).
 FORM_CONTROL_ROLES = frozenset(
     {
         "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio", "switch", "slider",
@@ -126,7 +126,7 @@ _ATTRIBUTE_ROLE_TAGS = frozenset({"a", "area", "input", "select", "img", "sectio
 def implicit_role(row: list[Any]) -> str:
     """HTML-AAM implicit role of an element, from its tag and attributes."""
     tag = row[F.TAG]
-    # Most rows of a scan skip straight to the tag table (one set lookup, issue 3 speed).
+    # Most rows of a scan skip straight to the tag table: one set lookup on the hot path.
     if tag in _ATTRIBUTE_ROLE_TAGS:
         if tag == "a" or tag == "area":
             return "link" if row[F.HREF] else ""

@@ -20,7 +20,14 @@ from .authorization import (
 )
 from .client import ClientState, Identity, SdkClient
 from .dispatcher import Dispatcher
-from .protocol import AuditEvent, ErrorCode, PageInfo, PageToolRequest, PageToolResult, ToolError
+from .protocol import (
+    ErrorCode,
+    PageAuditEvent,
+    PageInfo,
+    PageToolRequest,
+    PageToolResult,
+    ToolError,
+)
 from .risk import Target
 from .snapshots import ElementEntry, SnapshotStore
 from .supervisor import Supervisor
@@ -45,7 +52,7 @@ class Controller:
         except OptionsError as error:
             self.host.signal_failure("invalid_options", f"MaoChat.init: {error}")
             raise
-        self.page = bridge.Page(api)
+        self.page = bridge.BrowserPage(api)
         self.store = SnapshotStore()
         self.panel = bridge.PanelView(api)
         self.input_watch = bridge.InputWatch(api, lambda kind: self.supervisor.on_takeover())
@@ -127,7 +134,7 @@ class Controller:
         return handle, Target(role=described.role, tag=described.tag, type=kind or described.type, label=described.label,
                               text=text, sensitive=described.sensitive or private, in_form=in_form, form_action=form_action)
 
-    def _audit(self, event: AuditEvent) -> None:
+    def _audit(self, event: PageAuditEvent) -> None:
         detail = event.to_wire()
         detail.pop("type", None)
         self.host.emit("audit", detail)

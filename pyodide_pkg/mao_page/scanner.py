@@ -27,9 +27,11 @@ from .names import (
     inner_field_label,
     nearby_text,
     position_label,
+    replaced_control_label,
     squash,
     stepper_label,
 )
+from .protocol import Viewport
 from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
 from .sensitive import FIELD_TAGS, is_sensitive_field
 
@@ -62,15 +64,6 @@ OFFSCREEN_TEXT_LIMIT = 40
 _new_tuple = tuple.__new__
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in the top viewport
-
-
-@dataclass(frozen=True, slots=True)
-class Viewport:
-    width: float
-    height: float
-    scroll_x: float
-    scroll_y: float
-    device_pixel_ratio: float = 1.0
 
 
 class ScannedElement(NamedTuple):
@@ -894,9 +887,9 @@ def _placeholder_or_row_label(index: int, doc: DocumentIndex, controls: ControlR
 
 def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None) -> tuple[str, str]:
     """``element_label`` of an element without an accessible name: its text (not for fields),
-    a spin button's stepper name, the name of the one field inside it (what the widget itself
-    says), the text right before it, the label text of its field container (names.py), in
-    that order."""
+    a spin button's stepper name, the name of the native control it is drawn in place of,
+    the name of the one field inside it (what the widget itself says), the text right before
+    it, the label text of its field container (names.py), in that order."""
     if doc.tags[index] not in ("input", "select", "textarea"):
         label = doc.text_content(index, limit=TEXT_LIMIT)
         if label:
@@ -908,6 +901,9 @@ def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None)
     label = stepper_label(index, doc, controls, lambda row: element_label(row, doc, controls=controls)[0])
     if label:
         return label, "stepper"
+    label = replaced_control_label(index, doc, controls)
+    if label:
+        return label, "nearby"
     label = inner_field_label(index, doc, controls)
     if label:
         return label, "inner"

@@ -1,6 +1,6 @@
 """``page_screenshot``: the current viewport rendered from the DOM inside the page.
 
-SPEC X1-X3, P5; seed 004 §6.3; seed 000 (``annotate``). Python decides; the JS primitives in
+SPEC X1-X3, P5; docs/tools.md "page_screenshot". Python decides; the JS primitives in
 ``loader_js/primitives/screenshot.js`` run the DOM-to-image library (@zumer/snapdom, imported
 on the first screenshot) and draw on the output canvas:
 
@@ -61,7 +61,7 @@ _UNRENDERED_KINDS = frozenset(UnrenderedKind.__args__)  # type: ignore[attr-defi
 
 
 # ---------------------------------------------------------------------------
-# What the screenshot needs from the page (``bridge.Page`` implements it).
+# What the screenshot needs from the page (``bridge.BrowserPage`` implements it).
 # ---------------------------------------------------------------------------
 
 
@@ -90,7 +90,7 @@ class ScreenshotPage(Protocol):
 
 class UnmaskedPolicy(Protocol):
     """Decides whether an unmasked screenshot may be taken (SPEC X3, P1, P5): return to
-    allow, raise ``ToolFailure`` (permission_denied, user_rejected, ...) to refuse. Issue 6's
+    allow, raise ``ToolFailure`` (permission_denied, user_rejected, ...) to refuse. The
     authorization center plugs in here: under ``per_action`` it asks the user."""
 
     async def allow_unmasked(self, request: PageToolRequest) -> None: ...

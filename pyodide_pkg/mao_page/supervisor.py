@@ -41,11 +41,11 @@ from . import i18n
 from .authorization import AuthorizationCenter, Decision, Level, LevelChange
 from .errors import ToolFailure
 from .protocol import (
-    AuditEvent,
     AuditKind,
     ChatEvent,
     ChatEventKind,
     ErrorCode,
+    PageAuditEvent,
     PageToolRequest,
     PageToolResult,
 )
@@ -179,7 +179,7 @@ class Supervisor:
         ui: PanelUi,
         page_origin: str,
         describe_target: Callable[[ElementEntry], Target],
-        audit: Callable[[AuditEvent], None],
+        audit: Callable[[PageAuditEvent], None],
         arm_takeover: Callable[[bool], None],
         send_chat: Callable[[str, str], bool],
         cancel_running: Callable[[str], None],
@@ -239,7 +239,7 @@ class Supervisor:
         self._render()
 
     def _record(self, kind: AuditKind, **fields: Any) -> None:
-        event = AuditEvent(kind=kind, level=self.center.level.value, at_ms=self._wall_clock(), **fields)
+        event = PageAuditEvent(kind=kind, level=self.center.level.value, at_ms=self._wall_clock(), **fields)
         self._audit(event)
 
     @property

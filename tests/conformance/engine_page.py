@@ -20,7 +20,8 @@ PYTHON = r'''
 import json
 from mao_page.bridge import decode_walk
 from mao_page.names import DocumentIndex
-from mao_page.scanner import Viewport, scan_page
+from mao_page.protocol import Viewport
+from mao_page.scanner import scan_page
 
 def names_of(columns, indices):
     rows, scopes, frames = decode_walk(columns)  # the SDK's own transport of the walk
@@ -32,7 +33,7 @@ def names_of(columns, indices):
 
 def scan_of(columns, width, height):
     rows, scopes, frames = decode_walk(columns)
-    result = scan_page(rows, Viewport(width, height, 0, 0), include_offscreen=True, scopes=scopes, frames=frames)
+    result = scan_page(rows, Viewport(width=width, height=height, scroll_x=0, scroll_y=0), include_offscreen=True, scopes=scopes, frames=frames)
     doc = DocumentIndex(rows)
     return json.dumps([
         [e.index if e.control is None else e.control, e.role,

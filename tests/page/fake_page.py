@@ -1,4 +1,4 @@
-"""A scripted stand-in for ``bridge.Page`` and the inspector, for the action modules' pure
+"""A scripted stand-in for ``bridge.BrowserPage`` and the inspector, for the action modules' pure
 logic (decisions, ordering, strategies). It records the acts it was asked for; it does not
 model the DOM, so what it proves is what our code decides, never what a browser does (the
 browser tests prove that)."""
@@ -16,7 +16,7 @@ from mao_page.actions import ActionContext, SettlePolicy, Target
 from mao_page.actions.changes import ChangeTracker
 from mao_page.errors import ToolFailure
 from mao_page.page import HitTest, NativeSelection, Outcome, PageState, Submission, read_state
-from mao_page.protocol import ErrorCode
+from mao_page.protocol import ErrorCode, Viewport
 from mao_page.snapshots import ElementEntry
 
 from .page_rows import fact_row
@@ -242,7 +242,7 @@ class FakeInspector:
             )
             for e in self.listed
         ]
-        yield None, SimpleNamespace(elements=items), [1280, 800, 0, 0]
+        yield None, SimpleNamespace(elements=items), Viewport(width=1280, height=800, scroll_x=0, scroll_y=0)
 
 
 def context(page: FakePage, inspector: FakeInspector) -> tuple[ActionContext, list[Any]]:

@@ -403,6 +403,61 @@ async def test_a_value_the_page_reverted_is_a_verification_failure() -> None:
 
 
 @pytest.mark.parametrize(
+    ("input_type", "asked", "shown", "same"),
+    [
+        ("number", "1280.5", "1280.50", True),
+        ("number", "1280.5", "1280", False),
+        ("text", "1280.5", "1,280.50", True),
+        ("text", "1280.5", "1.280,5", True),
+        ("text", "1280", "$ 1 280", True),
+        ("text", "1280.5", "12805", False),  # the decimal mark dropped: ten times the amount
+        ("text", "123", "12", False),  # cut to a maxlength of 2
+        ("text", "0012", "12", False),  # a code's leading zeros count
+        ("text", "spring24", "SPRING24", True),
+        ("tel", "5551234567", "(555) 123-4567", True),
+        ("text", "Ada", "Grace", False),
+        ("email", "Ada@Example.com", "ada@example.com", True),
+        ("time", "08:30", "08:30:00", True),
+        ("time", "08:30", "08:31", False),
+        ("datetime-local", "2024-05-17T08:30:00", "2024-05-17T08:30", True),
+        ("color", "#FFAA00", "#ffaa00", True),
+        ("date", "2024-05-17", "2024-05-18", False),
+        ("text", "2024-05-17", "17/05/2024", True),  # a picker's own display format
+        ("text", "2024-05-17", "May 17, 2024", True),
+        ("text", "2024-05-17", "2024/05/18", False),
+        ("text", "14:30", "2:30 PM", True),
+        ("text", "14:30", "2:30 AM", False),
+    ],
+)
+def test_a_value_shown_differently_is_the_same_value_only_when_its_type_says_so(
+    input_type: str, asked: str, shown: str, same: bool
+) -> None:  # SPEC A3
+    field = element("field", "input", type=input_type)
+    assert fill_module.same_value(field.row, asked, shown) is same
+
+
+async def test_a_value_the_page_cut_short_is_a_verification_failure_not_reformatted() -> None:  # SPEC A3, P5
+    page = FakePage()
+    field = element("code", "input", type="text")
+    page.fill = lambda handle, value: setattr(handle, "value", value[:2]) or handle.value  # type: ignore[method-assign]
+    ctx, _ = context(page, FakeInspector(page, [field]))
+    with pytest.raises(ToolFailure) as raised:
+        await fill_module.run(ctx, FillAction(element_id="code", value="AB-123"), field.target())
+    assert raised.value.code is ErrorCode.VERIFICATION_FAILED
+    assert raised.value.details is not None and raised.value.details["status"] == "changed"
+    assert raised.value.details["value"] == "AB"
+
+
+async def test_a_number_the_page_shows_with_grouping_is_reformatted() -> None:  # SPEC A3
+    page = FakePage()
+    field = element("amount", "input", type="text")
+    page.fill = lambda handle, value: setattr(handle, "value", "1,280.50") or handle.value  # type: ignore[method-assign]
+    ctx, _ = context(page, FakeInspector(page, [field]))
+    outcome = await fill_module.run(ctx, FillAction(element_id="amount", value="1280.5"), field.target())
+    assert (outcome["status"], outcome["value"]) == ("reformatted", "1,280.50")
+
+
+@pytest.mark.parametrize(
     ("key", "tag", "columns", "act"),
     [
         ("Enter", "textarea", {}, ("insert_text", "\n")),

@@ -281,6 +281,16 @@ def test_label_for_names_its_control() -> None:  # SPEC S3
     assert (element.label, element.label_source) == ("Email address", "label")
 
 
+@pytest.mark.parametrize(("display", "name"), [("inline", "Nickname:"), ("none", "Nickname")])
+def test_label_colon_from_generated_content_counts_only_when_rendered(display: str, name: str) -> None:  # SPEC S3
+    # accname 2F.ii takes ::after content; a pseudo-element with display: none generates no
+    # box and no text (Chromium names the field "Nickname"), as vertical antd forms hide the colon.
+    page = PageRows()
+    page.add("label", label_for="nick", own_text="Nickname", pseudo=["", "inline", '":"', display])
+    field = page.add("input", id="nick", type="text")
+    assert page.scanned(field).label == name
+
+
 def test_wrapping_label_names_its_control_without_the_controls_value() -> None:  # SPEC S3
     page = PageRows()
     label = page.add("label", own_text="Full name")
@@ -706,6 +716,32 @@ def test_a_nameless_combobox_takes_the_name_of_the_field_inside_it() -> None:  #
     page.add("input", page.add("div", box), placeholder="Select tags")
     element = page.scanned(box)
     assert (element.label, element.label_source, element.name_from) == ("Select tags", "inner", "inner")
+
+
+def _replaced_select(page: PageRows, *, select_hidden: bool) -> int:
+    """A jQuery select plugin's markup: the labelled <select> (hidden by the plugin) and,
+    right after it, the plugin's container with a nameless combobox and its search field."""
+    row = page.add("div")
+    page.add("label", row, label_for="tags", own_text="Tags")
+    page.add("select", row, id="tags", multiple=True, aria_hidden="true" if select_hidden else "")
+    container = page.add("span", page.add("span", row))
+    box = page.add("span", container, role="combobox", aria_expanded="false", tabindex="-1")
+    page.add("textarea", box, role="searchbox", aria_label="Search")
+    return box
+
+
+def test_a_widget_drawn_in_place_of_a_hidden_select_takes_the_selects_label() -> None:  # SPEC S3
+    page = PageRows()
+    box = _replaced_select(page, select_hidden=True)
+    element = page.scanned(box)
+    assert (element.label, element.label_source, element.name_from) == ("Tags", "nearby", "nearby")
+
+
+def test_a_visible_select_before_a_widget_does_not_name_it() -> None:  # SPEC S3
+    # Two controls side by side: the select's label is the select's own.
+    page = PageRows()
+    box = _replaced_select(page, select_hidden=False)
+    assert page.scanned(box).label == "Search"
 
 
 def test_a_field_named_only_by_its_placeholder_takes_its_form_rows_label() -> None:  # SPEC S3

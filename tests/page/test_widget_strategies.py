@@ -96,6 +96,15 @@ class WidgetFakePage(FakePage):
     def collapsed_tree_items(self, roots: list[Any]) -> list[Any]:
         return []
 
+    def popup_rows(self, roots: list[Any], limit: int) -> list[str]:
+        return []
+
+    def row_toggles(self, roots: list[Any], tried: list[Any]) -> list[Any]:
+        return []
+
+    def row_toggle_of(self, handle: Any) -> None:
+        return None
+
     def search_field_in(self, roots: list[Any]) -> None:
         return None
 
@@ -339,3 +348,96 @@ async def test_a_rating_clicks_the_nth_star_and_reads_the_stars_back() -> None:
     with pytest.raises(ToolFailure) as raised:
         await rate.set_value(ctx, rating.target(), "6")
     assert raised.value.code is ErrorCode.INVALID_REQUEST
+
+
+class TreeFakePage(WidgetFakePage):
+    """A tree select whose popup rows state no role or expanded state: each parent row has
+    a caret toggle before its text (``row_toggles``), and only expanded parents show their
+    children."""
+
+    TREE = {"Engineering": ["Frontend", "Backend"], "Sales": ["EMEA"]}
+
+    def __init__(self, expanded: set[str] = frozenset()) -> None:
+        labels = [label for parent, kids in self.TREE.items() for label in (parent, *kids)]
+        super().__init__(labels)
+        self.expanded = set(expanded)
+        self.toggles = {parent: element(f"toggle:{parent}", "span") for parent in self.TREE}
+
+    def visible(self) -> list[str]:
+        if not self.open:
+            return []
+        return [label for parent, kids in self.TREE.items()
+                for label in (parent, *(kids if parent in self.expanded else ()))]
+
+    def click(self, handle: Element, x: float, y: float) -> None:
+        if handle.name.startswith("toggle:"):
+            FakePage.click(self, handle, x, y)
+            self.expanded ^= {handle.name.removeprefix("toggle:")}
+            return
+        super().click(handle, x, y)
+
+    def popup_rows(self, roots: list[Any], limit: int) -> list[str]:
+        return self.visible()[:limit]
+
+    def row_toggles(self, roots: list[Any], tried: list[Any]) -> list[Any]:
+        return [self.toggles[p] for p in self.TREE if p in self.visible() and self.toggles[p] not in tried]
+
+    def row_toggle_of(self, handle: Element) -> Element | None:
+        return self.toggles.get(handle.label)
+
+
+async def test_a_leaf_under_a_collapsed_roleless_node_is_reached_through_its_toggle() -> None:  # SPEC A1
+    page = TreeFakePage()
+    department = combobox()
+    follow_open(page, department)
+    outcome = await custom_select.choose(setup(page, department), department.target(), ["Backend"])
+    assert clicks(page) == ["select", "toggle:Engineering", "opt:Backend"]
+    assert outcome["selected"] == ["Backend"] and page.shown == "Backend"
+
+
+async def test_a_toggle_that_folded_an_open_node_is_clicked_again() -> None:  # SPEC A1
+    page = TreeFakePage(expanded={"Engineering"})
+    department = combobox()
+    follow_open(page, department)
+    outcome = await custom_select.choose(setup(page, department), department.target(), ["EMEA"])
+    assert clicks(page) == ["select", "toggle:Engineering", "toggle:Engineering", "toggle:Sales", "opt:EMEA"]
+    assert outcome["selected"] == ["EMEA"] and "Engineering" in page.expanded
+
+
+async def test_a_missing_leaf_lists_the_rows_the_roleless_tree_showed() -> None:  # SPEC A6
+    page = TreeFakePage()
+    department = combobox()
+    follow_open(page, department)
+    with pytest.raises(ToolFailure) as raised:
+        await custom_select.choose(setup(page, department), department.target(), ["Legal"])
+    assert raised.value.code is ErrorCode.NOT_FOUND
+    assert raised.value.details["options"] == ["Engineering", "Frontend", "Backend", "Sales", "EMEA"]
+
+
+@pytest.mark.parametrize(("expanded", "toggles"), [(set(), 1), ({"Engineering"}, 2)], ids=["collapsed", "open"])
+async def test_a_path_down_a_roleless_tree_unfolds_the_node_and_chooses_the_leaf(
+    expanded: set[str], toggles: int
+) -> None:  # SPEC A1
+    # The node is not chosen (a tree select would take it as the value); an open node's toggle
+    # folds it, which shows fewer rows, so it is clicked again.
+    page = TreeFakePage(expanded=expanded)
+    department = combobox()
+    follow_open(page, department)
+    outcome = await custom_select.choose(setup(page, department), department.target(), ["Engineering", "Backend"])
+    assert clicks(page) == ["select", *["toggle:Engineering"] * toggles, "opt:Backend"]
+    assert (outcome["selected"], outcome["unfolded"], page.shown) == (["Backend"], ["Engineering"], "Backend")
+
+
+async def test_a_cascader_path_clicks_each_column_choice() -> None:  # SPEC A1
+    # Options without a toggle are chosen at every step: each opens the next column.
+    class Cascader(WidgetFakePage):
+        def click(self, handle: Element, x: float, y: float) -> None:
+            super().click(handle, x, y)
+            self.open = self.open or handle.name == "opt:Zhejiang"  # the next column opens
+
+    page = Cascader(["Zhejiang", "Hangzhou"])
+    region = combobox()
+    follow_open(page, region)
+    outcome = await custom_select.choose(setup(page, region), region.target(), ["Zhejiang", "Hangzhou"])
+    assert clicks(page) == ["select", "opt:Zhejiang", "opt:Hangzhou"]
+    assert outcome["selected"] == ["Zhejiang", "Hangzhou"] and "unfolded" not in outcome

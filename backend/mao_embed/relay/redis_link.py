@@ -99,6 +99,8 @@ class CommandLink:
         self._watchdog: asyncio.TimerHandle | None = None
         # Commands waiting for this loop iteration's write (``command``).
         self._outbox: list[bytes] = []
+        # The writes under way (``_flush``), kept so none is collected before it finishes.
+        self._sending: set[asyncio.Task[None]] = set()
 
     @property
     def connected(self) -> bool:
@@ -126,13 +128,25 @@ class CommandLink:
         batch, self._outbox = self._outbox, []
         if connection is None or not batch:
             return  # broken meanwhile: its commands were failed with it
-        writer = connection._writer  # the client's StreamWriter; send_packed_command's own
-        if writer is None:
+        # A task of its own, not a caller's: cancelling a tool call mid-write would make the
+        # client drop the connection every caller shares.
+        task = asyncio.get_running_loop().create_task(self._send(connection, batch))
+        self._sending.add(task)
+        task.add_done_callback(self._sending.discard)
+
+    async def _send(self, connection: Connection, batch: list[bytes]) -> None:
+        if self._connection is not connection:
+            return  # broken meanwhile: its commands were failed with it
+        if not connection.is_connected:
+            # send_packed_command would connect again behind the reader's back.
             self._broken(connection, RedisUnavailable("not connected"))
             return
         try:
-            writer.write(b"".join(batch))
-        except (RuntimeError, OSError) as error:  # a transport closed under us
+            # Connected, no health check and no socket timeout (``_connection_for``): the
+            # batch is written before the first await, so batches go out in the order the
+            # tasks start, which is the order of ``_waiting``.
+            await connection.send_packed_command(batch, check_health=False)
+        except (RedisError, OSError, RuntimeError) as error:  # a transport closed under us
             self._broken(connection, error)
 
     async def evalsha(self, script: Script, keys: list[str], args: list[str | bytes]) -> Any:

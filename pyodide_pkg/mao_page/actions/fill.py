@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+import unicodedata
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from .. import facts as F
@@ -32,6 +34,121 @@ VALUE_FORMATS: dict[str, tuple[re.Pattern[str], str]] = {
 }
 
 
+# What a number may be shown with besides digits: grouping (comma, dot, spaces, apostrophe,
+# underscore) and one decimal mark (comma or dot).
+_SHOWN_NUMBER = re.compile(r"^[-+]?[\d,. \u00a0\u202f\u2009'_]*\d[\d,. \u00a0\u202f\u2009'_]*$")
+
+
+def number_parts(text: str) -> tuple[str, str, str] | None:
+    """(sign, integer digits, fraction digits without trailing zeros) of a number as a field
+    shows it ("1,280.50", "1.280,5", "$ 1 280", "12%"), or None when the text is not one
+    number. Of two kinds of mark the last is the decimal one; one comma before exactly three
+    digits groups thousands ("1,280"), any other single mark is decimal. Leading zeros count
+    (a code "0012" is not "12")."""
+    body = text.strip().strip("%").strip()
+    while body and unicodedata.category(body[0]) == "Sc":  # a currency sign before it
+        body = body[1:].strip()
+    while body and unicodedata.category(body[-1]) == "Sc":
+        body = body[:-1].strip()
+    if not _SHOWN_NUMBER.match(body):
+        return None
+    sign = "-" if body[0] == "-" else ""
+    body = body.lstrip("+-")
+    marks = [i for i, c in enumerate(body) if c in ",."]
+    decimal_at = -1
+    if len({body[i] for i in marks}) == 2:
+        decimal_at = marks[-1]
+    elif len(marks) == 1:
+        tail = body[marks[0] + 1:]
+        thousands = body[marks[0]] == "," and len(tail) == 3 and tail.isdigit()
+        decimal_at = -1 if thousands else marks[0]
+    whole = body if decimal_at < 0 else body[:decimal_at]
+    fraction = "" if decimal_at < 0 else body[decimal_at + 1:]
+    groups = re.split(r"[,.]", "".join(c for c in whole if c.isdigit() or c in ",."))
+    if not fraction.isdigit() and decimal_at >= 0 or any(len(g) != 3 for g in groups[1:]):
+        return None  # "1.2.3", "1,2": not grouped thousands
+    return sign, "".join(c for c in whole if c.isdigit()), fraction.rstrip("0")
+
+
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_ISO_MOMENT = re.compile(r"^(?:(\d{4})-(\d{2})-(\d{2}))?[T ]?(?:(\d{2}):(\d{2})(?::(\d{2}))?)?$")
+_SHOWN_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap])?\.?m?\.?", re.IGNORECASE)
+
+
+def moment_parts(text: str) -> tuple[list[int], tuple[int, int, int] | None] | None:
+    """(the date's numbers in any order, (hour, minute, second)) of an ISO 8601 date and/or
+    time ("2024-05-17", "08:30", "2024-05-17T08:30"), or of the same moment as a field shows
+    it ("17/05/2024", "May 17, 2024", "2:30 PM"); None for text that is neither. A shown
+    date is compared by its numbers as a set: day and month order is the field's business."""
+    text = text.strip()
+    iso = _ISO_MOMENT.match(text)
+    if iso is not None and (iso.group(1) or iso.group(4)):
+        year, month, day, hour, minute, second = iso.groups()
+        date = sorted(int(v) for v in (year, month, day) if v is not None)
+        clock = None if hour is None else (int(hour), int(minute), int(second or 0))
+        return date, clock
+    clock = None
+    time = _SHOWN_TIME.search(text)
+    if time is not None:
+        hour, minute, second, half = time.groups()
+        hours = int(hour) % 12 + (12 if half and half.lower() == "p" else 0) if half else int(hour)
+        clock = (hours, int(minute), int(second or 0))
+        text = text[:time.start()] + " " + text[time.end():]
+    words = re.findall(r"[^\W\d_]+", text.casefold())
+    months = [_MONTHS.index(w[:3]) + 1 for w in words if w[:3] in _MONTHS]
+    date = sorted([int(v) for v in re.findall(r"\d+", text)] + months)
+    if len(date) not in (0, 3) or (not date and clock is None):
+        return None
+    return date, clock
+
+
+def _letters_and_digits(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKC", text).casefold() if c.isalnum())
+
+
+def same_value(row: list[Any], asked: str, shown: str) -> bool:
+    """SPEC A3: whether a field that shows ``shown`` after being filled with ``asked`` holds
+    the value asked for, only formatted its own way (the success ``reformatted``), or holds
+    another value (a failure: cut to its maxlength, a digit dropped, a different choice).
+
+    - number and range inputs: the same number ("1280.50" for "1280.5");
+    - date and time inputs: the same instant (Chromium drops ":00" seconds);
+    - color inputs: the same color in any case;
+    - other text: a date or time asked as ISO 8601 shown with the same day and time in the
+      field's own format ("17/05/2024", "May 17, 2024", "2:30 PM"); the same number when
+      both read as one ("1,280.50" for "1280.5", never "12805"); else the same letters and digits in the same order, only case, spacing and
+      punctuation differing (an upper-cased code, a phone number with a mask's brackets and
+      dashes) -- "12" of "123" is not the value asked for.
+    """
+    input_type = (row[F.TYPE] or "text").lower() if row[F.TAG] == "input" else "text"
+    if input_type in ("number", "range"):
+        try:
+            return Decimal(asked) == Decimal(shown)
+        except InvalidOperation:
+            return False
+    if input_type in ("time", "datetime-local"):
+        return _instant(asked) == _instant(shown) is not None or asked == shown
+    if input_type in ("color", "date", "month", "week"):
+        return asked.casefold() == shown.casefold()
+    asked_moment = moment_parts(asked)
+    if asked_moment is not None:
+        return asked_moment == moment_parts(shown)
+    asked_number, shown_number = number_parts(asked), number_parts(shown)
+    if asked_number is not None and shown_number is not None:
+        return asked_number == shown_number
+    letters = _letters_and_digits(asked)
+    return bool(letters) and letters == _letters_and_digits(shown)
+
+
+def _instant(text: str) -> str | None:
+    """A time or local date-time with its seconds spelled out ("08:30" -> "08:30:00.000")."""
+    match = re.match(r"^(\d{4}-\d{2}-\d{2}T)?(\d{2}:\d{2})(:\d{2})?(\.\d{1,3})?$", text)
+    if match is None:
+        return None
+    day, minutes, seconds, fraction = match.groups()
+    return f"{day or ''}{minutes}{seconds or ':00'}{(fraction or '.').ljust(4, '0')}"
+
+
 def format_error(row: list[Any], value: str) -> str | None:
     """The expected format when ``value`` is not one the field's input type accepts."""
     input_type = row[F.TYPE] if row[F.TAG] == "input" else ""
@@ -52,6 +169,9 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
         return await rate.set_value(ctx, target, value)
     if not is_fillable(row) and slider.is_slider_shaped(ctx, target):
         return await slider.set_value(ctx, target, value)
+    # A read-only picker field: the value is picked in the calendar or clock it opens.
+    if (wanted := date.wants_picker(target, value)) is not None:
+        return await date.pick(ctx, target, wanted)
     if not is_fillable(row):
         raise target.failure(
             ErrorCode.NOT_EDITABLE,
@@ -98,8 +218,21 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
                 **({} if target.entry.sensitive else outcome["readBack"]),
             },
         )
-    else:
+    elif same_value(row, expected_value, final):
         status = "reformatted"
+    else:
+        # The field kept another value (cut to its maxlength, a digit dropped): not the one
+        # asked for, whatever the page meant by it.
+        kept = "" if target.entry.sensitive else f" ({final[:80]!r} for {value[:80]!r})"
+        raise ToolFailure(
+            ErrorCode.VERIFICATION_FAILED,
+            f"{target.name} holds another value than the one asked for{kept}",
+            element_id=target.entry.element_id,
+            details={
+                "status": "changed",
+                **({} if target.entry.sensitive else {"value": final, **outcome["readBack"]}),
+            },
+        )
     outcome["status"] = status
     if target.entry.sensitive:  # SPEC P5: never echo a sensitive value
         outcome.pop("readBack", None)

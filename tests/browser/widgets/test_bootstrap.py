@@ -105,11 +105,6 @@ CELLS = [
 ]
 
 
-KNOWN_FAILURES = {
-    "select-multiple": "unreachable: Select2's multiple combobox has no name (its label names the hidden select)",
-}
-
-
-@pytest.mark.parametrize("cell", cells_params(CELLS, KNOWN_FAILURES))
+@pytest.mark.parametrize("cell", cells_params(CELLS))
 def test_widget(widget_page, cell):
     widget_page(LIB).run(cell)

@@ -64,13 +64,6 @@ CELLS = [
 ]
 
 
-_READ_ONLY = "not_editable: the picker's input is read-only; only its calendar or clock panel sets it"
-KNOWN_FAILURES = {
-    "tree-select-nested": "not_found: the tree's items state no role or expanded state; Backend stays collapsed",
-    "date-fill-iso": _READ_ONLY, "time-fill": _READ_ONLY, "date-range-fill-both": _READ_ONLY,
-}
-
-
-@pytest.mark.parametrize("cell", cells_params(CELLS, KNOWN_FAILURES))
+@pytest.mark.parametrize("cell", cells_params(CELLS))
 def test_widget(widget_page, cell):
     widget_page(LIB).run(cell)

@@ -11,7 +11,8 @@ be clicked:
    popup rendered) to filter the list;
 3. scroll the popup's list from the top, a screenful at a time: virtual lists render only
    the options in view;
-4. expand collapsed tree items of the popup;
+4. expand collapsed tree items of the popup: those that state it (aria-expanded), then rows
+   that state no role, through the toggle before their text (a tree node's caret);
 5. move the active descendant with the arrow keys (ARIA listboxes that render the active
    option only).
 
@@ -26,6 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ... import facts as F
 from ...keyboard import parse_key
 from ...page import HitTest, Outcome
 from ...protocol import ErrorCode
@@ -42,6 +44,8 @@ FIRST_WAIT_S = 0.3
 AFTER_STEP_WAIT_S, AFTER_STEP_FRAMES = 0.1, 2
 MAX_SCROLL_STEPS = 120
 MAX_TREE_EXPANSIONS = 40
+# Rows of a roleless popup read at most (their texts go into an error's details).
+MAX_ROWS = 400
 MAX_KEY_STEPS = 200
 # How far down one scroll step goes, as a fraction of the list's height: some overlap, so an
 # option cut at the bottom edge is whole in the next screenful.
@@ -176,7 +180,10 @@ async def locate(ctx: ActionContext, target: Target, search: Search) -> Choice |
         if choice is not None:
             return choice
     # A popup still animating in (a background tab gets frames at 1 Hz): the whole wait.
-    return await wait_for(ctx, target, search)
+    choice = await wait_for(ctx, target, search)
+    if choice is None:
+        note_rows(ctx, search)
+    return choice
 
 
 async def _by_typing(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
@@ -219,6 +226,12 @@ async def _by_scrolling(ctx: ActionContext, target: Target, search: Search) -> C
 
 
 async def _by_expanding(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
+    choice = await _expand_stated(ctx, target, search)
+    return choice if choice is not None else await _expand_roleless(ctx, target, search)
+
+
+async def _expand_stated(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
+    """Tree items that state they are collapsed (role=treeitem, aria-expanded="false")."""
     page = ctx.page
     skip = 0  # collapsed items whose toggle did not expand them
     for _ in range(MAX_TREE_EXPANSIONS):
@@ -238,6 +251,74 @@ async def _by_expanding(ctx: ActionContext, target: Target, search: Search) -> C
         if len(page.collapsed_tree_items(produced(ctx, search))) >= len(items):  # type: ignore[attr-defined]
             skip += 1
     return None
+
+
+async def _expand_roleless(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
+    """Rows that state no role or expanded state: click each one's leading toggle (a caret
+    beside the node's text) once, in order, the children it shows included. A toggle whose
+    click left fewer rows folded a node that was open: it is clicked again to unfold it."""
+    page = ctx.page
+    tried: list[Any] = []
+    for _ in range(MAX_TREE_EXPANSIONS):
+        roots = produced(ctx, search)
+        toggles = page.row_toggles(roots, tried)  # type: ignore[attr-defined]
+        if not toggles:
+            return None
+        toggle = toggles[0]
+        tried.append(toggle)
+        hit = page.hit_test(toggle)
+        if not hit.ok:
+            continue
+        rows = len(page.popup_rows(roots, MAX_ROWS))  # type: ignore[attr-defined]
+        page.click(toggle, hit.x, hit.y)
+        await ctx.settle(short=True)
+        choice = await wait_for(ctx, target, search, short=True)
+        if choice is not None:
+            return choice
+        if len(page.popup_rows(produced(ctx, search), MAX_ROWS)) < rows:  # type: ignore[attr-defined]
+            await _click_toggle(ctx, toggle)
+    return None
+
+
+async def expand_node(ctx: ActionContext, search: Search, choice: Choice) -> bool:
+    """Unfold the tree node ``choice`` is the title of, a step of a path down a tree: True
+    when it is a node (open now), False when it is a leaf or an option (to be chosen). A node
+    that states its state is unfolded only when collapsed; one that states none is toggled,
+    and toggled back when the click left fewer rows (it was open and folded)."""
+    page = ctx.page
+    item, role = page.choice_item(choice.handle)  # type: ignore[attr-defined]
+    if role == "treeitem":
+        state = page.row_of(item)[F.ARIA_EXPANDED]
+        if state != "false":
+            return state == "true"
+        toggle = page.tree_toggle(item)  # type: ignore[attr-defined]
+        if toggle is not None:
+            await _click_toggle(ctx, toggle)
+        return True
+    toggle = page.row_toggle_of(choice.handle)  # type: ignore[attr-defined]
+    if toggle is None:
+        return False
+    rows = len(page.popup_rows(produced(ctx, search), MAX_ROWS))  # type: ignore[attr-defined]
+    await _click_toggle(ctx, toggle)
+    if len(page.popup_rows(produced(ctx, search), MAX_ROWS)) < rows:  # type: ignore[attr-defined]
+        await _click_toggle(ctx, toggle)
+    return True
+
+
+async def _click_toggle(ctx: ActionContext, toggle: Any) -> None:
+    hit = ctx.page.hit_test(toggle)
+    if hit.ok:
+        ctx.page.click(toggle, hit.x, hit.y)
+        await ctx.settle(short=True)
+
+
+def note_rows(ctx: ActionContext, search: Search) -> None:
+    """What a popup without option roles offers (its rows' texts), for the error."""
+    if search.seen:
+        return
+    for text in ctx.page.popup_rows(produced(ctx, search), MAX_ROWS):  # type: ignore[attr-defined]
+        if text and text not in search.seen:
+            search.seen.append(text)
 
 
 async def _by_keys(ctx: ActionContext, target: Target, search: Search) -> Choice | None:

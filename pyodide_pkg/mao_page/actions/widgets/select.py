@@ -5,7 +5,7 @@ wanted choice in the popup (``popup.locate``), click it, close what stays open, 
 what the widget now *shows*. Several values are several choices in order: the tags of a
 multiple select, or a cascader's path (``["Zhejiang", "Hangzhou"]``), where each pick opens
 the next column and the last closes the popup; a path widget then shows at least the last
-label. An element whose click opens no popup is not a select: ``unsupported``.
+label. In a tree select the same path unfolds the nodes on the way and chooses the leaf. An element whose click opens no popup is not a select: ``unsupported``.
 """
 
 from __future__ import annotations
@@ -59,11 +59,12 @@ async def choose(ctx: ActionContext, target: Target, values: list[str]) -> dict[
     before = page.popup_roots(None)  # type: ignore[attr-defined]
     chosen: list[str] = []
     methods: list[str] = []
+    unfolded: list[str] = []
     closed_itself = False
 
     async def perform() -> dict[str, Any]:
         nonlocal closed_itself
-        for wanted in values:
+        for position, wanted in enumerate(values):
             search = popup.Search(wanted, before)
             if not is_listbox and not is_open(ctx, target, before):
                 page.click(target.handle, point.x, point.y)
@@ -79,6 +80,11 @@ async def choose(ctx: ActionContext, target: Target, values: list[str]) -> dict[
                         "(use page_click, page_fill or page_check for it); nothing was chosen",
                     )
                 raise popup.failure(target, search)
+            # A path down a tree ("Engineering", "Backend"): the nodes on the way are unfolded,
+            # not chosen; a cascader's columns have no toggle and are clicked.
+            if position < len(values) - 1 and await popup.expand_node(ctx, search, choice):
+                unfolded.append(choice.label)
+                continue
             await popup.activate(ctx, target, choice)
             chosen.append(choice.label)
             methods.append(choice.via)
@@ -99,6 +105,8 @@ async def choose(ctx: ActionContext, target: Target, values: list[str]) -> dict[
             {"shown": shown[:200]},
         )
     outcome.update({"selected": chosen, "via": methods})
+    if unfolded:
+        outcome["unfolded"] = unfolded
     return outcome
 
 
