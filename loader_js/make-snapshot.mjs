@@ -2,12 +2,15 @@
 // the page uses, prepared exactly as the loader prepares it (runtime-image.js), import our
 // packages, and write the memory snapshot the page restores.
 //
-//   node make-snapshot.mjs <pyodide dir> <versioned asset dir> <site-packages.tar> <dylibs json> <scope>
+//   node make-snapshot.mjs <pyodide dir> <versioned asset dir> <site-packages.tar> <dylibs json> <scope> [<json>]
 //
 // scope "full": our packages imported and the protocol validators built; "stdlib": only the
 // standard-library modules a full boot loads (found by booting fully in a first process, then
-// importing just those in a second one), which makes a smaller snapshot; "list": print that
-// module list and exit.
+// importing just those in a second one), which makes a smaller snapshot; "list" (that first
+// process): print {stdlib, imports, pyc} and exit, where `imports` are the site-packages modules
+// the page's boot import loads, in the order they finish loading, and `pyc` the byte-compiled
+// files of those, written into the directory given as <json>. A stdlib
+// snapshot takes that record as <json>.
 // Writes snapshot.bin (the heap) and snapshot.json (what the loader needs to restore it) into
 // the asset directory, and prints snapshot.json.
 import fs from "node:fs";
@@ -48,7 +51,7 @@ function zeroFreeMemory(Module) {
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const [pyodideDir, assetDir, tarPath, dylibsJson, scope = "full", modulesJson = "[]"] = process.argv.slice(2);
+const [pyodideDir, assetDir, tarPath, dylibsJson, scope = "full", extra = "{}"] = process.argv.slice(2);
 const MaoImage = new Function(fs.readFileSync(path.join(here, "runtime-image.js"), "utf8") + "\nreturn MaoImage;")();
 
 const { loadPyodide } = await import(pathToFileURL(path.join(pyodideDir, "pyodide.mjs")).href);
@@ -67,6 +70,7 @@ const image = MaoImage.prepare({
 });
 const pyodide = await loadPyodide({
   indexURL: pyodideDir + "/",
+  stdLibURL: path.join(assetDir, MaoImage.STDLIB),
   _makeSnapshot: true,
   args: [],
   stdout: (line) => console.error("[py]", line),
@@ -76,12 +80,20 @@ const pyodide = await loadPyodide({
 const Module = pyodide._module;
 const imageModule = pyodide.pyimport("mao_page.image");
 if (scope === "list") {
+  const imports = imageModule.boot_imports("mao_page.runtime").toJs();
   imageModule.prepare_image("full").destroy();
-  const list = imageModule.standard_library_modules();
-  console.log(JSON.stringify(list.toJs()));
+  const stdlib = imageModule.standard_library_modules().toJs();
+  const pyc = imageModule.compile_modules(pyodide.toPy(imports)).toJs();
+  for (const rel of pyc) {
+    const target = path.join(extra, rel);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, Module.FS.readFile(image.state.sitePackages + "/" + rel));
+  }
+  console.log(JSON.stringify({ stdlib, imports, pyc }));
   process.exit(0);
 }
-const prepared = imageModule.prepare_image(scope, pyodide.toPy(JSON.parse(modulesJson)));
+const record = JSON.parse(extra);
+const prepared = imageModule.prepare_image(scope, pyodide.toPy(record.stdlib || []));
 const modules = prepared.toJs();
 prepared.destroy();
 imageModule.destroy();
@@ -109,6 +121,8 @@ const meta = {
   handles: MaoImage.dlopenHandles(Module),
   freshPages: MaoImage.toBase64(freshBits),
   modules: modules.length,
+  // What the page imports after restoring a stdlib image, one step at a time.
+  imports: scope === "full" ? [] : record.imports || [],
 };
 fs.writeFileSync(path.join(assetDir, "snapshot.json"), JSON.stringify(meta, null, 1));
 // One line for the build log; the whole record (function-table slots, page bitmap) is in

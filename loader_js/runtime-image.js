@@ -17,6 +17,10 @@
 
 const MaoImage = (() => {
   const TAR_BLOCK = 512;
+  // The standard library as the build repacks it: Pyodide's python_stdlib.zip with its files
+  // stored rather than deflated, so the whole archive is served brotli-compressed (a third
+  // smaller on the wire) and imports read it without inflating.
+  const STDLIB = "stdlib.zip";
   // Steps of a restore, for the start-up benchmark (bench/startup.py reads every mark).
   const mark = (name) => { if (globalThis.performance && performance.mark) performance.mark(name); };
 
@@ -157,7 +161,7 @@ const MaoImage = (() => {
   function prepare({ createModule, files, dylibs, snapshot, expected, freshBits }) {
     let failure = null;
     let Module = null;
-    const state = { layout: null, trampoline: 0, fresh: null };
+    const state = { layout: null, trampoline: 0, fresh: null, sitePackages: null };
     return {
       state,
       options: {
@@ -187,6 +191,7 @@ const MaoImage = (() => {
         },
         async fsInit(FS, { sitePackages }) {
           try {
+            state.sitePackages = sitePackages;
             state.trampoline = Module.HEAP32[trampolineCell(Module)];
             if (!state.trampoline) Module.wasmTable.grow(1);
             const fileList = await files;
@@ -205,5 +210,5 @@ const MaoImage = (() => {
     };
   }
 
-  return { untar, prepare, dlopenHandles, afterRestore, freshPages, toBase64 };
+  return { STDLIB, untar, prepare, dlopenHandles, afterRestore, freshPages, toBase64 };
 })();

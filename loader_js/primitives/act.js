@@ -346,6 +346,12 @@ function fillEditable(el, value) {
   return readValue(el);
 }
 
+// The most characters a user can type into a text field (its maxlength), or -1 for no limit.
+function maxLength(el) {
+  const limited = el.localName === "input" || el.localName === "textarea";
+  return limited && el.maxLength >= 0 ? el.maxLength : -1;
+}
+
 function blur(el) {
   if (typeof el.blur === "function") blurElement(el);
   return readValue(el);
@@ -706,7 +712,7 @@ Object.assign(MaoDom, {
   controlOf, labelFor, dispatchKey, insertText, deleteText, selectAll, submitImplicitly, moveFocus,
   stepRadio, stepSelect, scrollIntoView, scrollState, scrollPage, scrollElement, nextFrame,
   interceptDialogs, liveMessages, pageText, deepActiveElement: (doc, exclude) => deepActiveElement(doc || document, exclude),
-  isTextField,
+  isTextField, maxLength,
 });
 
 // Keyboard activation of a button or link: a click event without pointer events, as the

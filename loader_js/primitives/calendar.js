@@ -168,9 +168,26 @@ function revealInList(el) {
   return before.top !== after.top || before.left !== after.left;
 }
 
+// The values a range picker shows across its two inputs, read from the field the agent
+// named: the nearest container (a few levels up) holding exactly two text inputs, else the
+// field's own value.
+function rangeFieldText(el) {
+  for (let n = el.parentElement, i = 0; n && i < 4; n = n.parentElement, i++) {
+    const inputs = Array.from(n.querySelectorAll("input")).filter((input) => {
+      const type = (input.getAttribute("type") || "text").toLowerCase();
+      return type === "text" || type === "search";
+    });
+    if (inputs.length > 2) break;
+    if (inputs.length === 2) return inputs.map((input) => input.value).join(" – ");
+  }
+  return "value" in el ? el.value : "";
+}
+
 // Whether `node` is `ancestor` or inside it (through shadow roots too).
 function containsNode(ancestor, node) {
   return ancestor === node || composedContains(ancestor, node);
 }
 
-Object.assign(MaoDom, { calendarGrids, pickerButtons, timeColumns, revealInList, containsNode });
+Object.assign(MaoDom, {
+  calendarGrids, pickerButtons, timeColumns, revealInList, containsNode, rangeFieldText,
+});

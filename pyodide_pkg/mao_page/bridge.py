@@ -226,6 +226,9 @@ class BrowserPage:
     def read_value(self, handle: ElementHandle) -> str:
         return str(self._primitives.readValue(handle.proxy))
 
+    def max_length(self, handle: ElementHandle) -> int:
+        return int(self._primitives.maxLength(handle.proxy))
+
     def hit_test(self, handle: ElementHandle) -> HitTest:
         outcome, x, y, hit = self._primitives.hitTest(handle.proxy, self._sdk_host).to_py()
         return HitTest(Outcome(outcome), float(x), float(y), str(hit))
@@ -416,6 +419,9 @@ class BrowserPage:
 
     def contains(self, ancestor: ElementHandle, node: ElementHandle) -> bool:
         return bool(self._call("containsNode", ancestor, node))
+
+    def range_field_text(self, handle: ElementHandle) -> str:
+        return str(self._call("rangeFieldText", handle))
     def slider_track(self, handle: ElementHandle) -> tuple[Any, ...] | None:
         """(the element keys go to or None, the rail, x0, x1, y0, y1: the rail's start and end
         points in the viewport), or None when nothing there is a thumb on a rail."""

@@ -14,6 +14,7 @@ import random
 import sys
 
 FULL = "full"
+SITE = "/site-packages/"
 
 
 def prepare_image(scope: str, modules: list[str] | None = None) -> list[str]:
@@ -50,9 +51,60 @@ def standard_library_modules() -> list[str]:
     names = []
     for name, module in list(sys.modules.items()):
         origin = getattr(module, "__file__", None) or ""
-        if name != "__main__" and "site-packages" not in origin:
+        if name != "__main__" and SITE not in origin:
             names.append(name)
     return sorted(names)
+
+
+def boot_imports(module: str) -> list[str]:
+    """Import ``module`` and return the site-packages modules that loaded, in the order each
+    finished loading (so each comes after the modules it imports): what a page restored from a
+    ``stdlib`` image imports, one step at a time. Every import, the statement and
+    ``importlib.import_module`` alike, goes through ``_find_and_load``; it is wrapped here."""
+    import importlib._bootstrap as bootstrap
+
+    original = bootstrap._find_and_load  # type: ignore[attr-defined]
+    finished: list[str] = []
+
+    def find_and_load(name, import_):  # type: ignore[no-untyped-def]
+        loaded = original(name, import_)
+        finished.append(name)
+        return loaded
+
+    bootstrap._find_and_load = find_and_load  # type: ignore[attr-defined]
+    try:
+        importlib.import_module(module)
+    finally:
+        bootstrap._find_and_load = original  # type: ignore[attr-defined]
+    return site_modules(list(dict.fromkeys(finished)))
+
+
+def site_modules(names: list[str]) -> list[str]:
+    """The modules among ``names`` (loaded now) whose files are in site-packages, in order."""
+    files = {name: getattr(sys.modules.get(name), "__file__", None) or "" for name in names}
+    return [name for name, file in files.items() if SITE in file]
+
+
+def compile_modules(names: list[str]) -> list[str]:
+    """Byte-compile the pure-Python modules among ``names`` next to their sources (unchecked
+    hash-based .pyc, valid whatever the file times) and return the .pyc paths relative to
+    site-packages: a page then loads them instead of compiling the sources again."""
+    import py_compile
+    from importlib.util import cache_from_source
+
+    written = []
+    for name in site_modules(names):
+        source = sys.modules[name].__file__
+        if not source.endswith(".py"):
+            continue
+        target = py_compile.compile(
+            source,
+            cfile=cache_from_source(source),
+            doraise=True,
+            invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+        )
+        written.append(target.split(SITE, 1)[1])
+    return written
 
 
 def after_restore() -> None:

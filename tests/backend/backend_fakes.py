@@ -15,12 +15,16 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import websockets
+from mao_embed.security.tokens import issue_token
+from mao_page.client import Backoff, Identity, SdkClient
+from mao_page.dispatcher import Dispatcher
 from mao_page.protocol import (
     PROTOCOL_VERSION,
     Cancel,
     ChatEvent,
     ChatEventKind,
     ErrorMessage,
+    PageInfo,
     PageToolRequest,
     PageToolResult,
     Ping,
@@ -291,3 +295,70 @@ class WebsocketsTransport:
                 await self._socket.send(text)
             except websockets.ConnectionClosed:
                 return
+
+
+class RealPage:
+    """The page runtime's own ``SdkClient`` and ``Dispatcher`` on CPython, connected over a
+    real WebSocket, so its reconnect and resume code runs as in a browser. A tool in
+    ``blocking`` (every tool when None) runs until cancelled, as a write in flight when its
+    server dies; any other answers success at once."""
+
+    def __init__(
+        self, ws_url: str, secret: str = SECRET, *, blocking: frozenset[str] | None = None
+    ) -> None:
+        self.executed: list[str] = []
+        self.cancelled: list[str] = []
+        self.sessions: list[str] = []
+        self.changed = asyncio.Event()
+        self._blocking = blocking
+
+        async def token() -> str:
+            return issue_token(secret, user_id=USER_ID, agent_id=AGENT_ID, origin=PAGE_ORIGIN)
+
+        self.dispatcher = Dispatcher(self._execute, lambda data: None, lambda: "v1")
+        self.client = SdkClient(
+            url=ws_url,
+            identity=Identity(AGENT_ID, USER_ID, None, "test", token_refreshable=True),
+            connect=WebsocketsTransport,
+            token=token,
+            page_info=lambda: PageInfo(url="https://shop.example/form", title="Form"),
+            dispatcher=self.dispatcher,
+            on_ready=self._ready,
+            on_refused=lambda code, message: None,
+            # Fast reconnects so the test does not wait out production backoff.
+            backoff=Backoff(initial_s=0.05, factor=1.5, cap_s=0.3),
+        )
+        self.task: asyncio.Task[None] | None = None
+
+    def _ready(self, session_id: str) -> None:
+        self.sessions.append(session_id)
+        self.changed.set()
+
+    async def _execute(self, request: PageToolRequest) -> PageToolResult:
+        self.executed.append(request.request_id)
+        self.changed.set()
+        if self._blocking is not None and request.tool.value not in self._blocking:
+            return PageToolResult(request_id=request.request_id, success=True, page_version="v1")
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            self.cancelled.append(request.request_id)
+            self.changed.set()
+            raise
+        raise AssertionError("unreachable")
+
+    async def wait_until(self, condition: Callable[[], bool], timeout_s: float = 20) -> None:
+        async with asyncio.timeout(timeout_s):
+            while not condition():
+                self.changed.clear()
+                await self.changed.wait()
+
+    def start(self) -> RealPage:
+        self.task = asyncio.get_running_loop().create_task(self.client.run())
+        return self
+
+    async def stop(self) -> None:
+        self.client.stop()
+        if self.task is not None:
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(self.task, 5)

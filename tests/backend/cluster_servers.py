@@ -1,17 +1,22 @@
-"""Real servers for the cluster tests: ``redis-server`` and ``nginx`` (Debian packages,
-installed by ``scripts/bootstrap``), each started on a free port in a temporary directory and
-stopped afterwards; never the system services."""
+"""Real servers for the cluster and chaos tests: ``mao-embed serve`` in a subprocess,
+``redis-server`` and ``nginx`` (Debian packages, installed by ``scripts/bootstrap``), each
+started on a free port in a temporary directory and stopped afterwards; never the system
+services."""
 
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
+from backend_fakes import PAGE_ORIGIN
 
 
 def free_port() -> int:
@@ -30,6 +35,85 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], what: str) -> No
                 return
         time.sleep(0.02)
     raise RuntimeError(f"{what} did not listen on {port}")
+
+
+class MaoAddress:
+    """Where agents and pages reach a mao-embed backend on ``port`` (itself or nginx)."""
+
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws/sdk"
+
+
+class ServeProcess(MaoAddress):
+    """``mao-embed serve`` in a subprocess on ``port`` (a restart reuses it), its audit log in
+    ``db``. ``announced``: a pattern its "serving on" line must match (by default the port)."""
+
+    def __init__(
+        self, tmp: Path, port: int, secret: str, db: Path, args: tuple[str, ...] = (),
+        announced: str | None = None,
+    ) -> None:
+        self.port = port
+        self.db = db
+        self._tmp = tmp
+        self._secret = secret
+        self._args = args
+        self._announced = announced or rf":{port}\b"
+        self.process: subprocess.Popen[str] | None = None
+
+    def start(self) -> ServeProcess:
+        self.launch()
+        return self.wait_ready()
+
+    def launch(self) -> None:
+        env = {
+            **os.environ,
+            "MAO_EMBED_SECRET": self._secret,
+            "MAO_EMBED_ORIGINS": PAGE_ORIGIN,
+            "XDG_CONFIG_HOME": str(self._tmp / "config"),
+            "XDG_STATE_HOME": str(self._tmp / "state"),
+            # The test needs the server, not a fresh asset build.
+            "MAO_EMBED_SKIP_BUILD": "1",
+        }
+        env.pop("MAO_EMBED_API_KEY", None)
+        env.pop("MAO_EMBED_REDIS_URL", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "mao_embed.cli", "serve", "--host", "127.0.0.1",
+             "--port", str(self.port), "--db", str(self.db), *self._args],
+            env=env, stderr=subprocess.PIPE, text=True,
+        )
+
+    def wait_ready(self) -> ServeProcess:
+        assert self.process is not None and self.process.stderr is not None
+        deadline = time.monotonic() + 180
+        line = ""
+        while "serving on" not in line:
+            line = self.process.stderr.readline()
+            assert line or self.process.poll() is None, "serve exited before announcing"
+            assert time.monotonic() < deadline, "serve did not start"
+        assert re.search(self._announced, line), line
+        return self
+
+    def kill9(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def terminate(self) -> None:
+        assert self.process is not None
+        self.process.terminate()
+        self.process.wait(timeout=15)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=10)
 
 
 class RedisServer:
@@ -67,7 +151,7 @@ class RedisServer:
         self.process = None
 
 
-class Nginx:
+class Nginx(MaoAddress):
     """nginx as the load balancer in front of instances, round robin, WebSocket upgrade on
     ``/ws/`` (the README's example configuration)."""
 
@@ -129,14 +213,6 @@ http {{
 }}
 """)
         self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws/sdk"
 
     def start(self) -> Nginx:
         self.process = subprocess.Popen(

@@ -11,27 +11,19 @@ to misbehave on purpose; no browser.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import re
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from backend_fakes import AGENT_ID, PAGE_ORIGIN, SECRET, USER_ID, FakePage, WebsocketsTransport
+from backend_fakes import AGENT_ID, SECRET, USER_ID, FakePage, RealPage
+from cluster_servers import ServeProcess, free_port
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.security.tokens import issue_token
 from mao_embed.server import RunningServer
-from mao_page.client import Backoff, ClientState, Identity, SdkClient
-from mao_page.dispatcher import Dispatcher
-from mao_page.protocol import PageInfo, PageToolRequest, PageToolResult
+from mao_page.client import ClientState
+from mao_page.protocol import PageToolRequest
 
 MakePage = Callable[..., FakePage]
 BATCH = {
@@ -46,145 +38,18 @@ BATCH = {
 # --------------------------------------------------------------------------- helpers
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-class ServeProcess:
-    """``mao-embed serve`` in a subprocess on a fixed port, so a restart reuses it."""
-
-    def __init__(self, tmp: Path, port: int, extra_args: tuple[str, ...] = ()) -> None:
-        self.port = port
-        self.db = tmp / "audit.db"
-        self._tmp = tmp
-        self._extra_args = extra_args
-        self.process: subprocess.Popen[str] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws/sdk"
-
-    def start(self) -> ServeProcess:
-        env = {
-            **os.environ,
-            "MAO_EMBED_SECRET": SECRET,
-            "MAO_EMBED_ORIGINS": PAGE_ORIGIN,
-            "XDG_CONFIG_HOME": str(self._tmp / "config"),
-            "XDG_STATE_HOME": str(self._tmp / "state"),
-            # The test needs the server, not a fresh asset build.
-            "MAO_EMBED_SKIP_BUILD": "1",
-        }
-        env.pop("MAO_EMBED_API_KEY", None)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "mao_embed.cli", "serve", "--host", "127.0.0.1",
-             "--port", str(self.port), "--db", str(self.db), *self._extra_args],
-            env=env,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stderr is not None
-        deadline = time.monotonic() + 180
-        line = ""
-        while "serving on" not in line:
-            line = self.process.stderr.readline()
-            assert line or self.process.poll() is None, "serve exited before announcing"
-            assert time.monotonic() < deadline, "serve did not start"
-        assert re.search(rf":{self.port}\b", line), line
-        return self
-
-    def kill9(self) -> None:
-        assert self.process is not None
-        self.process.send_signal(signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def terminate(self) -> None:
-        assert self.process is not None
-        self.process.terminate()
-        self.process.wait(timeout=15)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.kill()
-            self.process.wait(timeout=10)
-
-
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
     started: list[ServeProcess] = []
 
     def start(port: int, *extra_args: str) -> ServeProcess:
-        process = ServeProcess(tmp_path, port, extra_args).start()
+        process = ServeProcess(tmp_path, port, SECRET, tmp_path / "audit.db", extra_args).start()
         started.append(process)
         return process
 
     yield start
     for process in started:
         process.stop()
-
-
-class RealPage:
-    """The page runtime's client and dispatcher; writes block until cancelled."""
-
-    def __init__(self, ws_url: str) -> None:
-        self.executed: list[str] = []
-        self.cancelled: list[str] = []
-        self.sessions: list[str] = []
-        self.changed = asyncio.Event()
-        self.dispatcher = Dispatcher(self._execute, lambda data: None, lambda: "v1")
-        self.client = SdkClient(
-            url=ws_url,
-            identity=Identity(AGENT_ID, USER_ID, None, "test", token_refreshable=True),
-            connect=WebsocketsTransport,
-            token=self._token,
-            page_info=lambda: PageInfo(url="https://shop.example/form", title="Form"),
-            dispatcher=self.dispatcher,
-            on_ready=self._ready,
-            on_refused=lambda code, message: None,
-            # Fast reconnects so the test does not wait out production backoff.
-            backoff=Backoff(initial_s=0.05, factor=1.5, cap_s=0.3),
-        )
-        self.task: asyncio.Task[None] | None = None
-
-    @staticmethod
-    async def _token() -> str:
-        return issue_token(SECRET, user_id=USER_ID, agent_id=AGENT_ID, origin=PAGE_ORIGIN)
-
-    def _ready(self, session_id: str) -> None:
-        self.sessions.append(session_id)
-        self.changed.set()
-
-    async def _execute(self, request: PageToolRequest) -> PageToolResult:
-        self.executed.append(request.request_id)
-        self.changed.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            self.cancelled.append(request.request_id)
-            self.changed.set()
-            raise
-        raise AssertionError("unreachable")
-
-    async def wait_until(self, condition: Callable[[], bool], timeout_s: float = 20) -> None:
-        async with asyncio.timeout(timeout_s):
-            while not condition():
-                self.changed.clear()
-                await self.changed.wait()
-
-    def start(self) -> RealPage:
-        self.task = asyncio.get_running_loop().create_task(self.client.run())
-        return self
-
-    async def stop(self) -> None:
-        self.client.stop()
-        if self.task is not None:
-            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
-                await asyncio.wait_for(self.task, 5)
 
 
 def fill_url(base: str, session_id: str) -> str:

@@ -51,8 +51,8 @@ class MemoryTransport:
         self.inbox.put_nowait(None)
 
 
-class Page:
-    """One SDK client connected to a scripted backend."""
+class MemoryPage:
+    """One SDK client connected to a scripted backend over an in-memory transport."""
 
     def __init__(self) -> None:
         self.transport = MemoryTransport()
@@ -143,8 +143,8 @@ def test_hostile_frames_to_the_page_run_nothing_and_never_kill_the_client() -> N
         loop.close()
 
 
-async def _connected_page() -> tuple[Page, asyncio.Task[None]]:
-    page = Page()
+async def _connected_page() -> tuple[MemoryPage, asyncio.Task[None]]:
+    page = MemoryPage()
     running = asyncio.get_running_loop().create_task(page.client.run())
     page.transport.inbox.put_nowait(
         json.dumps({"type": "welcome", "protocolVersion": 1, "sessionId": SESSION,
@@ -157,7 +157,7 @@ async def _connected_page() -> tuple[Page, asyncio.Task[None]]:
 
 
 async def _check(
-    page: Page, running: asyncio.Task[None], frame: str | bytes, marker: int, seen_ids: set[str]
+    page: MemoryPage, running: asyncio.Task[None], frame: str | bytes, marker: int, seen_ids: set[str]
 ) -> None:
     if isinstance(frame, bytes):
         # The browser transport hands Python text frames only.

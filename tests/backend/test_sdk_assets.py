@@ -227,3 +227,39 @@ def _tar_names(path: Path) -> list[str]:
 
     with tarfile.open(path) as archive:
         return archive.getnames()
+
+
+def test_the_build_ships_byte_code_for_what_the_page_imports_after_restoring() -> None:
+    # SPEC E3 (docs/startup.md): after a standard-library image the page imports the modules
+    # snapshot.json lists, in that order; each pure-Python one comes with its .pyc, so the page
+    # does not compile it; the standard library is the same archive with its files stored.
+    import json
+    import os
+    import shutil
+    import zipfile
+
+    from mao_embed.assets import SNAPSHOT_ENV, STDLIB_FILE, ensure_built
+
+    if shutil.which("node") is None or os.environ.get(SNAPSHOT_ENV, "stdlib") != "stdlib":
+        pytest.skip("only a stdlib image (the default, built with node) has an import list")
+    built = ensure_built()
+    versioned = built.sdk_dir / built.build_id
+    meta = json.loads((versioned / "snapshot.json").read_text())
+    names = set(_tar_names(versioned / "site-packages.tar"))
+    assert "mao_page.protocol" in meta["imports"] and "pydantic.main" in meta["imports"]
+    # Each module finishes loading after the modules it imports (a package after its own).
+    order = meta["imports"]
+    assert order.index("pydantic_core.core_schema") < order.index("pydantic_core")
+    for module in ("mao_page.protocol", "pydantic.main", "pydantic_core.core_schema"):
+        path = module.replace(".", "/")
+        source = f"{path}.py" if f"{path}.py" in names else f"{path}/__init__.py"
+        folder, _, stem = source.rpartition("/")
+        assert source in names and f"{folder}/__pycache__/{stem[:-3]}.cpython-314.pyc" in names
+    packed = zipfile.ZipFile(versioned / "python_stdlib.zip")
+    stored = zipfile.ZipFile(versioned / STDLIB_FILE)
+    with packed, stored:
+        assert [i.filename for i in stored.infolist()] == [i.filename for i in packed.infolist()]
+        assert {i.compress_type for i in stored.infolist()} == {zipfile.ZIP_STORED}
+        assert stored.read("typing.py") == packed.read("typing.py")
+    wire = (versioned / f"{STDLIB_FILE}.br").stat().st_size
+    assert wire < (versioned / "python_stdlib.zip").stat().st_size

@@ -97,6 +97,17 @@ def test_select_unknown_option_fails_and_leaves_the_page_unchanged(controls):
     assert "size" not in controls.state()["change"]
 
 
+def test_fill_longer_than_the_maxlength_is_refused_and_leaves_the_page_unchanged(controls):
+    # SPEC A3, A6: typing stops at maxlength, the setter would not; the agent is told, and no
+    # input event reached the page. A value that fits is filled.
+    result = controls.call("page_fill", "Promo code", value="SPRING24")
+    assert result["success"] is False and result["error"]["code"] == "invalid_request"
+    assert result["error"]["details"]["maxLength"] == 6
+    assert "promo" not in controls.state()["input"]
+    controls.do("page_fill", "Promo code", value="SPRING")
+    assert controls.state()["change"]["promo"] == "SPRING"
+
+
 def test_check_and_uncheck_checkbox(controls):
     controls.do("page_check", "Gift wrap", "checkbox")
     assert controls.state()["change"]["gift"] is True

@@ -167,6 +167,19 @@ def test_reading_one_element_inside_a_private_region_returns_none_of_it(page):
     assert find(page, "salary")["result"]["total"] == 0
 
 
+def test_reading_one_element_in_a_shadow_root_leaves_out_private_content_slotted_into_it(page):
+    # SPEC P5: the slotted element lives outside the shadow tree being read, yet its
+    # data-mao-private still holds.
+    show(page, """<order-card><span slot="note" data-mao-private>Card 4111 on file</span>
+      <span slot="note">Ships Friday</span></order-card>""",
+      """app.querySelector('order-card').attachShadow({mode: 'open'}).innerHTML =
+           '<section tabindex="0" aria-label="Order card"><h2>Order 7</h2><p><slot name="note"></slot></p></section>';""")
+    snapshot = page.inspect()
+    card = page.find(snapshot, label="Order card")
+    md = markdown(page, snapshotId=snapshot["snapshotId"], elementId=card["elementId"])
+    assert md == "## Order 7\n\nShips Friday"
+
+
 def test_paging_a_long_page_returns_every_block_once_in_order(page):
     # Each answer within maxChars, cut at a block boundary; the parts add up to the whole.
     paragraphs = [f"Paragraph {i}: " + "lorem ipsum dolor " * (i % 7 + 1) for i in range(400)]

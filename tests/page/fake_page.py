@@ -35,6 +35,7 @@ class Element:
     value: str = ""
     role: str = ""
     label: str = ""
+    max_length: int = -1  # the field's maxlength (-1: none)
 
     def entry(self) -> ElementEntry:
         return ElementEntry(
@@ -90,6 +91,9 @@ class FakePage:
 
     def read_value(self, handle: Element) -> str:
         return handle.value
+
+    def max_length(self, handle: Element) -> int:
+        return handle.max_length
 
     def hit_test(self, handle: Element) -> HitTest:
         self.acts.append(("hit_test", handle.name))

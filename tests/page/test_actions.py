@@ -448,6 +448,21 @@ async def test_a_value_the_page_cut_short_is_a_verification_failure_not_reformat
     assert raised.value.details["value"] == "AB"
 
 
+async def test_a_value_longer_than_the_fields_maxlength_is_refused_before_acting() -> None:  # SPEC A3, A6
+    # A user's typing would stop at two characters; the setter would store all three.
+    page = FakePage()
+    field = element("code", "input", type="text")
+    field.max_length = 2
+    ctx, _ = context(page, FakeInspector(page, [field]))
+    with pytest.raises(ToolFailure) as raised:
+        await fill_module.run(ctx, FillAction(element_id="code", value="abc"), field.target())
+    assert raised.value.code is ErrorCode.INVALID_REQUEST
+    assert raised.value.details is not None and raised.value.details["maxLength"] == 2
+    assert [a for a in page.acts if a[0] in ("fill", "focus")] == []
+    outcome = await fill_module.run(ctx, FillAction(element_id="code", value="ab"), field.target())
+    assert outcome["status"] == "applied"
+
+
 async def test_a_number_the_page_shows_with_grouping_is_reformatted() -> None:  # SPEC A3
     page = FakePage()
     field = element("amount", "input", type="text")

@@ -7,13 +7,18 @@ P5 no success without the value shown)."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import date
 from typing import Any
 
 import pytest
 from mao_page.actions.widgets import date as picker
 from mao_page.actions.widgets import datefmt
+from mao_page.errors import ToolFailure
 from mao_page.page import CalendarRead
+from mao_page.protocol import ErrorCode
+
+from .fake_page import Element, FakeInspector, FakePage, context, element
 
 
 @pytest.mark.parametrize(
@@ -217,3 +222,124 @@ def test_nameless_arrows_are_learned_by_pressing_them() -> None:
 def test_no_button_moves_that_way() -> None:  # SPEC A6: reported as not_found, not guessed
     page = _Buttons([["Next month", "›", False], ["Today", "Today", False], ["Previous month", "‹", True]])
     assert picker._nav_button(page, [], [], -3, {}) is None
+
+
+# ---------------------------------------------------------------------------------------
+# The whole pick against a scripted calendar (nameless arrows, no date labels).
+# ---------------------------------------------------------------------------------------
+
+_NAMES = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+class CalendarPage(FakePage):
+    """A read-only field whose click opens a one-month calendar showing ``month`` (an index,
+    ``datefmt.month_index``), with nameless arrow buttons of the given steps; a day click
+    writes the ISO date into the field (unless ``takes_pick`` is off) and closes it."""
+
+    def __init__(self, month: int, steps: tuple[int, ...] = (-12, -1, 1, 12), *, opens: bool = True,
+                 takes_pick: bool = True) -> None:
+        super().__init__()
+        self.field = element("field", "input", role="textbox", label="Start date", type="text", readonly=True)
+        self.popup = element("popup", "div")
+        self.month = month
+        self.open = False
+        self.opens = opens
+        self.takes_pick = takes_pick
+        self.arrows = [(element(f"arrow:{step}", "button"), step) for step in steps]
+
+    def click(self, handle: Element, x: float, y: float) -> None:
+        super().click(handle, x, y)
+        if handle is self.field and self.opens:
+            self.open = True
+        for arrow, step in self.arrows:
+            if handle is arrow:
+                self.month += step
+        if handle.name.startswith("day:"):
+            if self.takes_pick:
+                self.field.value = handle.name[4:]
+            self.open = False
+
+    def popup_roots(self, before: list[Any] | None = None) -> list[Any]:
+        roots = [self.popup] if self.open else []
+        return [r for r in roots if r not in (before or [])]
+
+    def contains(self, ancestor: Any, node: Any) -> bool:
+        return ancestor is node
+
+    def calendar_grids(self, roots: list[Any]) -> CalendarRead:
+        if not (self.open and roots):
+            return CalendarRead([], [], [], [])
+        year, month = divmod(self.month, 12)
+        first = date(year, month + 1, 1)
+        days = ((date(year + (month == 11), (month + 1) % 12 + 1, 1)) - first).days
+        facts = [[0, d, "", False, False] for d in (30, 31)]
+        facts += [[0, d, "", False, True] for d in range(1, days + 1)]
+        facts += [[0, d, "", False, False] for d in (1, 2, 3)]
+        cells = [
+            element(f"day:{date(year, month + 1, f[1]).isoformat()}" if f[4] else f"out:{f[1]}", "td")
+            for f in facts
+        ]
+        return CalendarRead(facts, cells, [self.popup], [f"{_NAMES[month]} {year} Su Mo Tu"])
+
+    def picker_buttons(self, roots: list[Any], grids: list[Any]) -> tuple[list[list[Any]], list[Any]]:
+        if not (self.open and roots):
+            return [], []
+        return [["", "", False] for _ in self.arrows], [arrow for arrow, _ in self.arrows]
+
+    def time_columns(self, roots: list[Any], grids: list[Any]) -> tuple[list[list[Any]], list[Any]]:
+        return [], []
+
+    def combobox_display(self, handle: Any) -> str:
+        return handle.value
+
+    def pressed(self) -> list[str]:
+        return [a[1] for a in self.acts if a[0] == "click" and a[1].startswith("arrow:")]
+
+
+@pytest.fixture
+def quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fake renders at once: the waits for panels animating in only slow the tests down.
+    monkeypatch.setattr(picker, "PANEL_WAIT_S", 0.01)
+    monkeypatch.setattr(picker, "VERIFY_WAIT_S", 0.01)
+    monkeypatch.setattr(picker, "NAV_WAIT_S", 0.01)
+
+
+def _pick(page: CalendarPage, value: str) -> dict[str, Any]:
+    ctx, _ = context(page, FakeInspector(page, [page.field]))
+    wanted = datefmt.parse_wanted(value)
+    assert wanted is not None
+    return asyncio.run(picker.pick(ctx, page.field.target(), wanted))
+
+
+def test_navigates_by_learned_arrows_and_picks_the_day(quick: None) -> None:  # SPEC A1, A3
+    page = CalendarPage(datefmt.month_index(2026, 12))
+    outcome = _pick(page, "2024-05-17")
+    assert page.field.value == "2024-05-17" and outcome["value"] == "2024-05-17"
+    # Learning presses the -12 arrow first; two years back, then seven months: 9 presses.
+    assert page.pressed() == ["arrow:-12"] * 2 + ["arrow:-1"] * 7
+    assert [a[1] for a in page.acts if a[0] == "click"][-1] == "day:2024-05-17"
+
+
+def test_a_month_no_arrow_reaches_is_not_found(quick: None) -> None:  # SPEC A6
+    page = CalendarPage(datefmt.month_index(2026, 12), steps=(1,))
+    with pytest.raises(ToolFailure) as failed:
+        _pick(page, "2024-05-17")
+    assert failed.value.code is ErrorCode.NOT_FOUND
+    assert failed.value.details["shownMonths"] == ["2027-01"]  # learned it goes forward only
+    assert page.field.value == ""
+
+
+def test_a_pick_the_field_does_not_show_is_no_success(quick: None) -> None:  # SPEC P5
+    page = CalendarPage(datefmt.month_index(2024, 5), takes_pick=False)
+    with pytest.raises(ToolFailure) as failed:
+        _pick(page, "2024-05-17")
+    assert failed.value.code is ErrorCode.VERIFICATION_FAILED
+    assert failed.value.details["picked"] == ["2024-05-17"]
+
+
+def test_a_read_only_field_opening_no_panel_stays_not_editable(quick: None) -> None:  # SPEC A6
+    page = CalendarPage(datefmt.month_index(2024, 5), opens=False)
+    with pytest.raises(ToolFailure) as failed:
+        _pick(page, "2024-05-17")
+    assert failed.value.code is ErrorCode.NOT_EDITABLE
+    assert page.field.value == ""

@@ -180,8 +180,17 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
     wrong = format_error(row, value)
     if wrong is not None:
         raise target.failure(ErrorCode.INVALID_REQUEST, f"{wrong}. Nothing was done")
-    await ensure_actionable(ctx, target, editable=True, hit=True)
     page, handle = ctx.page, target.handle
+    # A user's typing stops at the field's maxlength; the value setter would not, and store a
+    # value no user could have entered. Lengths in UTF-16 code units, as the browser counts.
+    limit = page.max_length(handle)
+    if 0 <= limit < len(value.encode("utf-16-le")) // 2:
+        raise target.failure(
+            ErrorCode.INVALID_REQUEST,
+            f"{target.name} takes at most {limit} characters; the value has more. Nothing was done",
+            {"maxLength": limit},
+        )
+    await ensure_actionable(ctx, target, editable=True, hit=True)
     previous = page.read_value(handle)
 
     async def perform() -> dict[str, Any]:

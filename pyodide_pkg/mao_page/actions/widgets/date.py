@@ -70,6 +70,7 @@ NAV_WAIT_S, NAV_WAIT_FRAMES = 0.3, 3
 PRESS_BACKOFF_MS = (0, 50, 100, 200, 400, 800)
 # A time column scrolling its picked item into place: this many frames without moving.
 STILL_FRAMES, STILL_CAP_S = 3, 1.5
+# After scrolling a column to reveal an item: the column's own scroll-end handler runs first.
 REVEAL_SETTLE_S = 0.25
 # The field's value after the last pick: libraries commit on the next frames.
 VERIFY_WAIT_S, VERIFY_WAIT_FRAMES = 1.0, 4
@@ -139,6 +140,9 @@ async def _shown(ctx: ActionContext, target: Target, wanted: datefmt.Wanted) -> 
         while True:
             shown = page.read_value(target.handle) if target.row[F.TAG] == "input" else ""
             shown = shown or page.combobox_display(target.handle)
+            if wanted.kind == "range" and not _shows(shown, wanted) and target.row[F.TAG] == "input":
+                # A range given to one of the picker's two inputs: each shows one end.
+                shown = page.range_field_text(target.handle)  # type: ignore[attr-defined]
             waited = time.monotonic() - began
             if _shows(shown, wanted) or (waited >= VERIFY_WAIT_S and frames.count >= VERIFY_WAIT_FRAMES):
                 return shown
