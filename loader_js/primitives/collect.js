@@ -230,7 +230,37 @@ function factsOf(el, parentIndex, formIndex, style, scope, texts, pseudo, fresh)
     a("aria-owns"), // 63
     style.textTransform, // 64
     fresh === true, // 65 not painted at the previous snapshot (see paintedBefore)
+    classState(el, style), // 66 "switch" / "checked" words of its class names (classState)
   ];
+}
+
+// A switch a library builds with no role (a clickable div) or without aria-checked states
+// what it is and whether it is on only in its class names ("t-switch t-is-checked",
+// "el-switch is-checked"): the words "switch" and "checked" among their parts, sorted
+// ("checked switch"), for an element that introduces the pointer or is focusable and has no
+// role, or has a checkable role and no aria-checked; "" for every other element.
+const CLASS_STATE_ROLES = new Set(["switch", "checkbox", "radio", "menuitemcheckbox", "menuitemradio"]);
+const CLASS_STATE_TAGS = new Set(["input", "select", "textarea", "option", "a", "area"]);
+function classState(el, style) {
+  const names = el.getAttribute("class");
+  if (!names || !/switch|checked/i.test(names) || el.hasAttribute("aria-checked")) return "";
+  const role = el.getAttribute("role");
+  if (role) {
+    if (!CLASS_STATE_ROLES.has(role.trim().split(/\s+/)[0].toLowerCase())) return "";
+  } else {
+    if (CLASS_STATE_TAGS.has(el.localName)) return "";
+    const parent = el.parentElement;
+    const ownPointer = style.cursor === "pointer" && !(parent && getComputedStyle(parent).cursor === "pointer");
+    if (!ownPointer && !(el.hasAttribute("tabindex") && el.tabIndex >= 0)) return "";
+  }
+  const words = new Set();
+  for (const token of names.split(/\s+/)) {
+    for (const part of token.split(/[-_]+|(?<=[a-z])(?=[A-Z])/)) {
+      const word = part.toLowerCase();
+      if (word === "switch" || word === "checked") words.add(word);
+    }
+  }
+  return [...words].sort().join(" ");
 }
 
 // What was painted at the previous snapshot (page_inspect): a box and, where the walk read its
@@ -632,7 +662,7 @@ const INT_COLUMNS = [1, 24, 35, 44, 46, 53, 62, 12, 21, 22, 23, 41, 56, 57, 65];
 const FLOAT_COLUMNS = [16, 17, 18, 19, 20];
 const STRING_COLUMNS = [
   0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 25, 26, 27, 28, 29, 30, 31, 32, 33, 37, 38, 39, 40, 42, 43, 45,
-  47, 48, 49, 50, 51, 52, 54, 55, 59, 60, 63, 64,
+  47, 48, 49, 50, 51, 52, 54, 55, 59, 60, 63, 64, 66,
 ];
 const ALT_COLUMN = 34;
 const OPTIONS_COLUMN = 36;

@@ -80,8 +80,10 @@ LIST = 62  # 1: <input list=...>, 2: <select size > 1>, else 0
 ARIA_OWNS = 63
 TEXT_TRANSFORM = 64
 FRESH = 65  # not painted at the previous snapshot: new to the agent (SPEC S9); False before the first
+CLASS_STATE = 66  # "switch", "checked", "checked switch" from the class names of a roleless or
+# aria-checked-less checkable control (classState in collect.js), else ""
 
-COLUMNS = 66
+COLUMNS = 67
 
 # Tables returned next to the rows by collectDocument.
 SCOPE_KIND, SCOPE_FRAME, SCOPE_HOST = 0, 1, 2
@@ -96,7 +98,7 @@ STRING_COLUMNS = (
     VISIBILITY, VALUE, OWN_TEXT, ARIA_CHECKED, ARIA_EXPANDED, ARIA_SELECTED, ARIA_DISABLED, ARIA_HIDDEN, AUTOCOMPLETE,
     LABEL_FOR, PRIVACY, POINTER_EVENTS, FORM_ACTION, FORM_METHOD, ARIA_REQUIRED, ARIA_READONLY, VALUE_ATTR, SHADOW,
     FRAME, CONTENT_VISIBILITY, OVERFLOW, POSITION, ARIA_INVALID, ARIA_PRESSED, ARIA_DESCRIBEDBY, ARIA_LEVEL, ARIA_VALUE,
-    ARIA_OWNS, TEXT_TRANSFORM,
+    ARIA_OWNS, TEXT_TRANSFORM, CLASS_STATE,
 )
 STRING_SEPARATOR = "\0"
 

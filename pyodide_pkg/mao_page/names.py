@@ -866,14 +866,14 @@ def replaced_control_label(index: int, doc: DocumentIndex, controls: ControlRows
     return ""
 
 
-def container_label(index: int, doc: DocumentIndex, controls: ControlRows) -> str:
+def container_label(index: int, doc: DocumentIndex, controls: ControlRows, *, any_role: bool = False) -> str:
     """The label text of the control's own field container: up through the ancestors that
     hold no other control (each at most ``CONTAINER_ROWS`` rows, ``CONTAINER_LEVELS`` up),
     the nearest text before the control in one of them (after it, for checkboxes, switches
     and selects). A container holding another control ends the search: text in it may be
     that control's. Never past a form, list or table: their text labels many controls."""
     role = doc.roles[index]
-    if role not in _LABELLED_ROLES:
+    if role not in _LABELLED_ROLES and not any_role:
         return ""
     after_too = role in _LABEL_AFTER_ROLES
     parents, end, tags = doc.parents, doc.end, doc.tags
@@ -921,6 +921,40 @@ def _text_beside(parent: int, node: int, doc: DocumentIndex, after_too: bool) ->
             if text:
                 return text[:80]
     return ""
+
+
+# A row of same-shaped items: a star rating's stars, a carousel's dots.
+_ROW_ITEMS = range(3, 21)
+
+
+def position_label(index: int, doc: DocumentIndex, controls: ControlRows) -> str:
+    """"Rating 4 of 5" for a nameless, textless clickable item whose siblings of its tag are
+    all such items (three to twenty, nothing else clickable among them): its place in the
+    row, after the label of the row's field container when it has one. A user tells these
+    items apart by where they sit, and so can an agent."""
+    parent = doc.parents[index]
+    if parent < 0:
+        return ""
+    tag = doc.tags[index]
+    siblings = doc.children[parent]
+    if len(siblings) > 2 * _ROW_ITEMS.stop:
+        return ""
+    items = [i for i in siblings if doc.tags[i] == tag and not doc.hidden[i]]
+    if len(items) not in _ROW_ITEMS or controls.count(parent + 1, doc.end[parent]) != len(items):
+        return ""
+    if any(not controls.count(i, i) or doc.accessible_name(i)[0] or doc.text_content(i, limit=20) for i in items):
+        return ""
+    shape = _shape(items[0], doc)
+    if any(_shape(i, doc) != shape for i in items[1:]):
+        return ""
+    place = f"{items.index(index) + 1} of {len(items)}"
+    label = container_label(parent, doc, controls, any_role=True)
+    return f"{label} {place}" if label else place
+
+
+def _shape(index: int, doc: DocumentIndex) -> tuple[str, ...]:
+    """The tags of an element's subtree in order: same-shaped items have the same."""
+    return tuple(doc.tags[index:doc.end[index] + 1])
 
 
 def stepper_label(index: int, doc: DocumentIndex, controls: ControlRows, field_label: Any) -> str:

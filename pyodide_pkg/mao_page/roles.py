@@ -143,6 +143,10 @@ def implicit_role(row: list[Any]) -> str:
             return ""  # HTML-AAM: a <section> is a region only when it has a name
         if tag == "form" and not (row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY] or row[F.TITLE]):
             return "form"
+    if row[F.CLASS_STATE] and "switch" in row[F.CLASS_STATE].split():
+        # SPEC DIFFERENCE: a clickable element a library names a switch only in its classes
+        # (a div toggling "is-checked") is a switch to an agent, as it is to its users.
+        return "switch"
     role = _TAG_ROLES.get(tag)
     if role is not None:
         return role
@@ -178,6 +182,7 @@ def roles_of_rows(
     roles = list(map(_USUAL_ROLES.get, tags, repeat("", count)))
     whole_row = set(compress(indexes, columns[F.ROLE]))
     whole_row.update(compress(indexes, columns[F.CONTENTEDITABLE]))
+    whole_row.update(compress(indexes, columns[F.CLASS_STATE]))
     hrefs = columns[F.HREF]
     for tag in ("a", "area"):
         links = rows_of_tag(tag)

@@ -26,6 +26,7 @@ from .names import (
     container_label,
     inner_field_label,
     nearby_text,
+    position_label,
     replaced_control_label,
     squash,
     stepper_label,
@@ -645,6 +646,7 @@ def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list
 _PRESSED = {"true": True, "false": False, "mixed": "mixed"}
 # aria-invalid values that do not make a field invalid.
 _VALID = {"": False, "false": False}
+_CHECKABLE = frozenset({"checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"})
 # The role of an element without one.
 _GENERIC = {"": "generic"}
 # Listed elements _describe decides by a shortcut when they have no states: the roles are
@@ -698,13 +700,13 @@ def _describe(
     for (
         index, control, (label, source), tag, role, input_type, element_id, name, placeholder, frame_kind, shadow,
         editable, is_password, autocomplete, options_fact, multiple, current_value, aria_value, checked_state,
-        aria_checked, aria_expanded, form, describedby, is_private,
+        aria_checked, aria_expanded, form, describedby, is_private, class_state,
     ) in zip(
         chosen, controls, doc.accessible_names(chosen), tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
         pick(c[F.SHADOW]), pick(c[F.CONTENTEDITABLE]), pick(c[F.IS_PASSWORD]), pick(c[F.AUTOCOMPLETE]),
         pick(c[F.OPTIONS]), pick(c[F.MULTIPLE]), pick(c[F.VALUE]), pick(c[F.ARIA_VALUE]), pick(c[F.CHECKED]),
         pick(c[F.ARIA_CHECKED]), pick(c[F.ARIA_EXPANDED]), forms, pick(c[F.ARIA_DESCRIBEDBY]), pick(private),
-        strict=True,
+        pick(c[F.CLASS_STATE]), strict=True,
     ):
         if (
             source == "content" and role in _PLAIN_ROLES and tag in _PLAIN_TAGS and control is None and checked_state < 0
@@ -752,6 +754,8 @@ def _describe(
             checked = "mixed" if checked_state == 2 else bool(checked_state)
         elif aria_checked in ("true", "false", "mixed"):
             checked = "mixed" if aria_checked == "mixed" else aria_checked == "true"
+        elif class_state and role in _CHECKABLE:
+            checked = "checked" in class_state.split()  # the state its class names say
         elif role in ("checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"):
             checked = False  # ARIA: an absent aria-checked on these roles means false
         text = ""
@@ -906,7 +910,7 @@ def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None)
     label = nearby_text(index, doc)
     if label:
         return label, "nearby"
-    label = container_label(index, doc, controls)
+    label = container_label(index, doc, controls) or position_label(index, doc, controls)
     return (label, "nearby") if label else ("", "")
 
 

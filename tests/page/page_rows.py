@@ -30,7 +30,7 @@ _DEFAULTS: dict[int, Any] = {
     F.CONTENT_VISIBILITY: "visible", F.OVERFLOW: "visible", F.POSITION: "static", F.ARIA_INVALID: "",
     F.USER_INVALID: 0, F.ARIA_PRESSED: "", F.ARIA_DESCRIBEDBY: "", F.OPEN: False, F.INERT: False,
     F.PSEUDO: 0, F.ARIA_LEVEL: "", F.ARIA_VALUE: "", F.TEXT_PARTS: [], F.LIST: 0, F.ARIA_OWNS: "",
-    F.TEXT_TRANSFORM: "none", F.FRESH: False,
+    F.TEXT_TRANSFORM: "none", F.FRESH: False, F.CLASS_STATE: "",
 }
 assert len(_DEFAULTS) == F.COLUMNS
 

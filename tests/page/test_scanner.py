@@ -635,6 +635,54 @@ def test_a_nameless_radio_group_takes_its_form_rows_label() -> None:  # SPEC S3
     assert (page.scanned(group).label, page.scanned(group).name_from) == ("Rating", "nearby")
 
 
+def test_a_roleless_div_its_classes_call_a_switch_is_a_switch_named_by_its_form_row() -> None:  # SPEC S1, S3
+    # TDesign Vue: div.t-switch (no role, no tabindex, a pointer); "t-is-checked" when on.
+    page = PageRows()
+    _row, inner = _form_row(page, "Notifications")
+    switch = page.add("div", inner, cursor="pointer", class_state="checked switch")
+    page.add("span", switch, cursor="pointer")
+    element = page.scanned(switch)
+    assert (element.role, element.label, element.name_from, element.checked) == ("switch", "Notifications", "nearby", True)
+
+
+def test_a_switch_without_aria_checked_states_off_when_its_classes_say_nothing_checked() -> None:  # SPEC S2
+    page = PageRows()
+    _row, inner = _form_row(page, "Notifications")
+    on = page.add("button", inner, role="switch", class_state="checked switch")
+    off = page.add("button", inner, role="switch", class_state="switch")
+    assert (page.scanned(on).checked, page.scanned(off).checked) == (True, False)
+
+
+def _stars(page: PageRows, parent: int, count: int = 5) -> list[int]:
+    """TDesign's rate: li items with a pointer and two star icons each, no role, no text."""
+    stars = []
+    for _ in range(count):
+        star = page.add("li", parent, cursor="pointer")
+        page.add("svg", page.add("div", star, cursor="pointer"), cursor="pointer")
+        page.add("svg", page.add("div", star, cursor="pointer"), cursor="pointer")
+        stars.append(star)
+    return stars
+
+
+def test_nameless_same_shaped_stars_are_named_by_their_place_after_the_rows_label() -> None:  # SPEC S1, S3
+    page = PageRows()
+    _row, inner = _form_row(page, "Rating")
+    stars = _stars(page, page.add("ul", page.add("div", inner)))
+    labels = [(page.scanned(star).label, page.scanned(star).name_from) for star in stars]
+    assert labels == [(f"Rating {n} of 5", "nearby") for n in range(1, 6)]
+
+
+def test_items_of_different_shapes_or_with_text_get_no_place_names() -> None:  # SPEC S3
+    page = PageRows()
+    row = page.add("ul")
+    stars = _stars(page, row, 4)
+    page.add("li", row, cursor="pointer", own_text="Clear")
+    other = page.add("ul")
+    icons = _stars(page, other, 3)
+    page.add("span", page.add("li", other, cursor="pointer"), display="inline")
+    assert {page.scanned(i).label for i in stars + icons} == {""}
+
+
 def test_a_switch_takes_the_label_after_it_in_its_own_container() -> None:  # SPEC S3
     page = PageRows()
     box = page.add("div")
@@ -961,8 +1009,12 @@ def test_roles_of_all_rows_agree_with_role_of_each_row() -> None:  # SPEC S1, S2
     page.add("section", aria_labelledby="h")
     page.add("form", aria_label="Login")
     page.add("form", title="Search")
+    page.add("div", cursor="pointer", class_state="switch")
+    page.add("span", class_state="checked")
+    page.add("button", role="switch", class_state="checked switch")
     rows = page.rows
     assert roles_of_rows(rows, F.columns_of(rows)) == [role_of(row) for row in rows]
+    assert [role_of(row) for row in rows[-3:]] == ["switch", "", "switch"]
 
 
 def test_a_scanned_elements_key_is_key_of_its_row() -> None:  # SPEC R2

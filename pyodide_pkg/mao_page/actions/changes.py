@@ -212,6 +212,8 @@ def checked_of(row: list[Any]) -> bool | None:
         return row[F.CHECKED] == 1
     if row[F.ARIA_CHECKED] in ("true", "false"):
         return row[F.ARIA_CHECKED] == "true"
+    if row[F.CLASS_STATE]:  # a switch stating its state only in its class names
+        return "checked" in row[F.CLASS_STATE].split()
     return None
 
 

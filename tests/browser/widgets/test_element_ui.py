@@ -48,7 +48,9 @@ CELLS = [
     Cell(
         "cascader",
         "path",
-        (select("Pick a region", ["Jiangsu", "Suzhou"]),),
+        # Named by its form row: the menu items of its closed (display:none) dropdown inside
+        # the row are no other control a user sees there.
+        (select("Region", ["Jiangsu", "Suzhou"]),),
         state={"region": ["jiangsu", "suzhou"]},
         shows=(shows("region", text="Jiangsu / Suzhou"),),
     ),
