@@ -7,8 +7,8 @@ function viewOf(el) {
 }
 
 // The focused element through open shadow roots and same-origin frames. Focus inside the
-// `exclude` element (the SDK host) counts as none, so keys never reach SDK UI (issue 6 item
-// 10): the body is returned instead, as when nothing has focus.
+// `exclude` element (the SDK host) counts as none, so keys never reach SDK UI (SPEC U1):
+// the body is returned instead, as when nothing has focus.
 function deepActiveElement(doc, exclude) {
   let active = doc.activeElement;
   if (exclude && active && (active === exclude || composedContains(exclude, active))) return doc.body;
@@ -666,7 +666,7 @@ function nextFrame(win) {
 }
 
 // Page dialogs raised during an action are answered (alert: ok, confirm: false, prompt:
-// null) and recorded, then the page's own functions are restored (SPEC A6, seed 000 §3).
+// null) and recorded, then the page's own functions are restored (SPEC A6).
 function interceptDialogs(win) {
   const records = [];
   const originals = { alert: win.alert, confirm: win.confirm, prompt: win.prompt };

@@ -654,7 +654,7 @@ function rowOf(el) {
 // The int array also carries, after the int columns, each row's subtree end (the last row of
 // its subtree, rows being in preorder), the non-empty cells of the sparse string columns and
 // the text parts (their strings in the table), which Python would otherwise compute or parse
-// from JSON (issue 3).
+// from JSON.
 // Python keeps the columns and builds a row only when one is asked for (mao_page/facts.py:
 // rows_from_columns), a fraction of parsing the same rows from JSON. The column groups are
 // mirrored in facts.py.
@@ -684,7 +684,7 @@ function columnsOf(result) {
   const stringIndex = new Int32Array(n * columnCount);
   // Most attribute columns are empty but in a few rows (title, name, href, placeholder):
   // for such a column the (row, id) pairs of its other cells cross too, and Python fills
-  // those few cells instead of looking up every row's (issue 3).
+  // those few cells instead of looking up every row's.
   // pairs[c]: the [row, id, ...] pairs of column c while it may be sparse (sparseColumns[c]).
   const pairs = STRING_COLUMNS.map(() => []);
   const sparseColumns = new Uint8Array(columnCount).fill(1);
@@ -704,7 +704,7 @@ function columnsOf(result) {
   // Text parts ([position, text, ...] per row): all rows' parts as flat [position, string id]
   // pairs; per row the number of its first pair + 1 (0: no text); the rows with more than one
   // part as [first pair, pair count] (mixed content, a few rows). Parsed from JSON, most
-  // rows' one-part lists were half the decode of a page (issue 3).
+  // rows' one-part lists were half the decode of a page.
   const textPairs = [];
   const textFirst = new Int32Array(n);
   const textSpans = [];
@@ -808,7 +808,7 @@ function columnsOf(result) {
     json: utf8.encode(JSON.stringify([result.scopes, result.frames, alt, options, pseudo, partial])),
     // The same walk as JSON rows, for the rare page whose strings hold a NUL. UTF-8 bytes:
     // copying a Uint8Array into Python is a memcpy, while a JS string of megabytes into a
-    // Python str cost ~20 ms at 8k elements (measured, issue 3).
+    // Python str cost ~20 ms at 8k elements (measured; docs/performance.md).
     rowsJson: () => utf8.encode(JSON.stringify([result.facts, result.scopes, result.frames, partial])),
   };
 }

@@ -1,7 +1,7 @@
 // Bulk DOM primitives handed to the Python runtime (mao_page.bridge).
 //
 // Why JavaScript at all: crossing the Pyodide proxy boundary costs 1-7 us per property
-// (NOTES-pyodide.md), so reading a page element by element from Python is 5-7x slower
+// (measured; docs/performance.md), so reading a page element by element from Python is 5-7x slower
 // than one call per document that returns flat facts. These functions only READ facts or
 // PERFORM one fixed, named act; every decision (what is interactive, its role, its name,
 // whether it is visible, whether an action is allowed) is made in Python.

@@ -1,4 +1,4 @@
-// SDK UI (issue 6; SPEC U1-U3, E4): the panel, the floating indicator, confirmation cards,
+// SDK UI (SPEC U1-U3, E4): the panel, the floating indicator, confirmation cards,
 // the target highlight, and the watch for real user input on the page.
 //
 // The loader builds the panel shell at once on init(), before Python runs (E4). The Python
@@ -11,7 +11,7 @@
 // screenshots and hit tests, so the agent can never see, target or click any of this.
 "use strict";
 
-// Accessible names are part of the outside contract (CONTRACT.md, README "Panel controls"):
+// Accessible names are part of the outside contract (README "Panel controls"):
 // change them only together with the README.
 const PANEL_TEXT = {
   en: {
@@ -309,7 +309,7 @@ function createPanel(root, doc, locale, opts) {
       overlay.append(box);
       highlightBox = box;
       if (!sticky) {
-        // Fade out (seed 000 §5: ~700 ms), then remove.
+        // Fade out (~700 ms, long enough to be seen), then remove.
         requestAnimationFrame(() => requestAnimationFrame(() => { box.style.opacity = "0"; }));
         fadeTimer = setTimeout(() => { if (highlightBox === box) clearHighlight(); }, HIGHLIGHT_FADE_MS + 50);
       }

@@ -366,7 +366,7 @@ class DocumentIndex:
         """``accessible_name`` of each row (not ``hidden_ok``). A scan names every listed
         element: the commonest names (``_leaf_text_names``) are found in one pass here, where
         a call of ``accessible_name`` and its shortcut per element cost more than the
-        shortcut's work (issue 3)."""
+        shortcut's work."""
         names = self._names
         out: list[tuple[str, str]] = []
         for index, text in zip(indexes, self._leaf_text_names(indexes), strict=True):
@@ -379,7 +379,7 @@ class DocumentIndex:
     def _name(self, index: int, hidden_ok: bool, leaf_text: str | None) -> tuple[str, str]:
         """``accessible_name`` computed; ``leaf_text``: the row's ``_leaf_text_names``."""
         # The shortcuts, commonest first (they never both apply): the steps below as they
-        # would run for most of a page's names, without their machinery (issue 3).
+        # would run for most of a page's names, without their machinery.
         source = "content"
         text = leaf_text
         if text is None:
@@ -406,7 +406,7 @@ class DocumentIndex:
     def _leaf_text_names(self, indexes: Sequence[int]) -> list[str | None]:
         """Per row: the name of the commonest named element, a link or button holding text
         only, as the steps below would compute it but without their machinery (most of a
-        page's names; issue 3); None when any step other than 2F could apply: the full
+        page's names); None when any step other than 2F could apply: the full
         computation. Rendered and without element children, pseudo content, aria-owns on the
         page, aria-labelledby, aria-label or native labels; a role named from content (2F);
         its text non-blank (else 2I and later apply)."""

@@ -44,7 +44,7 @@ _SKIPPED_TAGS = frozenset({"html", "head", "body", "script", "style", "template"
 _NON_FILLABLE_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset", "image", "file"})
 _CLIPPING = frozenset({"hidden", "clip"})
 _SCROLLING = frozenset({"auto", "scroll"})
-# Containers the text form indents (forms, dialogs, lists, tables, landmarks; seed 000 §1.1).
+# Containers the text form indents (forms, dialogs, lists, tables, landmarks), as a reader sees them grouped.
 CONTAINER_ROLES = frozenset(
     {
         "form", "dialog", "alertdialog", "list", "table", "grid", "treegrid", "navigation", "main",
@@ -398,7 +398,7 @@ def scan_page(
     found nothing to free and re-traversed the young ones (Pyodide-in-Node at 8,378 nodes,
     the collector on, median of 25 alternated: scan and outline 72 -> 61 ms; the collection
     this defers costs 2-5 ms in the work after, and a decode + scan + 60k-object cycle went
-    90 -> 80 ms; issue 3)."""
+    90 -> 80 ms; docs/performance.md)."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -419,7 +419,7 @@ def _scan_page(
     count = len(rows)
     indexes = range(count)
     # Whole columns are read at C speed (map, compress); Python then visits only the rows
-    # they point at, not every row of the page (issue 3).
+    # they point at, not every row of the page.
     columns = doc.columns
     ignored = doc.subtree_flags(F.rows_with(columns[F.PRIVACY], "ignore"))
     private = doc.subtree_flags(F.rows_with(columns[F.PRIVACY], "private"))
@@ -676,7 +676,7 @@ def _describe(
     Field by field, in bulk: the facts of all elements are read a column at a time (C:
     itemgetter, map, zip), the fields that are a plain function of them are made the same
     way, and only the rest (names, values, states, text) is decided element by element. A
-    call, an unpacking and a tuple per element cost more than the work of most fields (issue 3)."""
+    call, an unpacking and a tuple per element cost more than the work of most fields."""
     if not chosen:
         return []
     c = doc.columns
@@ -847,7 +847,7 @@ def _describe(
 def _state(facts: Sequence[Any], attributes: Sequence[str], count: int) -> Iterable[bool]:
     """Per element, a boolean state (disabled, readonly, required): its DOM fact or its
     aria-* attribute "true". Most pages set neither on any listed element: then one False
-    repeated, not three C calls per element (issue 3)."""
+    repeated, not three C calls per element."""
     if True not in facts and "true" not in attributes:
         return repeat(False, count)
     return map(or_, map(bool, facts), map(eq, attributes, repeat("true")))

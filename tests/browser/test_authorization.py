@@ -1,4 +1,4 @@
-"""Authorization levels end to end in real Chromium (issue 6; SPEC P1-P3, P5, E2, seed 004 §3.3):
+"""Authorization levels end to end in real Chromium (SPEC P1-P3, P5, E2):
 what survives a reload, what is isolated, what the host can and cannot do, where the token
 never goes, and which level releases sensitive values."""
 
@@ -148,7 +148,7 @@ EVERYWHERE_A_TOKEN_MUST_NOT_BE = """async () => {
 
 
 def test_storage_urls_and_broadcast_channel_never_hold_the_token(mao_embed, mao_agent):
-    # SPEC P3, seed 004 §7.2: after a session with grants, actions, chat and a reload.
+    # SPEC P3: after a session with grants, actions, chat and a reload.
     embedded = mao_embed('<label for="n">Name</label><input id="n">' + ADD_ONE, head=RECORD_BROADCASTS)
     # The token the page gave MaoChat.init (the snippet is the page's own HTML).
     token = embedded.page.evaluate(

@@ -1,5 +1,5 @@
 """What changed on the page: the observe baseline, before/after diffs of the interactive
-elements and the structural-change rule that stops a batch (SPEC A4, A5, seed 004 §6.6)."""
+elements and the structural-change rule that stops a batch (SPEC A4, A5)."""
 
 from __future__ import annotations
 
@@ -183,7 +183,7 @@ class ChangeTracker:
         )
 
     def observe(self) -> PageChanges:
-        """Seed 004 §6.6: what changed since the last snapshot."""
+        """What changed since the last snapshot (SPEC A5)."""
         latest = self._inspector.store.latest()
         baseline = self._baseline
         if latest is None:
