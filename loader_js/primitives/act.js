@@ -19,14 +19,6 @@ function deepActiveElement(doc, exclude) {
   }
 }
 
-function sameOriginDocument(frame) {
-  try {
-    return frame.contentDocument || null;
-  } catch (error) {
-    return null; // cross-origin: the browser refuses, by design (SPEC S6)
-  }
-}
-
 function hitAt(doc, x, y) {
   let hit = doc.elementFromPoint(x, y);
   while (hit && hit.shadowRoot) {
@@ -358,7 +350,8 @@ function blur(el) {
 }
 
 function readValue(el) {
-  if (el.isContentEditable) return squash(el.innerText || el.textContent);
+  // As a person reads it (every space one space): what a fill is verified against.
+  if (el.isContentEditable) return squashAny(el.innerText || el.textContent);
   return valueOf(el);
 }
 
@@ -450,13 +443,14 @@ function ariaOptions(el) {
 
 // Elements that became visible since `before` and whose text equals `label`: how a
 // portal-rendered option without ARIA roles is found after opening a combobox. Innermost wins.
+// Compared folded (mao_page.textrules.fold: case and white space aside).
 function visibleTextMatches(doc, label, exclude) {
-  const want = squash(label).toLowerCase();
+  const want = fold(label);
   const out = [];
   const walker = doc.createTreeWalker(doc.body || doc.documentElement, NodeFilter.SHOW_ELEMENT);
   for (let n = walker.currentNode; n; n = walker.nextNode()) {
     if (exclude && (n === exclude || composedContains(exclude, n))) continue;
-    if (squash(n.innerText || "").toLowerCase() !== want) continue;
+    if (fold(n.innerText || "") !== want) continue;
     if (!isRendered(n)) continue;
     // Innermost: drop an ancestor already collected.
     for (let i = out.length - 1; i >= 0; i--) if (out[i].contains(n)) out.splice(i, 1);
@@ -730,14 +724,14 @@ function comboboxDisplay(el) {
   let container = el.closest("[role=combobox]") || el;
   // Multiple-choice widgets nest their input a few levels below the row of chosen tags.
   for (let i = 0; i < 5 && container; i++) {
-    const text = squash(container.innerText || container.textContent || "");
+    const text = squashAny(container.innerText || container.textContent || "");
     if (text) { parts.push(text); break; }
     container = container.parentElement;
   }
   for (const input of (container || el).querySelectorAll ? (container || el).querySelectorAll("input") : []) {
     if (input.value) parts.push(input.value);
   }
-  return squash(parts.join(" "));
+  return squashAny(parts.join(" "));
 }
 
 Object.assign(MaoDom, { activate, comboboxDisplay });
