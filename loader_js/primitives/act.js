@@ -355,22 +355,18 @@ function readValue(el) {
   return valueOf(el);
 }
 
-// Native <select>: choose options by value, else by visible label (exact, then trimmed and
-// case-insensitive). Answers ["done", selectedValues, []] or ["options_not_found", [], missing];
-// sets nothing when anything is missing.
-function selectNative(el, wanted) {
+// Every option of a native <select> (collect.js optionsOf, without the walk's limit): what
+// Python matches the wanted choices against (mao_page.textrules.match_option).
+const selectOptions = (el) => optionsOf(el, Infinity);
+
+// Native <select>: choose the options at `indexes` (Python matched them) as a user's pick
+// does: focus, set, input and change. Answers ["done", selectedValues], or
+// ["not_connected", []] when the options changed since they were read (nothing was set).
+function selectNative(el, indexes) {
   const view = viewOf(el);
   const options = Array.from(el.options);
-  const norm = (s) => squash(s).toLowerCase();
-  const chosen = [];
-  const missing = [];
-  for (const want of wanted) {
-    const match = options.find((o) => o.value === want) || options.find((o) => squash(o.label || o.text) === squash(want))
-      || options.find((o) => norm(o.label || o.text) === norm(want));
-    if (!match || match.disabled) missing.push(want);
-    else chosen.push(match);
-  }
-  if (missing.length) return ["options_not_found", [], missing];
+  const chosen = indexes.map((i) => options[i]);
+  if (chosen.some((o) => !o)) return ["not_connected", []];
   moveFocusTo(el);
   if (el.multiple) {
     for (const o of options) o.selected = chosen.includes(o);
@@ -379,7 +375,7 @@ function selectNative(el, wanted) {
   }
   el.dispatchEvent(new view.Event("input", { bubbles: true, composed: true }));
   el.dispatchEvent(new view.Event("change", { bubbles: true }));
-  return ["done", options.filter((o) => o.selected).map((o) => o.value), []];
+  return ["done", options.filter((o) => o.selected).map((o) => o.value)];
 }
 
 function accessibleText(el) {
@@ -734,4 +730,4 @@ function comboboxDisplay(el) {
   return squashAny(parts.join(" "));
 }
 
-Object.assign(MaoDom, { activate, comboboxDisplay });
+Object.assign(MaoDom, { activate, comboboxDisplay, selectOptions });
