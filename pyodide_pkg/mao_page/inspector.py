@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -107,10 +106,6 @@ class Inspector:
     def inspect(self, options: InspectOptions, *, release_sensitive: bool = False) -> InspectResult:
         """A snapshot. ``release_sensitive`` is the authorization center's decision for this
         request (``SensitiveRelease``), never the agent's option alone (SPEC P5)."""
-        with collector_paused():
-            return self._inspect(options, release_sensitive)
-
-    def _inspect(self, options: InspectOptions, release_sensitive: bool) -> InspectResult:
         before = self.state()
         # New since the previous snapshot of the same document state: after a navigation
         # (an SPA route change too) everything is new, and marking it all says nothing.
@@ -183,24 +178,6 @@ class Inspector:
                                       sensitive=is_sensitive(row, label))
         finally:
             facts.release()
-
-
-@contextmanager
-def collector_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for one scan. A whole-page scan allocates tens of
-    thousands of tuples and lists (the rows alone: one per element), and every few hundred
-    allocations start a collection that walks the young objects again (and now and then the
-    whole heap): ~20% of the Python side at 8k elements, measured. What a scan leaves behind
-    is freed by reference counting; any cycle waits for the next collection after it.
-    Nothing changes if the collector was already off."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _add_refs(snapshot: Any, element_ids: list[str], items: list[Element], facts: Any) -> None:

@@ -14,7 +14,7 @@ from typing import Any, Protocol
 
 from . import extract, find, pagetext, refs
 from .errors import ToolFailure
-from .inspector import Inspector, InspectResult, collector_paused
+from .inspector import Inspector, InspectResult
 from .page import read_state
 from .protocol import (
     ErrorCode,
@@ -93,11 +93,6 @@ class PageReader:
         return pagetext.prune(walk.tree, sensitive)
 
     def extract(self, request: PageToolRequest) -> PageToolResult:
-        # A whole page's tree is tens of thousands of lists: no collections while it is read.
-        with collector_paused():
-            return self._extract(request)
-
-    def _extract(self, request: PageToolRequest) -> PageToolResult:
         options = request.extract or ExtractOptions()
         state = read_state(self._page)
         scope = self._scope(options.snapshot_id, options.element_id)
@@ -147,8 +142,7 @@ class PageReader:
             tree = self._tree(walk)
         finally:
             walk.release()
-        with collector_paused():
-            searched = find.search_text(tree, FIND_TEXT_LIMIT)
+        searched = find.search_text(tree, FIND_TEXT_LIMIT)
         spans, total = await self._matches(searched.text, options)
         elements = snapshot.elements
         hits = []

@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, repeat
-from operator import attrgetter, getitem, itemgetter, ne
+from operator import attrgetter, getitem, ne
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .scanner import OutlineNode
@@ -26,9 +26,6 @@ if TYPE_CHECKING:
     ElementLike = PageElement | SnapshotElement
 
 CHARS_PER_TOKEN = 4  # a conservative estimate for ASCII text and markup
-
-
-_NODE_FIELDS = itemgetter(*map(OutlineNode._fields.index, ("kind", "depth", "role", "name", "element", "level")))
 
 
 def estimate_tokens(text: str) -> int:
@@ -180,9 +177,7 @@ def _node_lines(outline: list[OutlineNode], element_text: list[str]) -> list[str
     """The line of each outline node, indented by its depth."""
     lines = []
     add = lines.append
-    # By position (the outline has thousands of nodes, and an item read is about twice as
-    # fast as an attribute read in Pyodide).
-    for kind, depth, role, name, element, level in map(_NODE_FIELDS, outline):
+    for kind, depth, role, name, element, _in_viewport, level in outline:
         if kind == "element":
             line = element_text[element]
         elif kind == "text":

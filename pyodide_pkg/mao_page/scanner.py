@@ -9,11 +9,9 @@ text form its structure (headings, text lines, containers).
 
 from __future__ import annotations
 
-import gc
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from itertools import chain, compress, repeat
 from operator import eq, itemgetter, or_, sub
 from typing import Any, NamedTuple
@@ -61,16 +59,13 @@ TEXT_LIMIT = 120
 TEXT_LINE_LIMIT = 100
 OFFSCREEN_TEXT_LIMIT = 40
 
-# Makes an Element or OutlineNode from a tuple of all its fields (see _describe).
-_new_tuple = tuple.__new__
-
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in the top viewport
 
 
 class OutlineNode(NamedTuple):
     """One line of the text form: a container, heading, text line or element. A NamedTuple
     like Element: a whole-page outline makes thousands, and a frozen dataclass's
-    ``__init__`` cost ~2 us each in CPython, ``tuple.__new__`` ~0.3."""
+    ``__init__`` cost ~2 us each in CPython."""
 
     kind: str  # "container", "heading", "text", "element"
     depth: int
@@ -351,27 +346,7 @@ def scan_page(
     appeared are reached (``delegated_items``).
 
     ``release_sensitive`` keeps the values of sensitive fields (the authorization center
-    decided the level allows it, SPEC P5); private fields' values are withheld regardless.
-
-    The collector is paused for the scan: it builds tens of thousands of containers that all
-    live on (the index, the elements, the outline) and no cycles, so its collections there
-    found nothing to free and re-traversed the young ones (Pyodide-in-Node at 8,378 nodes,
-    the collector on, median of 25 alternated: scan and outline 72 -> 61 ms; the collection
-    this defers costs 2-5 ms in the work after, and a decode + scan + 60k-object cycle went
-    90 -> 80 ms; docs/performance.md)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        return _scan_page(rows, viewport, include_offscreen, scopes, frames, outline, release_sensitive, mark_new)
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _scan_page(
-    rows: list[list[Any]], viewport: Viewport, include_offscreen: bool, scopes: list[list[Any]] | None,
-    frames: list[list[Any]] | None, outline: bool, release_sensitive: bool, mark_new: bool,
-) -> Scan:
+    decided the level allows it, SPEC P5); private fields' values are withheld regardless."""
     doc = DocumentIndex(rows)
     scopes = scopes or [["document", 0, -1]]
     frames = frames or [[-1, "", 0, 0, viewport.width, viewport.height]]
@@ -802,8 +777,7 @@ def _describe(
     columns = [fields.pop(name) for name in Element._fields]
     if fields:
         raise ValueError(f"not fields of Element: {sorted(fields)}")
-    # tuple.__new__ of each (see _new_tuple).
-    return list(map(_new_tuple, repeat(Element, count), zip(*columns, strict=True)))
+    return list(map(Element._make, zip(*columns, strict=True)))
 
 
 def _state(facts: Sequence[Any], attributes: Sequence[str], count: int) -> Iterable[bool]:
@@ -925,8 +899,6 @@ def _outline(
     for flags in flag_lists[1:]:
         excluded = list(map(or_, excluded, flags))
     owned = bool(doc.owner_of)
-    # Fields in order: kind, depth, role, name, element, in_viewport, level (see _describe).
-    make_node = partial(_new_tuple, OutlineNode)
     containers: list[int] = []  # positions of the container nodes
     while index < count:
         while stack and index > stack[-1][0]:
@@ -940,7 +912,7 @@ def _outline(
             continue
         position = listed.get(index)
         if position is not None:
-            nodes.append(make_node(("element", len(stack), "", "", position, in_views[position], 0)))
+            nodes.append(OutlineNode("element", len(stack), "", "", position, in_views[position], 0))
             last = end[index]
             if last == index:  # a leaf (most listed elements): on to the next row
                 consumed_until = max(consumed_until, index)
@@ -959,7 +931,7 @@ def _outline(
                     name = doc.accessible_name(index)[0]
                     if name:
                         level = heading_level(tags[index], columns[F.ARIA_LEVEL][index])
-                        nodes.append(make_node(("heading", len(stack), "heading", _clip_text(name, view), -1, view, level)))
+                        nodes.append(OutlineNode("heading", len(stack), "heading", _clip_text(name, view), -1, view, level))
                         stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
             index = _next_holding(holds_listed, index, end[index])
@@ -970,7 +942,7 @@ def _outline(
             named = role not in ("list", "table", "grid") or aria_labels[index] or labelledby[index]
             name = doc.accessible_name(index)[0] if named else ""
             containers.append(len(nodes))
-            nodes.append(make_node(("container", len(stack), role, _clip_text(name, True), -1, in_view(index), 0)))
+            nodes.append(OutlineNode("container", len(stack), role, _clip_text(name, True), -1, in_view(index), 0))
             stack.append((end[index], len(nodes) - 1))
             index += 1
             continue
@@ -992,7 +964,7 @@ def _outline(
             if include_offscreen or view:
                 text, last = _block_text(doc, index, listed, end, holds_listed)
                 if text:
-                    nodes.append(make_node(("text", len(stack), "", _clip_text(text, view), -1, view, 0)))
+                    nodes.append(OutlineNode("text", len(stack), "", _clip_text(text, view), -1, view, 0))
                     consumed_until = max(consumed_until, last)
                     # The rows it read (up to `last`, all inside it): on to the next one
                     # holding something listed (the rows before it would be passed over).
