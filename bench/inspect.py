@@ -66,12 +66,13 @@ PRIMITIVES = REPO_DIR / "loader_js" / "primitives"
 _PYTHON = r"""
 import json
 import js
-from mao_page import bridge, scanner
-from mao_page import inspector as inspector_module
-from mao_page.inspector import Inspector
+from mao_page.bridge import browser as bridge
+from mao_page.snapshot import scanner
+from mao_page.snapshot import inspector as inspector_module
+from mao_page.snapshot.inspector import Inspector
 from mao_page.protocol import InspectOptions, PageToolResult
-from mao_page.render import estimate_tokens
-from mao_page.snapshots import SnapshotStore
+from mao_page.snapshot.render import estimate_tokens
+from mao_page.snapshot.store import SnapshotStore
 
 bridge.BrowserPage.collect_main_document = _timed("collect", bridge.BrowserPage.collect_main_document)
 bridge.decode_walk = _timed("decode", bridge.decode_walk)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from mao_page import facts as F
+from mao_page.dom import facts as F
 from mao_page.protocol import Viewport
-from mao_page.scanner import OutlineNode, ScannedElement, scan, scan_page
+from mao_page.snapshot.scanner import OutlineNode, ScannedElement, scan, scan_page
 
 VIEWPORT = Viewport(width=1280, height=800, scroll_x=0, scroll_y=0)
 BODY = 1

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mao_page import scanner
-from mao_page.roles import WIDGET_ROLES
+from mao_page.dom.roles import WIDGET_ROLES
+from mao_page.snapshot import scanner
 
 COLLECT_JS = Path(__file__).resolve().parents[2] / "loader_js" / "primitives" / "collect.js"
 

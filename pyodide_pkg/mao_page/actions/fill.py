@@ -8,10 +8,10 @@ import unicodedata
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .. import facts as F
+from ..dom import facts as F
 from ..errors import ToolFailure
 from ..protocol import ErrorCode, FillAction
-from ..scanner import is_fillable
+from ..snapshot.scanner import is_fillable
 from . import select
 from .actionability import ensure_actionable
 from .context import ActionContext, Target

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import facts as F
-from ...keyboard import parse_key
+from ...dom import facts as F
 from ...protocol import ErrorCode
 from .. import keyboard
 from ..actionability import ensure_actionable
 from ..context import ActionContext, Target
+from ..keys import parse_key
 from . import popup
 
 # Text fields that may be a select's face: a read-only one is a picker's display, an editable

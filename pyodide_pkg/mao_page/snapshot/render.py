@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from .scanner import OutlineNode
 
 if TYPE_CHECKING:
+    from ..protocol import PageElement
     from .inspector import SnapshotElement
-    from .protocol import PageElement
 
     ElementLike = PageElement | SnapshotElement
 

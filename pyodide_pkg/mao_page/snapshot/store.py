@@ -17,8 +17,8 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
 
-from .errors import ToolFailure
-from .protocol import ErrorCode
+from ..errors import ToolFailure
+from ..protocol import ErrorCode
 
 MAX_SNAPSHOTS = 8
 SNAPSHOT_TTL_S = 15 * 60

@@ -18,8 +18,8 @@ from itertools import chain, compress, repeat
 from operator import eq, itemgetter, or_, sub
 from typing import Any, NamedTuple
 
-from . import facts as F
-from .names import (
+from ..dom import facts as F
+from ..dom.names import (
     ControlRows,
     DocumentIndex,
     ascending_once,
@@ -31,9 +31,9 @@ from .names import (
     squash,
     stepper_label,
 )
-from .protocol import Viewport
-from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
-from .sensitive import FIELD_TAGS, is_sensitive_field
+from ..dom.roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
+from ..protocol import Viewport
+from ..supervision.sensitive import FIELD_TAGS, is_sensitive_field
 
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})

@@ -11,16 +11,16 @@ from itertools import compress, count, repeat
 from operator import is_not, itemgetter
 from typing import Any, NamedTuple, Protocol, overload
 
-from . import facts as F
-from .errors import ToolFailure
-from .names import DocumentIndex
-from .page import Page, PageState, read_state
-from .protocol import ErrorCode, InspectOptions, PageSnapshot, PageToolRequest, Viewport
+from ..bridge.page import Page, PageState, read_state
+from ..dom import facts as F
+from ..dom.names import DocumentIndex
+from ..dom.roles import role_of
+from ..errors import ToolFailure
+from ..protocol import ErrorCode, InspectOptions, PageSnapshot, PageToolRequest, Viewport
+from ..supervision.sensitive import is_sensitive
 from .render import ElementColumns, render_text
-from .roles import role_of
 from .scanner import Scan, ScannedElement, element_label, key_of, scan_page
-from .sensitive import is_sensitive
-from .snapshots import ElementEntry, SnapshotStore, suggest_replacement
+from .store import ElementEntry, SnapshotStore, suggest_replacement
 
 _OPAQUE_MESSAGES = {
     "cross_origin_frame": (

@@ -17,8 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..protocol import MAX_EXTRACT_CHARS
 from .pagetext import BLOCKY, CHILDREN, DISPLAY, EXTRA, FLAGS, FRAME, ROLE, TAG, TextNode
-from .protocol import MAX_EXTRACT_CHARS
 
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
