@@ -46,6 +46,7 @@ from ..protocol import (
     UnrenderedRegion,
     Viewport,
 )
+from ..snapshot import refs
 from ..snapshot.inspector import Inspector
 
 DEFAULT_MAX_BYTES = 1_000_000
@@ -247,7 +248,7 @@ class Screenshotter:
         snapshot = store.latest()
         if snapshot is None or snapshot.navigation_epoch != state.navigations or snapshot.url != state.url:
             fresh = self._inspector.inspect(InspectOptions())
-            snapshot = store.get(fresh.snapshot_id)
+            snapshot = refs.snapshot_of(store, fresh.snapshot_id)
         return snapshot.snapshot_id, [(e.element_id, e.handle) for e in snapshot.entries.values()]
 
     def _encode(

@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...dom import facts as F
+from ...dom.textrules import fold
 from ...protocol import ErrorCode
 from .. import keyboard
 from ..actionability import ensure_actionable
@@ -94,10 +95,10 @@ async def choose(ctx: ActionContext, target: Target, values: list[str]) -> dict[
 
     outcome = await ctx.guarded(perform)
     await _close(ctx, target, before)
-    shown = page.combobox_display(target.handle).casefold()
+    shown = page.combobox_display(target.handle)
     # A path widget (each pick kept the popup open, the last closed it) may show only the leaf.
     required = chosen[-1:] if closed_itself and len(chosen) > 1 else chosen
-    missing = [label for label in required if label.casefold() not in shown]
+    missing = [label for label in required if fold(label) not in fold(shown)]
     if missing:
         raise target.failure(
             ErrorCode.VERIFICATION_FAILED,
