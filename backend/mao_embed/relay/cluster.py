@@ -41,7 +41,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from mao_page.protocol import (
@@ -288,21 +288,13 @@ class ClusterRelay(Relay):
         """The subscription dropped: answers for calls waiting on other instances can no
         longer arrive. They end now, rather than at their timeout."""
         logger.warning("instance %s lost Redis: %s", self.instance, error)
-        for key in list(self._remote):
-            call = self._remote.get(key)
-            if call is None:
-                continue
-            self._finish_remote(
-                key,
-                failure(
-                    key[1],
-                    ErrorCode.BACKEND_UNAVAILABLE,
-                    "the connection to the cluster's Redis was lost while the page's instance "
-                    "was running the request; it is not retried",
-                    {"mayHaveApplied": call.is_write},
-                ),
-                store=False,
-            )
+        self._end_remote(
+            lambda call: True,
+            ErrorCode.BACKEND_UNAVAILABLE,
+            lambda call: "the connection to the cluster's Redis was lost while the page's "
+            "instance was running the request; it is not retried",
+            store=False,
+        )
 
     async def _leave(self) -> None:
         try:
@@ -761,18 +753,21 @@ class ClusterRelay(Relay):
             detail=f"page on instance {call.target}" if call.target else None,
         )
 
-    def _expire_remote(self) -> None:
-        """End the calls past their deadline (a lost answer: the page's instance answers a
-        timeout of its own before that)."""
-        now = time.monotonic()
-        for key, call in [(k, c) for k, c in self._remote.items() if c.deadline <= now]:
-            self._finish_remote(key, failure(
-                key[1],
-                ErrorCode.TIMEOUT,
-                f"no answer from the page's instance {call.target} within {call.timeout_ms} "
-                "ms; the request is not retried",
-                {"mayHaveApplied": call.is_write},
-            ))
+    def _end_remote(
+        self,
+        ended: Callable[[_RemoteCall], bool],
+        code: ErrorCode,
+        why: Callable[[_RemoteCall], str],
+        *,
+        store: bool = True,
+    ) -> None:
+        """End the remote calls ``ended`` selects with ``code``; a write may have applied."""
+        for key, call in [(k, c) for k, c in self._remote.items() if ended(c)]:
+            self._finish_remote(
+                key,
+                failure(key[1], code, why(call), {"mayHaveApplied": call.is_write}),
+                store=store,
+            )
 
     def _watch_targets(self) -> None:
         if self._watch is None and self._remote:
@@ -784,7 +779,15 @@ class ClusterRelay(Relay):
         """End the calls whose page instance died (SPEC W3: they may have applied), and those
         past their deadline."""
         self._watch = None
-        self._expire_remote()
+        now = time.monotonic()
+        # Past the deadline: the answer was lost (the page's instance answers a timeout of
+        # its own before that).
+        self._end_remote(
+            lambda call: call.deadline <= now,
+            ErrorCode.TIMEOUT,
+            lambda call: f"no answer from the page's instance {call.target} within "
+            f"{call.timeout_ms} ms; the request is not retried",
+        )
         targets = sorted({c.target for c in self._remote.values() if c.target is not None})
         if targets:
             try:
@@ -792,15 +795,12 @@ class ClusterRelay(Relay):
             except (RedisUnavailable, RedisError):
                 alive = [1] * len(targets)  # the subscription's own loss ends them if need be
             dead = {t for t, live in zip(targets, alive, strict=True) if not live}
-            for key, call in list(self._remote.items()):
-                if call.target in dead:
-                    self._finish_remote(key, failure(
-                        key[1],
-                        ErrorCode.DISCONNECTED,
-                        f"the page's instance {call.target} stopped before answering; "
-                        "the request is not retried",
-                        {"mayHaveApplied": call.is_write},
-                    ))
+            self._end_remote(
+                lambda call: call.target in dead,
+                ErrorCode.DISCONNECTED,
+                lambda call: f"the page's instance {call.target} stopped before answering; "
+                "the request is not retried",
+            )
         self._watch_targets()
 
     async def cancel(self, session_id: str, request_id: str, reason: str = "") -> bool:
