@@ -37,7 +37,7 @@ def select_multiple(label: str = "Tags", *, role: str | None = None, nth: int | 
 def select_search(label: str = "Fruit", option: str = "Strawberry", *, key: str = "fruit",
                   value: str | None = None, role: str | None = None, nth: int | None = None,
                   inner: str = "") -> Cell:
-    """An option far down a searchable list; the model holds ``value`` (default: the option
+    """An option of a long, searchable list; the model holds ``value`` (default: the option
     in lower case)."""
     return Cell("select", "search", (select(label, [option], role=role, nth=nth),),
                 state={key: option.lower() if value is None else value},
