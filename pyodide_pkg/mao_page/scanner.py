@@ -28,12 +28,14 @@ from .names import (
     nearby_text,
     position_label,
     replaced_control_label,
-    squash,
     stepper_label,
 )
 from .protocol import Viewport
 from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
 from .sensitive import FIELD_TAGS, is_sensitive_field
+from .textrules import INLINE_DISPLAYS as _INLINE_DISPLAYS
+from .textrules import NO_TEXT_TAGS as _NO_TEXT_TAGS
+from .textrules import squash
 
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})
@@ -53,9 +55,7 @@ CONTAINER_ROLES = frozenset(
     }
 )
 _NAMED_ONLY_CONTAINERS = frozenset({"group", "region"})
-_INLINE_DISPLAYS = frozenset({"inline", "contents"})
 _NO_OUTLINE_TAGS = frozenset({"head", "script", "style", "template", "noscript"})
-_NO_TEXT_TAGS = frozenset({"script", "style", "template", "noscript"})
 TEXT_LIMIT = 120
 TEXT_LINE_LIMIT = 100
 OFFSCREEN_TEXT_LIMIT = 40
