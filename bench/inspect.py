@@ -35,7 +35,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from .runner import REPO_DIR, RunContext, describe, fmt_ms, fmt_ratio, table
+from mao_embed.assets import primitives_source
+
+from .runner import RunContext, describe, fmt_ms, fmt_ratio, table
 
 NAME = "inspect"
 DESCRIPTION = "page_inspect in the page vs plain-JS walk vs aria_snapshot(), ~1k-20k nodes"
@@ -65,7 +67,6 @@ RATIO_NOTES = {
 }
 # In-page phases of one inspect call (ms, exclusive; see _PYTHON's bench_inspect).
 PHASES = ("walk", "decode", "scan", "outline", "render", "other")
-PRIMITIVES = REPO_DIR / "loader_js" / "primitives"
 
 _PYTHON = r"""
 import json
@@ -129,14 +130,8 @@ window.__bench = {
 
 
 def _primitives_js() -> str:
-    files = [PRIMITIVES / "common.js"] + sorted(
-        p for p in PRIMITIVES.glob("*.js") if p.name != "common.js"
-    )
-    return (
-        "(() => {\n"
-        + "\n".join(p.read_text() for p in files)
-        + "\nwindow.__maoDom = MaoDom;\n})();"
-    )
+    # The generated tables and the primitives, as the loader joins them (mao_embed.assets).
+    return "(() => {\n" + primitives_source() + "\nwindow.__maoDom = MaoDom;\n})();"
 
 
 def generate_body(target_nodes: int) -> str:

@@ -1,7 +1,7 @@
 // Reading the page's text for page_extract and page_find (mao_page/reader.py, pagetext.py).
 //
 // One walk of the composed tree (open shadow roots with slots in assignment order, same-origin
-// frames in place: collect.js's composedChildNodes and collectFrameDocument) returns what the
+// frames in place: collect.js's composedChildNodes, common.js's sameOriginDocument) returns what the
 // browser renders as a tree, serialised once: an element is an item
 //   [tag, display, role, flags, extra, order, listed, children]
 // whose children are items and strings (its text, raw; Python collapses white space).
@@ -20,7 +20,6 @@ const READ_PRIVATE = 2; // data-mao-private or data-mao-ignore on the element
 const READ_EDITABLE_ROOT = 8; // contenteditable, its parent not
 const READ_FRAME = 16; // a same-origin frame: its document's body follows as content
 const READ_BLOCKY = 32; // it or something inside it is block-level (see readText)
-const READ_NOT_SPACE = /[^ \t\n\r\f]/;
 // The attributes readText reads (aria-hidden, data-mao-*, contenteditable, role, hidden).
 const READ_MARKED = "[aria-hidden],[data-mao-private],[data-mao-ignore],[contenteditable],[role],[hidden]";
 // Elements read without their content: their children are values, options or graphics.
@@ -128,7 +127,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       if (top && (parentStyle === null || parentStyle.visibility === "visible")) {
         let text = node.data;
         if (text) {
-          if (!READ_NOT_SPACE.test(text)) text = " "; // white space only (indentation)
+          if (!NOT_ASCII_SPACE.test(text)) text = " "; // white space only (indentation)
           const kids = top[7];
           const last = kids.length - 1;
           if (last >= 0 && typeof kids[last] === "string") kids[last] += text;
@@ -165,7 +164,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
         && !(el.parentElement && el.parentElement.isContentEditable)) flags |= READ_EDITABLE_ROOT;
     let inner = null;
     if (tag === "iframe" || tag === "frame") {
-      const frame = collectFrameDocument(el);
+      const frame = sameOriginDocument(el);
       inner = frame ? frame.body || frame.documentElement : null;
       if (inner) {
         flags |= READ_FRAME;

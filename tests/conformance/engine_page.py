@@ -11,10 +11,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mao_embed.assets import ensure_built
+from mao_embed.assets import ensure_built, primitives_source
 
 REPO = Path(__file__).resolve().parents[2]
-PRIMITIVES = REPO / "loader_js" / "primitives"
 
 PYTHON = r"""
 import json
@@ -46,14 +45,8 @@ def scan_of(columns, width, height):
 
 
 def _primitives_js() -> str:
-    files = [PRIMITIVES / "common.js"] + sorted(
-        p for p in PRIMITIVES.glob("*.js") if p.name != "common.js"
-    )
-    return (
-        "(() => {\n"
-        + "\n".join(p.read_text() for p in files)
-        + "\nwindow.__maoDom = MaoDom;\n})();"
-    )
+    # The generated tables and the primitives, as the loader joins them (mao_embed.assets).
+    return "(() => {\n" + primitives_source() + "\nwindow.__maoDom = MaoDom;\n})();"
 
 
 def add_harness(pages: Any, backend_url: str) -> str:
