@@ -566,8 +566,9 @@ function viewportKeep(doc, exclude) {
 }
 
 // The rows Python needs to recompute one element's accessible name when a ref is used
-// (SPEC R2: a changed name makes the ref stale): the element's subtree, its <label>s and
-// the elements its aria-labelledby points to, each with their subtrees. roots[i] is the
+// (SPEC R2: a changed name makes the ref stale; mao_page/refs.py name_changed): the
+// element's subtree, its <label>s and the elements its aria-labelledby points to, each with
+// their subtrees. roots[i] is the
 // row index of each walked root, hidden[i] whether that root is rendered-hidden; aliases
 // lists the rows that are the element itself again (inside its own label).
 function collectNameSources(el, limit) {
