@@ -359,13 +359,14 @@ def _loader_files() -> list[Path]:
 def generated_tables() -> str:
     """The JS the primitives share with the page's Python (``mao_page.dom.jstables``), made from
     this checkout's sources. A child interpreter runs it: the build must read these sources,
-    never a ``mao_page`` installed elsewhere, and the modules need only the standard library."""
+    never a ``mao_page`` installed elsewhere; without ``site`` (``-S``), so the modules it
+    reads keep to the standard library, all a wheel build's environment is sure to have."""
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); from mao_page.dom import jstables; "
         "sys.stdout.write(jstables.source())"
     )
     done = subprocess.run(
-        [sys.executable, "-I", "-c", code, str(BROWSER_PKG_DIR)],
+        [sys.executable, "-I", "-S", "-c", code, str(BROWSER_PKG_DIR)],
         check=True, capture_output=True, text=True,
     )
     return done.stdout

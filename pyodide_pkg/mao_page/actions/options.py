@@ -26,7 +26,9 @@ def find_native(options: Sequence[Sequence[Any]], wanted: str) -> OptionMatch:
     return match_option([(option[1], option[0]) for option in options], wanted)
 
 
-def unmatched(target: Target, match: OptionMatch, labels: Sequence[str], how: str = "") -> ToolFailure:
+def unmatched(
+    target: Target, match: OptionMatch, labels: Sequence[str], how: str = ""
+) -> ToolFailure:
     """The error for a choice that names no option (``not_found``) or several
     (``invalid_request``: which one is for the agent to say), listing what there is."""
     listed = list(labels[:LISTED_OPTIONS])

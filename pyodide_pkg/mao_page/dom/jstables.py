@@ -47,7 +47,7 @@ def source() -> str:
         f"const FACT_INT_COLUMNS = {json.dumps(list(F.INT_COLUMNS + F.BOOL_COLUMNS))};",
         f"const FACT_FLOAT_COLUMNS = {json.dumps(list(F.FLOAT_COLUMNS))};",
         f"const FACT_STRING_COLUMNS = {json.dumps(list(F.STRING_COLUMNS))};",
-        "// mao_page/roles.py WIDGET_ROLES: an explicit role among these makes an element interactive.",
+        "// mao_page/roles.py: an explicit role among these makes an element interactive.",
         f"const WIDGET_ROLES = {_set(WIDGET_ROLES)};",
         "// mao_page/names.py: how far up a field container (its label) may be.",
         f"const FIELD_CONTAINER_LEVELS = {CONTAINER_LEVELS};",
