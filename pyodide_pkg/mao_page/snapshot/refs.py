@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..bridge.page import Page, read_state
-from ..dom.names import DocumentIndex
+from ..dom.index import DocumentIndex
 from ..dom.roles import role_of
 from ..errors import ToolFailure
 from ..protocol import ErrorCode
