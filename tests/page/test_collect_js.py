@@ -1,5 +1,5 @@
 """The JS primitives read the tables they share with the page's Python from the module the
-asset build generates (mao_page/jstables.py), not from copies; collect.js still mirrors a few
+asset build generates (mao_page/dom/jstables.py), not from copies; collect.js still mirrors a few
 of the scanner's rules to decide, in the page, which rows a viewport-limited walk must keep
 (SPEC S1, S4). tests/browser/test_js_mirrors.py runs the generated tables in Chromium."""
 

@@ -1,5 +1,5 @@
 """Which option a wanted choice names: one rule for native selects, ARIA listboxes and the
-options of a widget's popup (``mao_page.textrules.match_option``: value, exact label, then
+options of a widget's popup (``mao_page.dom.textrules.match_option``: value, exact label, then
 the label with case and white space aside), and the errors when none or several match."""
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 elements hold no text, which displays flow inline, and how a wanted option is matched.
 
 The asset build writes the tables here (and the fact layout, the widget roles) into the
-loader as JavaScript (``mao_page.jstables``), so ``loader_js/primitives`` use these very
+loader as JavaScript (``mao_page.dom.jstables``), so ``loader_js/primitives`` use these very
 definitions; tests/browser/test_js_mirrors.py runs both sides on the same inputs. Standard
 library only: the asset build imports this module outside Pyodide, with no dependencies.
 """

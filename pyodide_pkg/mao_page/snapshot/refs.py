@@ -30,7 +30,7 @@ from .element import Element, key_of
 from .scanner import element_label
 from .store import ElementEntry, Snapshot, SnapshotStore
 
-# Label sources made from text around the element (names.py fallbacks): the element alone
+# Label sources made from text around the element (dom/names.py fallbacks): the element alone
 # cannot recompute them, so a ref's name is not re-checked against them.
 NOT_RECHECKED = frozenset({"nearby", "inner", "stepper"})
 

@@ -1,6 +1,6 @@
 """The page scanner: which elements an agent may see and act on (SPEC S1-S4, S6).
 
-Input is the fact rows of one ``collectDocument`` walk (``mao_page.facts``): the top
+Input is the fact rows of one ``collectDocument`` walk (``mao_page.dom.facts``): the top
 document with its open shadow roots and same-origin iframes. Every decision is made here in
 Python: interactivity, collapse, visibility and clipping, the viewport, placeholders for what
 cannot be read (cross-origin frames, closed shadow roots), and the outline that gives the
@@ -824,7 +824,7 @@ def _looked_up(values: dict[str, Any], attributes: Sequence[str], count: int) ->
 
 # The label sources that are not the accessible name, as the snapshot reports them
 # (``nameFrom``): the element's own text, text beside it, the one field inside it, its place
-# as a spin button's stepper (names.py). An agent cannot find such an element by role and name.
+# as a spin button's stepper (dom/names.py). An agent cannot find such an element by role and name.
 NAME_FROM = {"text": "text", "nearby": "nearby", "inner": "inner", "stepper": "stepper"}
 
 
@@ -852,7 +852,7 @@ def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None)
     """``element_label`` of an element without an accessible name: its text (not for fields),
     a spin button's stepper name, the name of the native control it is drawn in place of,
     the name of the one field inside it (what the widget itself says), the text right before
-    it, the label text of its field container (names.py), in that order."""
+    it, the label text of its field container (dom/names.py), in that order."""
     if doc.tags[index] not in ("input", "select", "textarea"):
         label = doc.text_content(index, limit=TEXT_LIMIT)
         if label:
