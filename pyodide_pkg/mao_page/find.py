@@ -16,7 +16,7 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from .pagetext import BLOCKY, CHILDREN, DISPLAY, EXTRA, FLAGS, LISTED, ORDER, TAG, TextNode
+from .pagetext import BLOCKY, CHILDREN, DISPLAY, EXTRA, FLAGS, LISTED, ORDER, TAG, TextNode, plain
 
 CONTEXT_CHARS = 60
 _WS = re.compile(r"[ \t\n\r\f]+")
@@ -99,7 +99,9 @@ def search_text(root: TextNode | None, limit: int) -> SearchText:
             if length >= limit:
                 break
             if child.__class__ is str:
-                add(_WS.sub(" ", child), order)
+                piece = _WS.sub(" ", plain(child))
+                if piece:  # a folded link with no text
+                    add(piece, order)
             else:
                 end = walk(child, order)
         if block:
