@@ -35,10 +35,27 @@ def _modules(names: list[str]) -> list[ModuleType]:
 def main(argv: list[str] | None = None) -> int:
     modules = _modules(list(BENCHMARKS))
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
-    parser.add_argument("names", nargs="*", metavar="NAME", help=f"benchmarks to run (default: all: {', '.join(BENCHMARKS)})")
-    parser.add_argument("--runs", type=int, default=7, help="measured runs per benchmark (default 7)")
-    parser.add_argument("--warmup", type=int, default=1, help="extra runs first, recorded but not counted (default 1)")
-    parser.add_argument("--results-dir", type=Path, default=RESULTS_DIR, help="where the JSON goes (default bench/results)")
+    parser.add_argument(
+        "names",
+        nargs="*",
+        metavar="NAME",
+        help=f"benchmarks to run (default: all: {', '.join(BENCHMARKS)})",
+    )
+    parser.add_argument(
+        "--runs", type=int, default=7, help="measured runs per benchmark (default 7)"
+    )
+    parser.add_argument(
+        "--warmup",
+        type=int,
+        default=1,
+        help="extra runs first, recorded but not counted (default 1)",
+    )
+    parser.add_argument(
+        "--results-dir",
+        type=Path,
+        default=RESULTS_DIR,
+        help="where the JSON goes (default bench/results)",
+    )
     parser.add_argument("--list", action="store_true", help="list the benchmarks and exit")
     for module in modules:
         if hasattr(module, "add_arguments"):
@@ -63,8 +80,13 @@ def main(argv: list[str] | None = None) -> int:
             for module in selected:
                 eprint(f"[bench] {module.NAME}: {module.DESCRIPTION}")
                 ctx = RunContext(
-                    runs=args.runs, warmup=args.warmup, servers=srv, playwright=playwright,
-                    profiles_dir=profiles, options=vars(args), log=eprint,
+                    runs=args.runs,
+                    warmup=args.warmup,
+                    servers=srv,
+                    playwright=playwright,
+                    profiles_dir=profiles,
+                    options=vars(args),
+                    log=eprint,
                 )
                 started_at = now_iso()
                 watch = Stopwatch()

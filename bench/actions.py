@@ -24,17 +24,21 @@ from typing import Any
 from .runner import REPO_DIR, RunContext, describe, fmt_ms, fmt_ratio, table
 
 NAME = "actions"
-DESCRIPTION = ("click / hover / fill / portal-combobox select, and antd widget kinds: ours (checks, "
-               "action, settle) vs Playwright")
+DESCRIPTION = (
+    "click / hover / fill / portal-combobox select, and antd widget kinds: ours (checks, "
+    "action, settle) vs Playwright"
+)
 
 PAGE_BODY = """
 <main>
   <h1>Orders</h1>
-  <button type="button" id="btn" onclick="this.dataset.n = (+this.dataset.n || 0) + 1">Refresh</button>
+  <button type="button" id="btn"
+    onclick="this.dataset.n = (+this.dataset.n || 0) + 1">Refresh</button>
   <label>Customer <input id="customer"></label>
   <label id="city-label">City</label>
   <div role="combobox" id="city" tabindex="0" aria-labelledby="city-label" aria-expanded="false"
-       aria-controls="city-list" aria-haspopup="listbox" style="display:inline-block;min-width:160px;border:1px solid #888;padding:4px">Choose</div>
+       aria-controls="city-list" aria-haspopup="listbox"
+         style="display:inline-block;min-width:160px;border:1px solid #888;padding:4px">Choose</div>
 </main>
 <script>
   // A combobox whose listbox renders in a body-level portal, as component libraries do.
@@ -45,11 +49,13 @@ PAGE_BODY = """
     if (open) { box.setAttribute("aria-expanded", "false"); return; }
     const list = document.createElement("ul");
     list.id = "city-list"; list.setAttribute("role", "listbox");
-    list.style.cssText = "position:absolute;left:20px;top:200px;background:#fff;border:1px solid #888;margin:0;padding:0;list-style:none";
+    list.style.cssText = "position:absolute;left:20px;top:200px;background:#fff;"
+      + "border:1px solid #888;margin:0;padding:0;list-style:none";
     for (const name of ["Beijing", "Hangzhou", "Shanghai", "Shenzhen"]) {
       const li = document.createElement("li");
       li.setAttribute("role", "option"); li.textContent = name; li.style.padding = "4px 8px";
-      li.addEventListener("click", () => { box.textContent = name; box.setAttribute("aria-expanded", "false"); list.remove(); });
+      li.addEventListener("click", () => { box.textContent = name;
+        box.setAttribute("aria-expanded", "false"); list.remove(); });
       list.appendChild(li);
     }
     document.body.appendChild(list);
@@ -73,7 +79,9 @@ def _ours(agent: Any, session: str, action: str, n: int) -> dict[str, float]:
     elif action == "hover":
         result = agent.call(session, "page_hover", _ref(snapshot, "Customer"))
     elif action == "fill":
-        result = agent.call(session, "page_fill", {**_ref(snapshot, "Customer"), "value": f"Customer {n}"})
+        result = agent.call(
+            session, "page_fill", {**_ref(snapshot, "Customer"), "value": f"Customer {n}"}
+        )
     else:
         city = ["Beijing", "Hangzhou", "Shanghai", "Shenzhen"][n % 4]
         result = agent.call(session, "page_select", {**_ref(snapshot, "City"), "values": [city]})
@@ -147,7 +155,9 @@ def _playwright_widget(page: Any, kind: str) -> None:
         page.locator(".ant-cascader-menu-item", has_text="Hangzhou").click()
     elif kind == "tree-select":
         page.get_by_label("Department").click()
-        page.locator(".ant-select-tree-treenode", has_text="Engineering").locator(".ant-select-tree-switcher").click()
+        page.locator(".ant-select-tree-treenode", has_text="Engineering").locator(
+            ".ant-select-tree-switcher"
+        ).click()
         page.locator(".ant-select-tree-title", has_text="Backend").click()
     elif kind == "date":
         page.get_by_label("Start date").fill("2024-05-17")
@@ -161,14 +171,20 @@ def _playwright_widget(page: Any, kind: str) -> None:
 def _ours_widget(agent: Any, session: str, kind: str) -> dict[str, float]:
     _, tool, label, role, args = next(w for w in WIDGETS if w[0] == kind)
     snapshot = agent.call(session, "page_inspect", {"includeOffscreen": True})["result"]
-    [element] = [e for e in snapshot["elements"] if e["label"] == label and (role is None or e["role"] == role)]
+    [element] = [
+        e
+        for e in snapshot["elements"]
+        if e["label"] == label and (role is None or e["role"] == role)
+    ]
     ref = {"snapshotId": snapshot["snapshotId"], "elementId": element["elementId"]}
     result = agent.call(session, tool, {**ref, **args})
     if not result.get("success"):
         raise RuntimeError(f"{kind} failed: {result.get('error')}")
     timing = result["result"]["steps"][0]["outcome"].get("timing", {})
-    return {"checksAndAction": timing.get("checksMs", 0.0) + timing.get("actionMs", 0.0),
-            "settle": timing.get("settleMs", 0.0)}
+    return {
+        "checksAndAction": timing.get("checksMs", 0.0) + timing.get("actionMs", 0.0),
+        "settle": timing.get("settleMs", 0.0),
+    }
 
 
 def _widget_page(ctx: RunContext) -> str:
@@ -183,8 +199,12 @@ def _widget_page(ctx: RunContext) -> str:
     srv = ctx.servers
     token = srv.backend.issue_token("bench-widgets", "bench-agent", origin=srv.pages.origin)
     body = (widgets_dir / "pages" / "antd.html").read_text(encoding="utf-8")
-    snippet = embed_snippet(srv.backend.url, agent_id="bench-agent", user_id="bench-widgets", token=token)
-    return srv.pages.add("/bench-widgets.html", page_html(body, snippet, head=serve_vendor(srv.pages, "antd")))
+    snippet = embed_snippet(
+        srv.backend.url, agent_id="bench-agent", user_id="bench-widgets", token=token
+    )
+    return srv.pages.add(
+        "/bench-widgets.html", page_html(body, snippet, head=serve_vendor(srv.pages, "antd"))
+    )
 
 
 def _widget_kinds(ctx: RunContext, browser: Any, agent: Any) -> dict[str, Any]:
@@ -218,7 +238,9 @@ def _widget_kinds(ctx: RunContext, browser: Any, agent: Any) -> dict[str, Any]:
     for kind, bucket in samples.items():
         stats = {name: describe(values) for name, values in bucket.items()}
         pw = statistics.median(bucket["playwright"])
-        stats["ratioChecksAndActionVsPlaywright"] = statistics.median(bucket["checksAndAction"]) / pw if pw else None
+        stats["ratioChecksAndActionVsPlaywright"] = (
+            statistics.median(bucket["checksAndAction"]) / pw if pw else None
+        )
         summary[kind] = stats
     return {"summary": summary, "samples": samples}
 
@@ -236,11 +258,28 @@ def run(ctx: RunContext) -> dict[str, Any]:
     token = srv.backend.issue_token("bench-actions", "bench-agent", origin=srv.pages.origin)
     url = srv.pages.add(
         "/bench-actions.html",
-        page_html(PAGE_BODY, embed_snippet(srv.backend.url, agent_id="bench-agent", user_id="bench-actions", token=token)),
+        page_html(
+            PAGE_BODY,
+            embed_snippet(
+                srv.backend.url, agent_id="bench-agent", user_id="bench-actions", token=token
+            ),
+        ),
     )
     agent = AgentClient(srv.backend.url)
-    browser = ctx.playwright.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
-    samples: dict[str, dict[str, list[float]]] = {a: {"ours": [], "checks": [], "act": [], "settle": [], "checksAndAction": [], "playwright": []} for a in ACTIONS}
+    browser = ctx.playwright.chromium.launch(
+        executable_path=chromium_path(), args=list(CHROMIUM_ARGS)
+    )
+    samples: dict[str, dict[str, list[float]]] = {
+        a: {
+            "ours": [],
+            "checks": [],
+            "act": [],
+            "settle": [],
+            "checksAndAction": [],
+            "playwright": [],
+        }
+        for a in ACTIONS
+    }
     try:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         known = {s["sessionId"] for s in agent.sessions()}
@@ -279,7 +318,9 @@ def run(ctx: RunContext) -> dict[str, Any]:
     for action, bucket in samples.items():
         stats = {name: describe(values) for name, values in bucket.items()}
         pw = statistics.median(bucket["playwright"])
-        stats["ratioChecksAndActionVsPlaywright"] = statistics.median(bucket["checksAndAction"]) / pw if pw else None
+        stats["ratioChecksAndActionVsPlaywright"] = (
+            statistics.median(bucket["checksAndAction"]) / pw if pw else None
+        )
         stats["ratioTotalVsPlaywright"] = statistics.median(bucket["ours"]) / pw if pw else None
         summary[action] = stats
     return {"runs": ctx.runs, "summary": summary, "samples": samples, "widgets": widgets}
@@ -308,25 +349,37 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
 def summary_table(result: dict[str, Any]) -> str:
     rows = []
     for action, stats in result["summary"].items():
-        rows.append([
-            action,
-            fmt_ms(stats["checks"]["median"]),
-            fmt_ms(stats["act"]["median"]),
-            fmt_ms(stats["settle"]["median"]),
-            fmt_ms(stats["ours"]["median"]),
-            fmt_ms(stats["playwright"]["median"]),
-            fmt_ratio(stats["ratioChecksAndActionVsPlaywright"]),
-        ])
+        rows.append(
+            [
+                action,
+                fmt_ms(stats["checks"]["median"]),
+                fmt_ms(stats["act"]["median"]),
+                fmt_ms(stats["settle"]["median"]),
+                fmt_ms(stats["ours"]["median"]),
+                fmt_ms(stats["playwright"]["median"]),
+                fmt_ratio(stats["ratioChecksAndActionVsPlaywright"]),
+            ]
+        )
     text = "Per-action latency (medians)\n" + table(
-        ["action", "checks", "action", "settle", "ours total", "Playwright", "checks+action / PW"], rows
+        ["action", "checks", "action", "settle", "ours total", "Playwright", "checks+action / PW"],
+        rows,
     )
     widget_rows = [
-        [kind, fmt_ms(stats["checksAndAction"]["median"]), fmt_ms(stats["settle"]["median"]),
-         fmt_ms(stats["playwright"]["median"]), fmt_ratio(stats["ratioChecksAndActionVsPlaywright"])]
+        [
+            kind,
+            fmt_ms(stats["checksAndAction"]["median"]),
+            fmt_ms(stats["settle"]["median"]),
+            fmt_ms(stats["playwright"]["median"]),
+            fmt_ratio(stats["ratioChecksAndActionVsPlaywright"]),
+        ]
         for kind, stats in result.get("widgets", {}).get("summary", {}).items()
     ]
     if widget_rows:
-        text += "\n\nPer widget kind on Ant Design 5 (medians; ours settle excluded from the ratio)\n" + table(
-            ["widget", "ours checks+action", "ours settle", "Playwright", "ours / PW"], widget_rows
+        text += (
+            "\n\nPer widget kind on Ant Design 5 (medians; ours settle excluded from the ratio)\n"
+            + table(
+                ["widget", "ours checks+action", "ours settle", "Playwright", "ours / PW"],
+                widget_rows,
+            )
         )
     return text

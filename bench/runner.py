@@ -85,7 +85,9 @@ def fmt_ratio(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f}x"
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], *, align: str | None = None) -> str:
+def table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], *, align: str | None = None
+) -> str:
     """Plain fixed-width table; ``align`` is one char per column, "l" or "r" (default: first
     column left, the rest right)."""
     align = align or ("l" + "r" * (len(headers) - 1))
@@ -294,8 +296,14 @@ class NetworkRecorder:
         return self.requests.setdefault(
             request_id,
             {
-                "url": None, "type": None, "status": None, "fromCache": None, "encoding": None,
-                "decodedBytes": 0, "wireBytes": None, "failed": False,
+                "url": None,
+                "type": None,
+                "status": None,
+                "fromCache": None,
+                "encoding": None,
+                "decodedBytes": 0,
+                "wireBytes": None,
+                "failed": False,
             },
         )
 
@@ -339,7 +347,9 @@ class NetworkRecorder:
         self.websocket["payloadBytes"] += len(event["response"].get("payloadData", ""))
 
     def snapshot(self) -> dict[str, Any]:
-        files = [dict(r) for r in self.requests.values() if r["url"] and not r["url"].startswith("data:")]
+        files = [
+            dict(r) for r in self.requests.values() if r["url"] and not r["url"].startswith("data:")
+        ]
         finished = [r for r in files if r["wireBytes"] is not None]
         return {
             "wireBytes": sum(r["wireBytes"] for r in finished),
@@ -375,7 +385,9 @@ def write_json(path: Path, data: Any) -> None:
     tmp.replace(path)
 
 
-def update_index(results_dir: Path, name: str, result: dict[str, Any], headline: dict[str, Any]) -> Path:
+def update_index(
+    results_dir: Path, name: str, result: dict[str, Any], headline: dict[str, Any]
+) -> Path:
     """``latest.json``: one entry per benchmark, the newest run of each; entries of benchmarks
     not run this time are kept."""
     index_path = results_dir / "latest.json"

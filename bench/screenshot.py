@@ -36,7 +36,9 @@ from typing import Any
 from .runner import REPO_DIR, RunContext, describe, fmt_bytes, fmt_ms, fmt_ratio, table
 
 NAME = "screenshot"
-DESCRIPTION = "page_screenshot vs raw snapdom vs html2canvas, 1280x800 viewport, ~2k and ~10k elements"
+DESCRIPTION = (
+    "page_screenshot vs raw snapdom vs html2canvas, 1280x800 viewport, ~2k and ~10k elements"
+)
 
 HTML2CANVAS = "html2canvas@1.4.1"
 NPM_DIR = REPO_DIR / "build" / "bench-npm"
@@ -53,13 +55,16 @@ def _page_body(cards: int) -> str:
             f"<p>Customer <b>{i % 97}</b>, {1 + i % 5} items, <a href='#o{i}'>details</a></p>"
             f"<label>Qty <input value='{1 + i % 9}' size='3'></label>"
             f"<select><option>Open</option><option>Shipped</option></select>"
-            f"<button type='button'>Approve</button><span class='tag'>{'urgent' if i % 7 == 0 else 'normal'}</span></article>"
+            f"<button type='button'>Approve</button><span class='tag'>"
+            f"{'urgent' if i % 7 == 0 else 'normal'}</span></article>"
         )
     return (
         "<style>body{margin:8px;font:13px system-ui,sans-serif}"
         ".grid{display:grid;grid-template-columns:repeat(4,1fr);gap:8px}"
-        ".card{border:1px solid #ccd;border-radius:6px;padding:8px;background:hsl(var(--h),60%,96%)}"
-        ".card h3{margin:0 0 4px;font-size:14px}.tag{margin-left:6px;padding:1px 6px;border-radius:8px;background:#eef}</style>"
+        ".card{border:1px solid #ccd;border-radius:6px;padding:8px;background:hsl(var(--h),60%,"
+        "96%)}"
+        ".card h3{margin:0 0 4px;font-size:14px}.tag{margin-left:6px;padding:1px 6px;"
+        "border-radius:8px;background:#eef}</style>"
         "<h1>Orders</h1><div class='grid'>" + "".join(items) + "</div>"
     )
 
@@ -72,7 +77,17 @@ def _html2canvas_source() -> str:
             raise SystemExit("npm is needed to install html2canvas for the comparison")
         NPM_DIR.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [npm, "install", "--no-save", "--no-audit", "--no-fund", "--ignore-scripts", "--prefix", str(NPM_DIR), HTML2CANVAS],
+            [
+                npm,
+                "install",
+                "--no-save",
+                "--no-audit",
+                "--no-fund",
+                "--ignore-scripts",
+                "--prefix",
+                str(NPM_DIR),
+                HTML2CANVAS,
+            ],
             check=True,
         )
     return script.read_text()
@@ -94,8 +109,10 @@ _RAW = """async ([url, quality]) => {
 _H2C = """async (quality) => {
   const host = document.querySelector('mao-embed-host');
   const t0 = performance.now();
-  const canvas = await html2canvas(document.body, { x: scrollX, y: scrollY, width: innerWidth, height: innerHeight,
-    windowWidth: innerWidth, windowHeight: innerHeight, scale: 1, logging: false, ignoreElements: (el) => el === host });
+  const canvas = await html2canvas(document.body, { x: scrollX, y: scrollY, width: innerWidth,
+    height: innerHeight,
+    windowWidth: innerWidth, windowHeight: innerHeight, scale: 1, logging: false,
+      ignoreElements: (el) => el === host });
   const url = canvas.toDataURL('image/webp', quality);
   const ms = performance.now() - t0;
   canvas.width = 0;
@@ -146,16 +163,28 @@ def run(ctx: RunContext) -> dict[str, Any]:
     srv = ctx.servers
     library_url = srv.asset_base + "snapdom.mjs"
     agent = AgentClient(srv.backend.url)
-    browser = ctx.playwright.chromium.launch(executable_path=chromium_path(), args=list(CHROMIUM_ARGS))
+    browser = ctx.playwright.chromium.launch(
+        executable_path=chromium_path(), args=list(CHROMIUM_ARGS)
+    )
     pages: dict[str, Any] = {}
     selected = str(ctx.options.get("screenshot_pages") or ",".join(PAGES)).split(",")
     try:
         for size in selected:
             cards, scrolled, with_h2c = PAGES[size]
-            token = srv.backend.issue_token(f"bench-shot-{size}", "bench-agent", origin=srv.pages.origin)
+            token = srv.backend.issue_token(
+                f"bench-shot-{size}", "bench-agent", origin=srv.pages.origin
+            )
             url = srv.pages.add(
                 f"/bench-screenshot-{size}.html",
-                page_html(_page_body(cards), embed_snippet(srv.backend.url, agent_id="bench-agent", user_id=f"bench-shot-{size}", token=token)),
+                page_html(
+                    _page_body(cards),
+                    embed_snippet(
+                        srv.backend.url,
+                        agent_id="bench-agent",
+                        user_id=f"bench-shot-{size}",
+                        token=token,
+                    ),
+                ),
             )
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             known = {s["sessionId"] for s in agent.sessions()}
@@ -165,12 +194,19 @@ def run(ctx: RunContext) -> dict[str, Any]:
             if with_h2c:
                 page.add_script_tag(content=html2canvas)
             if scrolled:
-                page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight - innerHeight - 200)")
+                page.evaluate(
+                    "() => window.scrollTo(0, document.documentElement.scrollHeight - innerHeight "
+                    "- 200)"
+                )
             scroll_y = page.evaluate("() => scrollY")
             elements = page.evaluate("() => document.getElementsByTagName('*').length")
-            keys = ["ours", "oursRoundTrip", "oursScan", "oursRender", "oursEncode", "raw"] + (["html2canvas"] if with_h2c else [])
+            keys = ["ours", "oursRoundTrip", "oursScan", "oursRender", "oursEncode", "raw"] + (
+                ["html2canvas"] if with_h2c else []
+            )
             samples: dict[str, list[float]] = {k: [] for k in keys}
-            sizes: dict[str, list[float]] = {k: [] for k in ("ours", "raw", "html2canvas") if k in keys}
+            sizes: dict[str, list[float]] = {
+                k: [] for k in ("ours", "raw", "html2canvas") if k in keys
+            }
 
             target = _Target(page, agent, session, library_url)
             order = [_ours, _raw] + ([_html2canvas] if with_h2c else [])
@@ -184,8 +220,10 @@ def run(ctx: RunContext) -> dict[str, Any]:
                         samples[key].append(value)
                     for key, value in out_bytes.items():
                         sizes[key].append(value)
-                ctx.log(f"[bench] screenshot {size}: run {n + 1}/{ctx.warmup + ctx.runs} "
-                        + ", ".join(f"{k} {v:.0f} ms" for k, v in times.items()))
+                ctx.log(
+                    f"[bench] screenshot {size}: run {n + 1}/{ctx.warmup + ctx.runs} "
+                    + ", ".join(f"{k} {v:.0f} ms" for k, v in times.items())
+                )
             page.close()
             raw_median = statistics.median(samples["raw"])
             pages[size] = {
@@ -194,21 +232,32 @@ def run(ctx: RunContext) -> dict[str, Any]:
                 "times": {k: describe(v) for k, v in samples.items()},
                 "bytes": {k: describe(v) for k, v in sizes.items()},
                 "ratioOursVsRaw": statistics.median(samples["ours"]) / raw_median,
-                "ratioHtml2canvasVsRaw": statistics.median(samples["html2canvas"]) / raw_median if with_h2c else None,
+                "ratioHtml2canvasVsRaw": statistics.median(samples["html2canvas"]) / raw_median
+                if with_h2c
+                else None,
                 "samples": samples,
             }
     finally:
         browser.close()
         agent.close()
     return {
-        "config": {"runs": ctx.runs, "warmup": ctx.warmup, "viewport": [1280, 800], "format": "webp", "quality": QUALITY,
-                   "html2canvas": HTML2CANVAS, "library": library_url.rsplit("/", 1)[-1]},
+        "config": {
+            "runs": ctx.runs,
+            "warmup": ctx.warmup,
+            "viewport": [1280, 800],
+            "format": "webp",
+            "quality": QUALITY,
+            "html2canvas": HTML2CANVAS,
+            "library": library_url.rsplit("/", 1)[-1],
+        },
         "summary": pages,
     }
 
 
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("--screenshot-pages", help=f"comma-separated pages (default {','.join(PAGES)})")
+    parser.add_argument(
+        "--screenshot-pages", help=f"comma-separated pages (default {','.join(PAGES)})"
+    )
 
 
 def headline(result: dict[str, Any]) -> dict[str, Any]:
@@ -216,7 +265,9 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
         size: {
             "oursMs": stats["times"]["ours"]["median"],
             "rawSnapdomMs": stats["times"]["raw"]["median"],
-            "html2canvasMs": stats["times"]["html2canvas"]["median"] if "html2canvas" in stats["times"] else None,
+            "html2canvasMs": stats["times"]["html2canvas"]["median"]
+            if "html2canvas" in stats["times"]
+            else None,
             "ratioOursVsRaw": stats["ratioOursVsRaw"],
             "oursBytes": stats["bytes"]["ours"]["median"],
         }
@@ -229,14 +280,32 @@ def summary_table(result: dict[str, Any]) -> str:
     for size, stats in result["summary"].items():
         t, b = stats["times"], stats["bytes"]
         h2c = "html2canvas" in t
-        rows.append([
-            f"{size} ({stats['elements']} el., scrollY {stats.get('scrollY', 0):.0f})",
-            fmt_ms(t["ours"]["median"]), fmt_ms(t["oursRender"]["median"]), fmt_ms(t["raw"]["median"]),
-            fmt_ms(t["html2canvas"]["median"]) if h2c else "-", fmt_ratio(stats["ratioOursVsRaw"]),
-            fmt_ratio(stats["ratioHtml2canvasVsRaw"]) if h2c else "-",
-            fmt_bytes(b["ours"]["median"]), fmt_bytes(b["raw"]["median"]), fmt_bytes(b["html2canvas"]["median"]) if h2c else "-",
-        ])
+        rows.append(
+            [
+                f"{size} ({stats['elements']} el., scrollY {stats.get('scrollY', 0):.0f})",
+                fmt_ms(t["ours"]["median"]),
+                fmt_ms(t["oursRender"]["median"]),
+                fmt_ms(t["raw"]["median"]),
+                fmt_ms(t["html2canvas"]["median"]) if h2c else "-",
+                fmt_ratio(stats["ratioOursVsRaw"]),
+                fmt_ratio(stats["ratioHtml2canvasVsRaw"]) if h2c else "-",
+                fmt_bytes(b["ours"]["median"]),
+                fmt_bytes(b["raw"]["median"]),
+                fmt_bytes(b["html2canvas"]["median"]) if h2c else "-",
+            ]
+        )
     return "page_screenshot, 1280x800 WebP q0.85 (medians; goal ours/raw <= 1.3x)\n" + table(
-        ["page", "ours", "of it render", "raw snapdom", "html2canvas", "ours/raw", "h2c/raw", "ours bytes", "raw bytes", "h2c bytes"],
+        [
+            "page",
+            "ours",
+            "of it render",
+            "raw snapdom",
+            "html2canvas",
+            "ours/raw",
+            "h2c/raw",
+            "ours bytes",
+            "raw bytes",
+            "h2c bytes",
+        ],
         rows,
     )

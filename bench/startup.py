@@ -53,20 +53,25 @@ _COLLECT = """
   const nav = performance.getEntriesByType("navigation")[0];
   const marks = {};
   const markDetails = {};
-  for (const m of performance.getEntriesByType("mark")) { marks[m.name] = m.startTime; if (m.detail) markDetails[m.name] = m.detail; }
+  for (const m of performance.getEntriesByType("mark")) { marks[m.name] = m.startTime;
+    if (m.detail) markDetails[m.name] = m.detail; }
   const resources = performance.getEntriesByType("resource").map((e) => ({
-    name: e.name, initiatorType: e.initiatorType, startTime: e.startTime, responseEnd: e.responseEnd,
-    transferSize: e.transferSize, encodedBodySize: e.encodedBodySize, decodedBodySize: e.decodedBodySize,
+    name: e.name, initiatorType: e.initiatorType, startTime: e.startTime,
+      responseEnd: e.responseEnd,
+    transferSize: e.transferSize, encodedBodySize: e.encodedBodySize,
+      decodedBodySize: e.decodedBodySize,
   }));
   return {
     timeOrigin: performance.timeOrigin,
     marks,
     markDetails,
-    longTasks: (window.__benchLongTasks || []).map((t) => ({ startTime: t.startTime, duration: t.duration })),
+    longTasks: (window.__benchLongTasks || []).map((t) => ({ startTime: t.startTime,
+      duration: t.duration })),
     navigation: {
       type: nav.type, name: nav.name, startTime: nav.startTime, responseEnd: nav.responseEnd,
       domContentLoadedEventEnd: nav.domContentLoadedEventEnd, loadEventEnd: nav.loadEventEnd,
-      transferSize: nav.transferSize, encodedBodySize: nav.encodedBodySize, decodedBodySize: nav.decodedBodySize,
+      transferSize: nav.transferSize,
+        encodedBodySize: nav.encodedBodySize, decodedBodySize: nav.decodedBodySize,
     },
     resources,
   };
@@ -81,25 +86,35 @@ _WITH_TIMEOUT = (
 # main thread ran, the page's input waits behind each of them.
 LONG_TASKS_INIT = (
     "window.__benchLongTasks = []; try { new PerformanceObserver((list) => "
-    "window.__benchLongTasks.push(...list.getEntries())).observe({ type: 'longtask', buffered: true }); } catch (e) {}"
+    "window.__benchLongTasks.push(...list.getEntries())).observe({ type: 'longtask', buffered: "
+    "true }); } catch (e) {}"
 )
 
-PRODUCT_JS = f"async (ms) => {{ await ({_WITH_TIMEOUT})(MaoChat.ready, ms, 'MaoChat.ready'); {_COLLECT} }}"
-ANCHOR_JS = f"async (ms) => {{ await ({_WITH_TIMEOUT})(window.anchorReady, ms, 'loadPyodide()'); {_COLLECT} }}"
+PRODUCT_JS = (
+    f"async (ms) => {{ await ({_WITH_TIMEOUT})(MaoChat.ready, ms, 'MaoChat.ready'); {_COLLECT} }}"
+)
+ANCHOR_JS = (
+    f"async (ms) => {{ await ({_WITH_TIMEOUT})(window.anchorReady, ms, 'loadPyodide()'); "
+    f"{_COLLECT} }}"
+)
 
 
 def add_arguments(parser: Any) -> None:
     group = parser.add_argument_group("startup")
     group.add_argument(
-        "--settle-ms", type=int, default=DEFAULT_SETTLE_MS,
-        help=f"pause between the cold load and the warm reload, so cache writes finish (default {DEFAULT_SETTLE_MS})",
+        "--settle-ms",
+        type=int,
+        default=DEFAULT_SETTLE_MS,
+        help=f"pause between the cold load and the warm reload, so cache writes finish (default "
+        f"{DEFAULT_SETTLE_MS})",
     )
 
 
 def anchor_page(asset_base: str) -> str:
     base = json.dumps(asset_base)
     return (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Pyodide alone</title></head>"
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'><title>Pyodide alone</title>"
+        "</head>"
         f"<body>{PAGE_BODY}\n<script>\n"
         f"window.anchorReady = import({base} + 'pyodide.mjs')\n"
         f"  .then(({{ loadPyodide }}) => loadPyodide({{ indexURL: {base} }}))\n"
@@ -109,7 +124,9 @@ def anchor_page(asset_base: str) -> str:
     )
 
 
-def _sample(kind: str, data: dict[str, Any], network: dict[str, Any], ctx: RunContext, wall_s: float) -> dict[str, Any]:
+def _sample(
+    kind: str, data: dict[str, Any], network: dict[str, Any], ctx: RunContext, wall_s: float
+) -> dict[str, Any]:
     marks = data["marks"]
     nav = data["navigation"]
     build_id = ctx.servers.build_id
@@ -130,7 +147,9 @@ def _sample(kind: str, data: dict[str, Any], network: dict[str, Any], ctx: RunCo
                 "wireBytes": f["wireBytes"],
                 "decodedBytes": f["decodedBytes"],
                 "startMs": rt["startTime"] if rt else (0.0 if f["url"] == nav["name"] else None),
-                "endMs": rt["responseEnd"] if rt else (nav["responseEnd"] if f["url"] == nav["name"] else None),
+                "endMs": rt["responseEnd"]
+                if rt
+                else (nav["responseEnd"] if f["url"] == nav["name"] else None),
                 "inPageTransferSize": rt["transferSize"] if rt else None,
                 "inPageEncodedBodySize": rt["encodedBodySize"] if rt else None,
             }
@@ -157,13 +176,20 @@ def _sample(kind: str, data: dict[str, Any], network: dict[str, Any], ctx: RunCo
             # report 0, so these undercount unless the server sends that header.
             "inPageTransferSize": sum(e["transferSize"] or 0 for e in in_page_entries),
             "inPageEncodedBodySize": sum(e["encodedBodySize"] or 0 for e in in_page_entries),
-            "inPageEntriesWithoutSizes": sum(1 for e in data["resources"] if not e["encodedBodySize"]),
+            "inPageEntriesWithoutSizes": sum(
+                1 for e in data["resources"] if not e["encodedBodySize"]
+            ),
         },
         "websocket": network["websocket"],
         "wallS": round(wall_s, 3),
         # Longest main-thread task from navigation start to ready (0 when none reached 50 ms).
         "longestTaskMs": max(
-            (t["duration"] for t in data["longTasks"] if ready_at is None or t["startTime"] < ready_at), default=0.0
+            (
+                t["duration"]
+                for t in data["longTasks"]
+                if ready_at is None or t["startTime"] < ready_at
+            ),
+            default=0.0,
         ),
         "wasmHeapBytes": (data["markDetails"].get(heap_mark) or {}).get("wasmHeapBytes"),
         "timeOrigin": data["timeOrigin"],
@@ -179,17 +205,27 @@ def _sample(kind: str, data: dict[str, Any], network: dict[str, Any], ctx: RunCo
         sample["pythonReadyMs"] = marks.get("mao:python-ready")
         sample["sessionReadyMs"] = marks.get("mao:session-ready")
         python, session = sample["pythonReadyMs"], sample["sessionReadyMs"]
-        loaded = sample["packagesLoadedMs"] if sample["packagesLoadedMs"] is not None else sample["pyodideLoadedMs"]
+        loaded = (
+            sample["packagesLoadedMs"]
+            if sample["packagesLoadedMs"] is not None
+            else sample["pyodideLoadedMs"]
+        )
         # From the last loading mark to boot() returned: import of mao_page.runtime (pydantic
         # included) and the Controller; then the WebSocket hello/welcome.
-        sample["importBootMs"] = python - loaded if python is not None and loaded is not None else None
-        sample["handshakeMs"] = session - python if session is not None and python is not None else None
+        sample["importBootMs"] = (
+            python - loaded if python is not None and loaded is not None else None
+        )
+        sample["handshakeMs"] = (
+            session - python if session is not None and python is not None else None
+        )
     else:
         sample["pyodideLoadedMs"] = marks.get("anchor:pyodide-loaded")
     return sample
 
 
-def _measure_pair(ctx: RunContext, kind: str, url: str, user_id: str | None, settle_s: float) -> dict[str, Any]:
+def _measure_pair(
+    ctx: RunContext, kind: str, url: str, user_id: str | None, settle_s: float
+) -> dict[str, Any]:
     """Cold load in a brand-new browser, then a warm reload in the same context."""
     script = PRODUCT_JS if kind == "product" else ANCHOR_JS
     context = ctx.cold_browser()
@@ -234,13 +270,20 @@ def run(ctx: RunContext) -> dict[str, Any]:
         warmup = i < ctx.warmup
         user_id = f"bench-startup-{i}"
         token = servers.backend.issue_token(user_id, "bench-agent", origin=servers.pages.origin)
-        snippet = embed_snippet(servers.backend.url, agent_id="bench-agent", user_id=user_id, token=token)
+        snippet = embed_snippet(
+            servers.backend.url, agent_id="bench-agent", user_id=user_id, token=token
+        )
         product_url = servers.pages.add(
-            f"/bench/startup-{i}.html", page_html(PAGE_BODY, snippet, title="Acme Store (startup bench)")
+            f"/bench/startup-{i}.html",
+            page_html(PAGE_BODY, snippet, title="Acme Store (startup bench)"),
         )
         order = ("product", "anchor") if i % 2 == 0 else ("anchor", "product")
-        record: dict[str, Any] = {"index": i, "warmup": warmup, "order": list(order),
-                                  "loadAverage1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None}
+        record: dict[str, Any] = {
+            "index": i,
+            "warmup": warmup,
+            "order": list(order),
+            "loadAverage1m": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        }
         for kind in order:
             if kind == "product":
                 record["product"] = _measure_pair(ctx, "product", product_url, user_id, settle_s)
@@ -250,30 +293,46 @@ def run(ctx: RunContext) -> dict[str, Any]:
             p, a = record["product"][phase], record["anchor"][phase]
             record.setdefault("ratio", {})[phase] = (
                 p["sessionReadyMs"] / a["pyodideLoadedMs"]
-                if p.get("sessionReadyMs") and a.get("pyodideLoadedMs") else None
+                if p.get("sessionReadyMs") and a.get("pyodideLoadedMs")
+                else None
             )
         runs.append(record)
         label = "warm-up" if warmup else f"run {i - ctx.warmup + 1}/{ctx.runs}"
         pc, pw = record["product"]["cold"], record["product"]["warm"]
         ac, aw = record["anchor"]["cold"], record["anchor"]["warm"]
         ctx.log(
-            f"  {label:>9}: session ready cold {fmt_ms(pc['sessionReadyMs'])}, warm {fmt_ms(pw['sessionReadyMs'])}"
-            f" | Pyodide alone cold {fmt_ms(ac['pyodideLoadedMs'])}, warm {fmt_ms(aw['pyodideLoadedMs'])}"
+            f"  {label:>9}: session ready cold {fmt_ms(pc['sessionReadyMs'])}, warm "
+            f"{fmt_ms(pw['sessionReadyMs'])}"
+            f" | Pyodide alone cold {fmt_ms(ac['pyodideLoadedMs'])}, warm "
+            f"{fmt_ms(aw['pyodideLoadedMs'])}"
             f" | {fmt_bytes(pc['bytes']['wire'])} cold, {fmt_bytes(pw['bytes']['wire'])} warm"
         )
     measured = [r for r in runs if not r["warmup"]]
     return {
-        "config": {"runs": ctx.runs, "warmup": ctx.warmup, "settleMs": int(settle_s * 1000),
-                   "readyTimeoutMs": READY_TIMEOUT_MS, "productUrl": "/bench/startup-<i>.html",
-                   "anchorUrl": anchor_url, "assetBase": servers.asset_base},
+        "config": {
+            "runs": ctx.runs,
+            "warmup": ctx.warmup,
+            "settleMs": int(settle_s * 1000),
+            "readyTimeoutMs": READY_TIMEOUT_MS,
+            "productUrl": "/bench/startup-<i>.html",
+            "anchorUrl": anchor_url,
+            "assetBase": servers.asset_base,
+        },
         "summary": summarize(measured),
         "runs": runs,
     }
 
 
 _PRODUCT_METRICS = (
-    "pyodideLoadedMs", "packagesLoadedMs", "pythonReadyMs", "sessionReadyMs", "importBootMs", "handshakeMs", "domContentLoadedMs",
-    "longestTaskMs", "wasmHeapBytes",
+    "pyodideLoadedMs",
+    "packagesLoadedMs",
+    "pythonReadyMs",
+    "sessionReadyMs",
+    "importBootMs",
+    "handshakeMs",
+    "domContentLoadedMs",
+    "longestTaskMs",
+    "wasmHeapBytes",
 )
 
 
@@ -282,15 +341,25 @@ def summarize(measured: list[dict[str, Any]]) -> dict[str, Any]:
     for phase in ("cold", "warm"):
         samples = [r["product"][phase] for r in measured]
         anchors = [r["anchor"][phase] for r in measured]
-        summary["product"][phase] = {m: describe(s.get(m) for s in samples) for m in _PRODUCT_METRICS}
+        summary["product"][phase] = {
+            m: describe(s.get(m) for s in samples) for m in _PRODUCT_METRICS
+        }
         summary["product"][phase]["wireBytes"] = describe(s["bytes"]["wire"] for s in samples)
         summary["product"][phase]["sdkWireBytes"] = describe(s["bytes"]["sdkWire"] for s in samples)
         summary["product"][phase]["decodedBytes"] = describe(s["bytes"]["decoded"] for s in samples)
-        summary["product"][phase]["inPageTransferSize"] = describe(s["bytes"]["inPageTransferSize"] for s in samples)
-        summary["product"][phase]["inPageEncodedBodySize"] = describe(s["bytes"]["inPageEncodedBodySize"] for s in samples)
+        summary["product"][phase]["inPageTransferSize"] = describe(
+            s["bytes"]["inPageTransferSize"] for s in samples
+        )
+        summary["product"][phase]["inPageEncodedBodySize"] = describe(
+            s["bytes"]["inPageEncodedBodySize"] for s in samples
+        )
         summary["product"][phase]["requests"] = describe(s["bytes"]["requests"] for s in samples)
-        summary["product"][phase]["serverSawSessionEveryRun"] = all(s.get("serverSawSession") for s in samples)
-        summary["product"][phase]["snapshotRestoredRuns"] = sum(1 for s in samples if s.get("snapshotRestored"))
+        summary["product"][phase]["serverSawSessionEveryRun"] = all(
+            s.get("serverSawSession") for s in samples
+        )
+        summary["product"][phase]["snapshotRestoredRuns"] = sum(
+            1 for s in samples if s.get("snapshotRestored")
+        )
         summary["anchor"][phase] = {
             "pyodideLoadedMs": describe(s.get("pyodideLoadedMs") for s in anchors),
             "wireBytes": describe(s["bytes"]["wire"] for s in anchors),
@@ -327,7 +396,9 @@ def _largest_assets(measured: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
         def download_ms(files: list[dict[str, Any]]) -> float | None:
             return describe(
-                f["endMs"] - f["startMs"] for f in files if f["endMs"] is not None and f["startMs"] is not None
+                f["endMs"] - f["startMs"]
+                for f in files
+                if f["endMs"] is not None and f["startMs"] is not None
             )["median"]
 
         rows.append(
@@ -363,7 +434,8 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
         "coldLongestTaskMedianMs": s["product"]["cold"]["longestTaskMs"]["median"],
         "warmLongestTaskMedianMs": s["product"]["warm"]["longestTaskMs"]["median"],
         "wasmHeapBytesMedian": s["product"]["cold"]["wasmHeapBytes"]["median"],
-        "snapshotRestoredRuns": s["product"]["cold"]["snapshotRestoredRuns"] + s["product"]["warm"]["snapshotRestoredRuns"],
+        "snapshotRestoredRuns": s["product"]["cold"]["snapshotRestoredRuns"]
+        + s["product"]["warm"]["snapshotRestoredRuns"],
     }
 
 
@@ -391,54 +463,156 @@ def summary_table(result: dict[str, Any]) -> str:
             d = s["product"][phase][key]
             if not d["n"]:
                 continue  # a mark this loader does not set
-            rows.append([f"{phase}  {label}", fmt_ms(d["median"]), fmt_ms(d["p90"]), fmt_ms(d["min"]), fmt_ms(d["max"])])
+            rows.append(
+                [
+                    f"{phase}  {label}",
+                    fmt_ms(d["median"]),
+                    fmt_ms(d["p90"]),
+                    fmt_ms(d["min"]),
+                    fmt_ms(d["max"]),
+                ]
+            )
         d = s["anchor"][phase]["pyodideLoadedMs"]
-        rows.append([f"{phase}  anchor: loadPyodide() alone (no packages)", fmt_ms(d["median"]), fmt_ms(d["p90"]), fmt_ms(d["min"]), fmt_ms(d["max"])])
+        rows.append(
+            [
+                f"{phase}  anchor: loadPyodide() alone (no packages)",
+                fmt_ms(d["median"]),
+                fmt_ms(d["p90"]),
+                fmt_ms(d["min"]),
+                fmt_ms(d["max"]),
+            ]
+        )
         r = s["ratio"][phase]["sessionReadyOverPyodideAlone"]
-        rows.append([
-            f"{phase}  ratio session ready / anchor", fmt_ratio(r["ofMedians"]) + " *",
-            fmt_ratio(r["perRun"]["p90"]), fmt_ratio(r["perRun"]["min"]), fmt_ratio(r["perRun"]["max"]),
-        ])
+        rows.append(
+            [
+                f"{phase}  ratio session ready / anchor",
+                fmt_ratio(r["ofMedians"]) + " *",
+                fmt_ratio(r["perRun"]["p90"]),
+                fmt_ratio(r["perRun"]["min"]),
+                fmt_ratio(r["perRun"]["max"]),
+            ]
+        )
     for phase in ("cold", "warm"):
         for who, stats in (("session", s["product"][phase]), ("anchor", s["anchor"][phase])):
             d = stats["longestTaskMs"]
-            rows.append([f"{phase}  longest main-thread task, {who}", fmt_ms(d["median"]), fmt_ms(d["p90"]), fmt_ms(d["min"]), fmt_ms(d["max"])])
+            rows.append(
+                [
+                    f"{phase}  longest main-thread task, {who}",
+                    fmt_ms(d["median"]),
+                    fmt_ms(d["p90"]),
+                    fmt_ms(d["min"]),
+                    fmt_ms(d["max"]),
+                ]
+            )
     for who, stats in (("session", s["product"]["cold"]), ("anchor", s["anchor"]["cold"])):
         d = stats["wasmHeapBytes"]
-        rows.append([f"wasm heap after boot, {who}", fmt_bytes(d["median"]), fmt_bytes(d["p90"]), fmt_bytes(d["min"]), fmt_bytes(d["max"])])
+        rows.append(
+            [
+                f"wasm heap after boot, {who}",
+                fmt_bytes(d["median"]),
+                fmt_bytes(d["p90"]),
+                fmt_bytes(d["min"]),
+                fmt_bytes(d["max"]),
+            ]
+        )
     out.append(table(["", "median", "p90", "min", "max"], rows))
-    out.append("* ratio of the medians; p90/min/max are of the per-run ratios (paired within a run)")
-    restored = s["product"]["cold"]["snapshotRestoredRuns"] + s["product"]["warm"]["snapshotRestoredRuns"]
+    out.append(
+        "* ratio of the medians; p90/min/max are of the per-run ratios (paired within a run)"
+    )
+    restored = (
+        s["product"]["cold"]["snapshotRestoredRuns"] + s["product"]["warm"]["snapshotRestoredRuns"]
+    )
     out.append(f"restored from the memory snapshot: {restored} of {2 * cfg['runs']} product loads")
-    loads = [r["loadAverage1m"] for r in result["runs"] if not r["warmup"] and r.get("loadAverage1m") is not None]
+    loads = [
+        r["loadAverage1m"]
+        for r in result["runs"]
+        if not r["warmup"] and r.get("loadAverage1m") is not None
+    ]
     if loads:
-        out.append(f"1-min load average during the runs: {min(loads):.1f} .. {max(loads):.1f} "
-                   f"({env.get('cpuCount')} CPUs); other work on the machine inflates the times")
+        out.append(
+            f"1-min load average during the runs: {min(loads):.1f} .. {max(loads):.1f} "
+            f"({env.get('cpuCount')} CPUs); other work on the machine inflates the times"
+        )
     out.append("")
     rows = []
     for phase in ("cold", "warm"):
-        for key, label in (("wireBytes", "bytes on the wire, all requests"), ("sdkWireBytes", "  of which /sdk/ assets"),
-                           ("decodedBytes", "bytes after decoding"), ("inPageTransferSize", "in-page transferSize sum")):
+        for key, label in (
+            ("wireBytes", "bytes on the wire, all requests"),
+            ("sdkWireBytes", "  of which /sdk/ assets"),
+            ("decodedBytes", "bytes after decoding"),
+            ("inPageTransferSize", "in-page transferSize sum"),
+        ):
             d = s["product"][phase][key]
-            rows.append([f"{phase}  {label}", fmt_bytes(d["median"]), fmt_bytes(d["p90"]), fmt_bytes(d["min"]), fmt_bytes(d["max"])])
+            rows.append(
+                [
+                    f"{phase}  {label}",
+                    fmt_bytes(d["median"]),
+                    fmt_bytes(d["p90"]),
+                    fmt_bytes(d["min"]),
+                    fmt_bytes(d["max"]),
+                ]
+            )
         d = s["product"][phase]["requests"]
-        rows.append([f"{phase}  requests", f"{d['median']:.0f}", f"{d['p90']:.0f}", f"{d['min']:.0f}", f"{d['max']:.0f}"])
+        rows.append(
+            [
+                f"{phase}  requests",
+                f"{d['median']:.0f}",
+                f"{d['p90']:.0f}",
+                f"{d['min']:.0f}",
+                f"{d['max']:.0f}",
+            ]
+        )
     for phase in ("cold", "warm"):
         d = s["anchor"][phase]["wireBytes"]
-        rows.append([f"{phase}  anchor bytes on the wire", fmt_bytes(d["median"]), fmt_bytes(d["p90"]), fmt_bytes(d["min"]), fmt_bytes(d["max"])])
+        rows.append(
+            [
+                f"{phase}  anchor bytes on the wire",
+                fmt_bytes(d["median"]),
+                fmt_bytes(d["p90"]),
+                fmt_bytes(d["min"]),
+                fmt_bytes(d["max"]),
+            ]
+        )
     out.append(table(["", "median", "p90", "min", "max"], rows))
-    out.append("in-page sizes are 0 for the cross-origin /sdk/ files (no Timing-Allow-Origin); wire bytes come from CDP")
+    out.append(
+        "in-page sizes are 0 for the cross-origin /sdk/ files (no Timing-Allow-Origin); wire bytes "
+        "come from CDP"
+    )
     out.append("")
     rows = []
     for a in s["largestAssets"][:TOP_ASSETS]:
-        rows.append([
-            a["name"], fmt_bytes(a["coldWireBytes"]), fmt_bytes(a["decodedBytes"]), a["encoding"] or "-",
-            fmt_ms(a["coldFetchMs"]), fmt_ms(a["coldEndMs"]), fmt_bytes(a["warmWireBytes"]), a["warmStatus"] or "-",
-        ])
+        rows.append(
+            [
+                a["name"],
+                fmt_bytes(a["coldWireBytes"]),
+                fmt_bytes(a["decodedBytes"]),
+                a["encoding"] or "-",
+                fmt_ms(a["coldFetchMs"]),
+                fmt_ms(a["coldEndMs"]),
+                fmt_bytes(a["warmWireBytes"]),
+                a["warmStatus"] or "-",
+            ]
+        )
     out.append(f"largest assets (median over runs), top {TOP_ASSETS}")
-    out.append(table(["file", "cold wire", "decoded", "enc", "cold fetch", "cold done at", "warm wire", "warm"], rows,
-                     align="lrrlrrrl"))
-    if not (s["product"]["cold"]["serverSawSessionEveryRun"] and s["product"]["warm"]["serverSawSessionEveryRun"]):
+    out.append(
+        table(
+            [
+                "file",
+                "cold wire",
+                "decoded",
+                "enc",
+                "cold fetch",
+                "cold done at",
+                "warm wire",
+                "warm",
+            ],
+            rows,
+            align="lrrlrrrl",
+        )
+    )
+    if not (
+        s["product"]["cold"]["serverSawSessionEveryRun"]
+        and s["product"]["warm"]["serverSawSessionEveryRun"]
+    ):
         out.append("WARNING: the backend did not list a ready session for every run")
     return "\n".join(out)
-

@@ -19,14 +19,6 @@ function deepActiveElement(doc, exclude) {
   }
 }
 
-function sameOriginDocument(frame) {
-  try {
-    return frame.contentDocument || null;
-  } catch (error) {
-    return null; // cross-origin: the browser refuses, by design (SPEC S6)
-  }
-}
-
 function hitAt(doc, x, y) {
   let hit = doc.elementFromPoint(x, y);
   while (hit && hit.shadowRoot) {
@@ -358,26 +350,23 @@ function blur(el) {
 }
 
 function readValue(el) {
-  if (el.isContentEditable) return squash(el.innerText || el.textContent);
+  // As a person reads it (every space one space): what a fill is verified against.
+  if (el.isContentEditable) return squashAny(el.innerText || el.textContent);
   return valueOf(el);
 }
 
-// Native <select>: choose options by value, else by visible label (exact, then trimmed and
-// case-insensitive). Answers ["done", selectedValues, []] or ["options_not_found", [], missing];
-// sets nothing when anything is missing.
-function selectNative(el, wanted) {
+// Every option of a native <select> (collect.js optionsOf, without the walk's limit): what
+// Python matches the wanted choices against (mao_page.textrules.match_option).
+const selectOptions = (el) => optionsOf(el, Infinity);
+
+// Native <select>: choose the options at `indexes` (Python matched them) as a user's pick
+// does: focus, set, input and change. Answers ["done", selectedValues], or
+// ["not_connected", []] when the options changed since they were read (nothing was set).
+function selectNative(el, indexes) {
   const view = viewOf(el);
   const options = Array.from(el.options);
-  const norm = (s) => squash(s).toLowerCase();
-  const chosen = [];
-  const missing = [];
-  for (const want of wanted) {
-    const match = options.find((o) => o.value === want) || options.find((o) => squash(o.label || o.text) === squash(want))
-      || options.find((o) => norm(o.label || o.text) === norm(want));
-    if (!match || match.disabled) missing.push(want);
-    else chosen.push(match);
-  }
-  if (missing.length) return ["options_not_found", [], missing];
+  const chosen = indexes.map((i) => options[i]);
+  if (chosen.some((o) => !o)) return ["not_connected", []];
   moveFocusTo(el);
   if (el.multiple) {
     for (const o of options) o.selected = chosen.includes(o);
@@ -386,7 +375,7 @@ function selectNative(el, wanted) {
   }
   el.dispatchEvent(new view.Event("input", { bubbles: true, composed: true }));
   el.dispatchEvent(new view.Event("change", { bubbles: true }));
-  return ["done", options.filter((o) => o.selected).map((o) => o.value), []];
+  return ["done", options.filter((o) => o.selected).map((o) => o.value)];
 }
 
 function accessibleText(el) {
@@ -450,13 +439,14 @@ function ariaOptions(el) {
 
 // Elements that became visible since `before` and whose text equals `label`: how a
 // portal-rendered option without ARIA roles is found after opening a combobox. Innermost wins.
+// Compared folded (mao_page.textrules.fold: case and white space aside).
 function visibleTextMatches(doc, label, exclude) {
-  const want = squash(label).toLowerCase();
+  const want = fold(label);
   const out = [];
   const walker = doc.createTreeWalker(doc.body || doc.documentElement, NodeFilter.SHOW_ELEMENT);
   for (let n = walker.currentNode; n; n = walker.nextNode()) {
     if (exclude && (n === exclude || composedContains(exclude, n))) continue;
-    if (squash(n.innerText || "").toLowerCase() !== want) continue;
+    if (fold(n.innerText || "") !== want) continue;
     if (!isRendered(n)) continue;
     // Innermost: drop an ancestor already collected.
     for (let i = out.length - 1; i >= 0; i--) if (out[i].contains(n)) out.splice(i, 1);
@@ -730,14 +720,14 @@ function comboboxDisplay(el) {
   let container = el.closest("[role=combobox]") || el;
   // Multiple-choice widgets nest their input a few levels below the row of chosen tags.
   for (let i = 0; i < 5 && container; i++) {
-    const text = squash(container.innerText || container.textContent || "");
+    const text = squashAny(container.innerText || container.textContent || "");
     if (text) { parts.push(text); break; }
     container = container.parentElement;
   }
   for (const input of (container || el).querySelectorAll ? (container || el).querySelectorAll("input") : []) {
     if (input.value) parts.push(input.value);
   }
-  return squash(parts.join(" "));
+  return squashAny(parts.join(" "));
 }
 
-Object.assign(MaoDom, { activate, comboboxDisplay });
+Object.assign(MaoDom, { activate, comboboxDisplay, selectOptions });

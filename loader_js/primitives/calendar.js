@@ -1,6 +1,8 @@
 // Facts for the date and time picker strategy (mao_page.actions.widgets.date): the day
 // grids, navigation buttons and number columns (or clock faces) a picker's panel rendered.
 // Reads only, from structure and text, never class names; Python decides what they mean.
+// Texts are read with every kind of space as one space (squashAny): they are parsed and
+// compared with what was asked for, never shown as names.
 
 // A day cell's text: a day number without a leading zero (time columns say "08").
 const DAY_TEXT = /^[1-9]\d?$/;
@@ -13,9 +15,9 @@ function numberLeaves(root, pattern) {
   const out = [];
   const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
   for (let n = walker.currentNode; n; n = walker.nextNode()) {
-    const text = squash(n.textContent);
+    const text = squashAny(n.textContent);
     if (!pattern.test(text)) continue;
-    if (Array.from(n.children).some((c) => squash(c.textContent) === text)) continue;
+    if (Array.from(n.children).some((c) => squashAny(c.textContent) === text)) continue;
     if (!isRendered(n)) continue;
     out.push(n);
   }
@@ -49,7 +51,7 @@ function calendarGrids(roots) {
   const grids = [];
   const cells = [];
   for (const root of roots) {
-    const leaves = numberLeaves(root, DAY_TEXT).filter((n) => Number(squash(n.textContent)) <= 31);
+    const leaves = numberLeaves(root, DAY_TEXT).filter((n) => Number(squashAny(n.textContent)) <= 31);
     const counts = new Map();
     for (const leaf of leaves) {
       for (let n = leaf.parentElement; n && n !== root.parentElement; n = n.parentElement) {
@@ -72,7 +74,7 @@ function calendarGrids(roots) {
   const kept = [];
   grids.forEach((grid, index) => {
     const own = cells.filter(([i]) => i === index).map(([, leaf]) => leaf);
-    const numbers = own.map((leaf) => Number(squash(leaf.textContent)));
+    const numbers = own.map((leaf) => Number(squashAny(leaf.textContent)));
     const first = numbers.indexOf(1);
     let last = first;
     while (first >= 0 && last + 1 < numbers.length && numbers[last + 1] === numbers[last] + 1) last++;
@@ -106,7 +108,7 @@ function headerText(grid, grids) {
       }
     };
     visit(n);
-    const text = squash(parts.join(" "));
+    const text = squashAny(parts.join(" "));
     if (/\d{4}/.test(text)) return text;
   }
   return "";
@@ -124,10 +126,10 @@ function pickerButtons(roots, grids) {
       // Hidden arrows keep their place (a range panel's inner ones); pointer-events may be
       // off only while the panel animates in, so those stay (the click waits for them).
       if (el.ownerDocument.defaultView.getComputedStyle(el).visibility === "hidden") continue;
-      const name = squash(el.getAttribute("aria-label") || el.getAttribute("title") || "");
+      const name = squashAny(el.getAttribute("aria-label") || el.getAttribute("title") || "");
       const disabled = el.disabled === true || el.getAttribute("aria-disabled") === "true" || el.hasAttribute("disabled");
       nodes.push(el);
-      facts.push([name, squash(el.innerText || ""), disabled]);
+      facts.push([name, squashAny(el.innerText || ""), disabled]);
     }
   }
   return { nodes, facts };
@@ -152,7 +154,7 @@ function timeColumns(roots, grids) {
       if (index < 0) { groups.push(group); index = groups.length - 1; }
       const disabled = item.getAttribute("aria-disabled") === "true" || item.hasAttribute("disabled");
       nodes.push(leaf);
-      facts.push([index, squash(leaf.textContent), disabled]);
+      facts.push([index, squashAny(leaf.textContent), disabled]);
     }
   }
   return { nodes, facts };

@@ -7,12 +7,11 @@
 // Nothing here decides anything: what is interactive, visible, clipped, named or in the
 // viewport is computed in Python (mao_page/scanner.py, names.py).
 //
-// The FACT_* column order is mirrored by mao_page/facts.py; change both together.
+// The fact columns (FACT.TAG ...) are mao_page/facts.py's, generated from it (jstables.py).
 
 const TEXT_LIMIT = 300;
 const utf8 = new TextEncoder();
 const SELECT_OPTION_LIMIT = 500;
-const WS_RUN = /[ \t\n\r\f]+/g; // ASCII whitespace only: NBSP is content (accname 2G)
 
 function ownText(el) {
   let out = "";
@@ -60,26 +59,15 @@ function valueOf(el) {
   return "";
 }
 
-function optionsOf(el) {
+function optionsOf(el, limit = SELECT_OPTION_LIMIT) {
   if (el.localName !== "select") return 0;
   const out = [];
   const opts = el.options;
-  for (let i = 0; i < opts.length && i < SELECT_OPTION_LIMIT; i++) {
+  for (let i = 0; i < opts.length && i < limit; i++) {
     const o = opts[i];
     out.push([o.value, squash(o.label || o.text), o.selected, o.disabled]);
   }
   return out;
-}
-
-// The document of a same-origin frame, or null (cross-origin, sandboxed, not loaded).
-function collectFrameDocument(el) {
-  try {
-    const doc = el.contentDocument;
-    return doc && doc.documentElement ? doc : null;
-  } catch (error) {
-    if (error && error.name === "SecurityError") return null;
-    throw error;
-  }
 }
 
 // A closed shadow root cannot be seen, only inferred: a defined custom element with no
@@ -148,7 +136,7 @@ function childrenAndTexts(el, keep) {
       if (!keep || keep.has(n)) kids.push(n);
     } else if (n.nodeType === 3 && n.data) {
       const last = texts.length - 2;
-      const text = n.data.replace(WS_RUN, " ");
+      const text = n.data.replace(ASCII_SPACE_RUN, " ");
       if (last >= 0 && texts[last] === kids.length) texts[last + 1] = (texts[last + 1] + text).slice(0, TEXT_LIMIT);
       else texts.push(kids.length, text.slice(0, TEXT_LIMIT));
     }
@@ -165,73 +153,76 @@ function factsOf(el, parentIndex, formIndex, style, scope, texts, pseudo, fresh)
   const tag = el.localName;
   const form = tag === "form" ? el : null;
   const control = tag === "input" || tag === "select" || tag === "textarea";
-  const frame = tag === "iframe" || tag === "frame" ? (collectFrameDocument(el) ? "same" : "cross") : "";
-  return [
-    tag, // 0 tag
-    parentIndex, // 1 parent
-    el.id || "", // 2 id
-    a("role"), // 3
-    a("type").toLowerCase(), // 4
-    a("aria-label"), // 5
-    a("aria-labelledby"), // 6
-    a("title"), // 7
-    a("placeholder"), // 8
-    a("name"), // 9
-    el.hasAttribute("href") && "href" in el ? String(el.href) : "", // 10
-    el.hasAttribute("tabindex") ? a("tabindex") : "", // 11
-    el.isContentEditable === true, // 12
-    style.cursor, // 13
-    style.display, // 14
-    style.visibility, // 15
-    parseFloat(style.opacity), // 16
-    r.x, r.y, r.width, r.height, // 17-20
-    el.matches(":disabled"), // 21
-    el.readOnly === true || el.hasAttribute("readonly"), // 22
-    el.required === true, // 23
-    checkedState(el), // 24
-    valueOf(el), // 25
-    ownText(el), // 26
-    a("aria-checked"), // 27
-    a("aria-expanded"), // 28
-    a("aria-selected"), // 29
-    a("aria-disabled"), // 30
-    a("aria-hidden"), // 31
-    a("autocomplete").toLowerCase(), // 32
-    a("for"), // 33
-    el.hasAttribute("alt") ? a("alt") : null, // 34 null when absent (alt="" means decorative)
-    formIndex, // 35 index of the owning form row, -1 when none
-    optionsOf(el), // 36
-    el.hasAttribute("data-mao-private") ? "private" : el.hasAttribute("data-mao-ignore") ? "ignore" : "", // 37
-    style.pointerEvents, // 38
-    form ? String(form.action || "") : "", // 39
-    form ? String(form.method || "") : "", // 40
-    el.multiple === true, // 41
-    a("aria-required"), // 42
-    a("aria-readonly"), // 43
-    tag === "input" && el.type === "password" ? 1 : 0, // 44
-    a("value"), // 45 value attribute (button labels)
-    scope, // 46 tree scope (document or shadow root), index into scopes
-    el.shadowRoot ? "open" : looksLikeClosedShadowHost(el, r) ? "closed" : "", // 47
-    frame, // 48 "same" / "cross" for frames
-    style.contentVisibility, // 49
-    style.overflow, // 50
-    style.position, // 51
-    a("aria-invalid"), // 52
-    control && el.matches(":user-invalid") ? 1 : 0, // 53
-    a("aria-pressed"), // 54
-    a("aria-describedby"), // 55
-    el.open === true, // 56 <details>/<dialog> open
-    el.hasAttribute("inert"), // 57
-    pseudo, // 58 0 or [before content, before display, after content, after display]
-    a("aria-level"), // 59
-    el.hasAttribute("aria-valuetext") ? a("aria-valuetext") : a("aria-valuenow"), // 60
-    texts, // 61
-    tag === "input" && el.hasAttribute("list") ? 1 : tag === "select" && el.size > 1 ? 2 : 0, // 62
-    a("aria-owns"), // 63
-    style.textTransform, // 64
-    fresh === true, // 65 not painted at the previous snapshot (see paintedBefore)
-    classState(el, style), // 66 "switch" / "checked" words of its class names (classState)
-  ];
+  const frame = tag === "iframe" || tag === "frame" ? (sameOriginDocument(el) ? "same" : "cross") : "";
+  const row = new Array(FACT_COLUMNS);
+  row[FACT.TAG] = tag;
+  row[FACT.PARENT] = parentIndex;
+  row[FACT.ID] = el.id || "";
+  row[FACT.ROLE] = a("role");
+  row[FACT.TYPE] = a("type").toLowerCase();
+  row[FACT.ARIA_LABEL] = a("aria-label");
+  row[FACT.ARIA_LABELLEDBY] = a("aria-labelledby");
+  row[FACT.TITLE] = a("title");
+  row[FACT.PLACEHOLDER] = a("placeholder");
+  row[FACT.NAME] = a("name");
+  row[FACT.HREF] = el.hasAttribute("href") && "href" in el ? String(el.href) : "";
+  row[FACT.TABINDEX] = el.hasAttribute("tabindex") ? a("tabindex") : "";
+  row[FACT.CONTENTEDITABLE] = el.isContentEditable === true;
+  row[FACT.CURSOR] = style.cursor;
+  row[FACT.DISPLAY] = style.display;
+  row[FACT.VISIBILITY] = style.visibility;
+  row[FACT.OPACITY] = parseFloat(style.opacity);
+  row[FACT.X] = r.x;
+  row[FACT.Y] = r.y;
+  row[FACT.WIDTH] = r.width;
+  row[FACT.HEIGHT] = r.height;
+  row[FACT.DISABLED] = el.matches(":disabled");
+  row[FACT.READONLY] = el.readOnly === true || el.hasAttribute("readonly");
+  row[FACT.REQUIRED] = el.required === true;
+  row[FACT.CHECKED] = checkedState(el);
+  row[FACT.VALUE] = valueOf(el);
+  row[FACT.OWN_TEXT] = ownText(el);
+  row[FACT.ARIA_CHECKED] = a("aria-checked");
+  row[FACT.ARIA_EXPANDED] = a("aria-expanded");
+  row[FACT.ARIA_SELECTED] = a("aria-selected");
+  row[FACT.ARIA_DISABLED] = a("aria-disabled");
+  row[FACT.ARIA_HIDDEN] = a("aria-hidden");
+  row[FACT.AUTOCOMPLETE] = a("autocomplete").toLowerCase();
+  row[FACT.LABEL_FOR] = a("for");
+  row[FACT.ALT] = el.hasAttribute("alt") ? a("alt") : null; // null when absent (alt="" means decorative)
+  row[FACT.FORM] = formIndex; // index of the owning form row, -1 when none
+  row[FACT.OPTIONS] = optionsOf(el);
+  row[FACT.PRIVACY] = el.hasAttribute("data-mao-private") ? "private" : el.hasAttribute("data-mao-ignore") ? "ignore" : "";
+  row[FACT.POINTER_EVENTS] = style.pointerEvents;
+  row[FACT.FORM_ACTION] = form ? String(form.action || "") : "";
+  row[FACT.FORM_METHOD] = form ? String(form.method || "") : "";
+  row[FACT.MULTIPLE] = el.multiple === true;
+  row[FACT.ARIA_REQUIRED] = a("aria-required");
+  row[FACT.ARIA_READONLY] = a("aria-readonly");
+  row[FACT.IS_PASSWORD] = tag === "input" && el.type === "password" ? 1 : 0;
+  row[FACT.VALUE_ATTR] = a("value"); // value attribute (button labels)
+  row[FACT.SCOPE] = scope; // tree scope (document or shadow root), index into scopes
+  row[FACT.SHADOW] = el.shadowRoot ? "open" : looksLikeClosedShadowHost(el, r) ? "closed" : "";
+  row[FACT.FRAME] = frame; // "same" / "cross" for frames
+  row[FACT.CONTENT_VISIBILITY] = style.contentVisibility;
+  row[FACT.OVERFLOW] = style.overflow;
+  row[FACT.POSITION] = style.position;
+  row[FACT.ARIA_INVALID] = a("aria-invalid");
+  row[FACT.USER_INVALID] = control && el.matches(":user-invalid") ? 1 : 0;
+  row[FACT.ARIA_PRESSED] = a("aria-pressed");
+  row[FACT.ARIA_DESCRIBEDBY] = a("aria-describedby");
+  row[FACT.OPEN] = el.open === true; // <details>/<dialog> open
+  row[FACT.INERT] = el.hasAttribute("inert");
+  row[FACT.PSEUDO] = pseudo; // 0 or [before content, before display, after content, after display]
+  row[FACT.ARIA_LEVEL] = a("aria-level");
+  row[FACT.ARIA_VALUE] = el.hasAttribute("aria-valuetext") ? a("aria-valuetext") : a("aria-valuenow");
+  row[FACT.TEXT_PARTS] = texts;
+  row[FACT.LIST] = tag === "input" && el.hasAttribute("list") ? 1 : tag === "select" && el.size > 1 ? 2 : 0;
+  row[FACT.ARIA_OWNS] = a("aria-owns");
+  row[FACT.TEXT_TRANSFORM] = style.textTransform;
+  row[FACT.FRESH] = fresh === true; // not painted at the previous snapshot (see paintedBefore)
+  row[FACT.CLASS_STATE] = classState(el, style); // "switch" / "checked" words of its class names (classState)
+  return row;
 }
 
 // A switch a library builds with no role (a clickable div) or without aria-checked states
@@ -306,8 +297,8 @@ function collectDocument(doc, exclude, keep) {
     const row = factsOf(el, parent, formIndex, style, scope, texts, pseudo, isFresh(el));
     facts.push(row);
     if (fullRows) fullRows.push(keep.get(el));
-    const clear = transparent || row[16] <= 0;
-    if (paintedNow && !clear && row[19] > 0 && row[20] > 0 && style.visibility === "visible") paintedNow.add(el);
+    const clear = transparent || row[FACT.OPACITY] <= 0;
+    if (paintedNow && !clear && row[FACT.WIDTH] > 0 && row[FACT.HEIGHT] > 0 && style.visibility === "visible") paintedNow.add(el);
     let childScope = scope;
     if (el.shadowRoot) {
       childScope = scopes.length;
@@ -316,7 +307,7 @@ function collectDocument(doc, exclude, keep) {
       roots.push(el.shadowRoot);
     }
     if (el.localName === "iframe" || el.localName === "frame") {
-      const inner = collectFrameDocument(el);
+      const inner = sameOriginDocument(el);
       if (inner) {
         const r = el.getBoundingClientRect();
         const s = style;
@@ -343,7 +334,7 @@ function collectDocument(doc, exclude, keep) {
 // owner row. Known gap: frames inside open shadow roots of such a frame are not counted.
 function countFrames(doc, frames) {
   for (const el of doc.querySelectorAll("iframe, frame")) {
-    const inner = collectFrameDocument(el);
+    const inner = sameOriginDocument(el);
     if (!inner) continue;
     frames.push([-1, String(inner.URL), 0, 0, 0, 0]);
     countFrames(inner, frames);
@@ -372,14 +363,6 @@ function countFrames(doc, frames) {
 // its whole subtree (what Python counts in a field container, mao_page.names.container_label,
 // whether the walk keeps all of it or not).
 const REFERENCE_ATTRIBUTES = ["aria-labelledby", "aria-describedby", "aria-owns"];
-// mao_page.roles.WIDGET_ROLES: an explicit role among these makes an element interactive.
-const WIDGET_ROLE_NAMES = new Set([
-  "button", "link", "textbox", "searchbox", "combobox", "listbox", "option", "checkbox", "radio", "switch", "menuitem",
-  "menuitemcheckbox", "menuitemradio", "tab", "slider", "spinbutton", "treeitem", "gridcell",
-]);
-// mao_page.names.CONTAINER_LEVELS / CONTAINER_ROWS: how far up a field container may be.
-const FIELD_CONTAINER_LEVELS = 8;
-const FIELD_CONTAINER_ROWS = 60;
 // mao_page.scanner: the containers whose children are items, and how big a container of
 // appeared items may be.
 const ITEM_CONTAINER_ROLES = /(^|\s)(listbox|menu|menubar|tree)(\s|$)/i;
@@ -396,7 +379,7 @@ function mayBeListed(el) {
   if (container && ITEM_CONTAINER_ROLES.test(container)) return true;
   if ((tag === "a" || tag === "area") && el.hasAttribute("href")) return true;
   const role = el.getAttribute("role");
-  if (role) for (const token of role.toLowerCase().split(/\s+/)) if (WIDGET_ROLE_NAMES.has(token)) return true;
+  if (role) for (const token of role.toLowerCase().split(/\s+/)) if (WIDGET_ROLES.has(token)) return true;
   const tabindex = el.getAttribute("tabindex");
   if (tabindex !== null && tabindex.trim() !== "" && !(parseInt(tabindex, 10) < 0)) return true;
   return el.ownerDocument.defaultView.getComputedStyle(el).cursor === "pointer";
@@ -405,11 +388,10 @@ function mayBeListed(el) {
 // Whether mao_page.names.nearby_text surely finds text in this sibling: rendered (not
 // display:none, content-visibility:hidden or visibility:hidden), not a no-text element, and
 // a text node of its own in the composed tree holding more than ASCII whitespace.
-const NO_TEXT_TAGS = new Set(["script", "style", "noscript", "template", "head", "title"]);
 function surelyHasText(el) {
   if (NO_TEXT_TAGS.has(el.localName)) return false;
   if (typeof el.checkVisibility === "function" && !el.checkVisibility({ visibilityProperty: true, contentVisibilityAuto: false })) return false;
-  for (const n of composedChildNodes(el)) if (n.nodeType === 3 && /[^ \t\n\r\f]/.test(n.data)) return true;
+  for (const n of composedChildNodes(el)) if (n.nodeType === 3 && NOT_ASCII_SPACE.test(n.data)) return true;
   return false;
 }
 
@@ -460,7 +442,7 @@ function viewportKeep(doc, exclude) {
     if (el.shadowRoot) scopeRoots.push(el.shadowRoot);
     if (tag === "iframe" || tag === "frame") {
       frameRows.push(index);
-      const inner = hit ? collectFrameDocument(el) : null;
+      const inner = hit ? sameOriginDocument(el) : null;
       if (inner) {
         scopeRoots.push(inner);
         const s = el.ownerDocument.defaultView.getComputedStyle(el);
@@ -584,8 +566,9 @@ function viewportKeep(doc, exclude) {
 }
 
 // The rows Python needs to recompute one element's accessible name when a ref is used
-// (SPEC R2: a changed name makes the ref stale): the element's subtree, its <label>s and
-// the elements its aria-labelledby points to, each with their subtrees. roots[i] is the
+// (SPEC R2: a changed name makes the ref stale; mao_page/refs.py name_changed): the
+// element's subtree, its <label>s and the elements its aria-labelledby points to, each with
+// their subtrees. roots[i] is the
 // row index of each walked root, hidden[i] whether that root is rendered-hidden; aliases
 // lists the rows that are the element itself again (inside its own label).
 function collectNameSources(el, limit) {
@@ -657,17 +640,7 @@ function rowOf(el) {
 // from JSON.
 // Python keeps the columns and builds a row only when one is asked for (mao_page/facts.py:
 // rows_from_columns), a fraction of parsing the same rows from JSON. The column groups are
-// mirrored in facts.py.
-const INT_COLUMNS = [1, 24, 35, 44, 46, 53, 62, 12, 21, 22, 23, 41, 56, 57, 65]; // the last 8 are booleans
-const FLOAT_COLUMNS = [16, 17, 18, 19, 20];
-const STRING_COLUMNS = [
-  0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 25, 26, 27, 28, 29, 30, 31, 32, 33, 37, 38, 39, 40, 42, 43, 45,
-  47, 48, 49, 50, 51, 52, 54, 55, 59, 60, 63, 64, 66,
-];
-const ALT_COLUMN = 34;
-const OPTIONS_COLUMN = 36;
-const PSEUDO_COLUMN = 58;
-const TEXT_PARTS_COLUMN = 61;
+// facts.py's (FACT_INT_COLUMNS ..., generated from it).
 // A string column crosses as pairs too when under this share of its cells is non-empty
 // (two numbers per cell: 0.5 is a quarter of the rows).
 const SPARSE_LIMIT = 0.5;
@@ -675,7 +648,7 @@ const SPARSE_LIMIT = 0.5;
 function columnsOf(result) {
   const facts = result.facts;
   const n = facts.length;
-  const columnCount = STRING_COLUMNS.length;
+  const columnCount = FACT_STRING_COLUMNS.length;
   // Strings repeat a lot (tags, computed styles, empty attributes): each distinct one crosses
   // once, and the string columns are indexes into that table.
   // The empty string (most attribute cells) is entry 0, the array's initial value: no lookup.
@@ -686,7 +659,7 @@ function columnsOf(result) {
   // for such a column the (row, id) pairs of its other cells cross too, and Python fills
   // those few cells instead of looking up every row's.
   // pairs[c]: the [row, id, ...] pairs of column c while it may be sparse (sparseColumns[c]).
-  const pairs = STRING_COLUMNS.map(() => []);
+  const pairs = FACT_STRING_COLUMNS.map(() => []);
   const sparseColumns = new Uint8Array(columnCount).fill(1);
   const limit = SPARSE_LIMIT * n;
   // Row by row (each row's cells are read together), and a cell equal to the one above it in
@@ -694,9 +667,9 @@ function columnsOf(result) {
   const lastValue = new Array(columnCount).fill("");
   const lastId = new Int32Array(columnCount);
   // The number columns and the structured ones are gathered in the same pass.
-  const intCount = INT_COLUMNS.length;
+  const intCount = FACT_INT_COLUMNS.length;
   const intColumns = new Int32Array(n * intCount);
-  const floatCount = FLOAT_COLUMNS.length;
+  const floatCount = FACT_FLOAT_COLUMNS.length;
   const floats = new Float64Array(n * floatCount);
   const alt = [];
   const options = [];
@@ -720,14 +693,14 @@ function columnsOf(result) {
   for (let i = 0; i < n; i++) {
     const row = facts[i];
     for (let c = 0; c < intCount; c++) {
-      const value = row[INT_COLUMNS[c]];
+      const value = row[FACT_INT_COLUMNS[c]];
       intColumns[c * n + i] = value ? +value : 0;
     }
-    for (let c = 0; c < floatCount; c++) floats[c * n + i] = row[FLOAT_COLUMNS[c]];
-    if (row[ALT_COLUMN] !== null) alt.push(i, row[ALT_COLUMN]);
-    if (row[OPTIONS_COLUMN] !== 0) options.push(i, row[OPTIONS_COLUMN]);
-    if (row[PSEUDO_COLUMN] !== 0) pseudo.push(i, row[PSEUDO_COLUMN]);
-    const parts = row[TEXT_PARTS_COLUMN];
+    for (let c = 0; c < floatCount; c++) floats[c * n + i] = row[FACT_FLOAT_COLUMNS[c]];
+    if (row[FACT.ALT] !== null) alt.push(i, row[FACT.ALT]);
+    if (row[FACT.OPTIONS] !== 0) options.push(i, row[FACT.OPTIONS]);
+    if (row[FACT.PSEUDO] !== 0) pseudo.push(i, row[FACT.PSEUDO]);
+    const parts = row[FACT.TEXT_PARTS];
     if (parts.length) {
       const first = textPairs.length / 2;
       textFirst[i] = first + 1;
@@ -735,7 +708,7 @@ function columnsOf(result) {
       for (let j = 0; j < parts.length; j += 2) textPairs.push(parts[j], stringId(parts[j + 1]));
     }
     for (let c = 0; c < columnCount; c++) {
-      const value = row[STRING_COLUMNS[c]];
+      const value = row[FACT_STRING_COLUMNS[c]];
       if (value === "") continue;
       let id;
       if (value === lastValue[c]) {

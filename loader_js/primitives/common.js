@@ -7,11 +7,29 @@
 // whether it is visible, whether an action is allowed) is made in Python.
 //
 // The files in this folder are concatenated, common.js first, into one closure with the
-// loader (mao_embed/assets.py); each adds its functions to MaoDom with Object.assign.
+// loader (mao_embed/assets.py); each adds its functions to MaoDom with Object.assign. Before
+// them come the tables generated from the page's Python (FACT, WIDGET_ROLES, NO_TEXT_TAGS,
+// the white space classes: mao_page/jstables.py).
 "use strict";
 
 const MaoDom = {};
-const squash = (s) => (s || "").replace(/\s+/g, " ").trim();
+// Names and text (mao_page.textrules.squash): ASCII whitespace runs to one space, trimmed;
+// NBSP is content, as in the names Chromium computes.
+const squash = (s) => (s || "").replace(ASCII_SPACE_RUN, " ").replace(/^ | $/g, "");
+// Comparing with what was asked for (textrules.squash_any, fold): every space counts.
+const squashAny = (s) => (s || "").replace(ANY_SPACE_RUN, " ").replace(/^ | $/g, "");
+const fold = (s) => squashAny(s).toLowerCase();
+
+// The document of a same-origin frame, or null: cross-origin (the browser refuses, by design;
+// the walk reports the frame as a placeholder, SPEC S6), sandboxed, or not loaded.
+function sameOriginDocument(frame) {
+  try {
+    const doc = frame.contentDocument;
+    return doc && doc.documentElement ? doc : null;
+  } catch (error) {
+    return null;
+  }
+}
 
 function describe(el) {
   if (!el || el.nodeType !== 1) return "nothing";

@@ -1,7 +1,7 @@
 // Reading the page's text for page_extract and page_find (mao_page/reader.py, pagetext.py).
 //
 // One walk of the composed tree (open shadow roots with slots in assignment order, same-origin
-// frames in place: collect.js's composedChildNodes and collectFrameDocument) returns what the
+// frames in place: collect.js's composedChildNodes, common.js's sameOriginDocument) returns what the
 // browser renders as a tree, serialised once: an element is an item
 //   [tag, display, role, flags, extra, order, listed, children]
 // whose children are items and strings (its text, each run of white space squashed to one
@@ -28,8 +28,6 @@ const READ_PRIVATE = 2; // data-mao-private or data-mao-ignore on the element
 const READ_EDITABLE_ROOT = 8; // contenteditable, its parent not
 const READ_FRAME = 16; // a same-origin frame: its document's body follows as content
 const READ_BLOCKY = 32; // it or something inside it is block-level (see readText)
-const READ_NOT_SPACE = /[^ \t\n\r\f]/;
-const READ_SPACES = /[ \t\n\r\f]+/g;
 const READ_RAW_TAG = "pre"; // its text is read as it is (Python fences it)
 const READ_LINK = "\x01";
 const READ_LINK_TEXT = "\x02";
@@ -60,7 +58,7 @@ function readSpace(item) {
 // Python collapses again only where it joins texts).
 function readSquash(item) {
   const kids = item[7];
-  for (let i = 0; i < kids.length; i++) if (typeof kids[i] === "string") kids[i] = kids[i].replace(READ_SPACES, " ");
+  for (let i = 0; i < kids.length; i++) if (typeof kids[i] === "string") kids[i] = kids[i].replace(ASCII_SPACE_RUN, " ");
 }
 
 // The text of an item whose content is text only ("" for none), else null.
@@ -92,7 +90,7 @@ function readFoldRow(row) {
   let cells = 0;
   for (const kid of kids) {
     if (typeof kid === "string") {
-      if (READ_NOT_SPACE.test(kid)) return;
+      if (NOT_ASCII_SPACE.test(kid)) return;
       continue;
     }
     const tag = kid[0];
@@ -205,7 +203,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       if (top && (parentStyle === null || parentStyle.visibility === "visible")) {
         let text = node.data;
         if (text) {
-          if (!READ_NOT_SPACE.test(text)) text = " "; // white space only (indentation)
+          if (!NOT_ASCII_SPACE.test(text)) text = " "; // white space only (indentation)
           else if (READ_MARK.test(text)) text = text.replace(READ_MARKS, "");
           const kids = top[7];
           const last = kids.length - 1;
@@ -243,7 +241,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
         && !(el.parentElement && el.parentElement.isContentEditable)) flags |= READ_EDITABLE_ROOT;
     let inner = null;
     if (tag === "iframe" || tag === "frame") {
-      const frame = collectFrameDocument(el);
+      const frame = sameOriginDocument(el);
       inner = frame ? frame.body || frame.documentElement : null;
       if (inner) {
         flags |= READ_FRAME;

@@ -348,8 +348,7 @@ function resolveNode(snapdom, node, job, depth) {
   }
   const tag = node.localName;
   if (tag === "iframe" || tag === "frame") {
-    let doc = null;
-    try { doc = node.contentDocument; } catch (error) { doc = null; }
+    const doc = sameOriginDocument(node);
     if (!doc || !doc.defaultView || depth >= MAX_FRAME_DEPTH) {
       job.unrendered.push([node, doc ? "frame_too_deep" : "cross_origin_frame"]);
       return standIn(node, "div", UNRENDERED_FILL);

@@ -32,7 +32,7 @@ function watchPage(win, exclude) {
   };
   const onFrameLoad = (event) => {
     changed();
-    const doc = collectFrameDocument(event.target);
+    const doc = sameOriginDocument(event.target);
     if (doc) observeRoot(doc);
   };
   const watchFrame = (frame) => {
@@ -40,7 +40,7 @@ function watchPage(win, exclude) {
       frames.add(frame);
       frame.addEventListener("load", onFrameLoad);
     }
-    const doc = collectFrameDocument(frame);
+    const doc = sameOriginDocument(frame);
     if (doc) observeRoot(doc);
   };
   // Open shadow roots and frames in the subtree of `node` (element, document or shadow root).

@@ -30,19 +30,19 @@ function hasRenderedContent(root, budget) {
   return false;
 }
 
-// Visible elements under `roots` (or the document) whose own text equals `label`
-// (case-insensitive, whitespace squashed), innermost first-found, outside `exclude` and the
+// Visible elements under `roots` (or the document) whose own text equals `label` folded
+// (mao_page.textrules.fold: case and white space aside), innermost first-found, outside `exclude` and the
 // widget `skip`; with their accessible roles, so Python can prefer options and tree items.
 function choicesIn(roots, label, skip, exclude) {
-  const want = squash(label).toLowerCase();
+  const want = fold(label);
   const out = [];
   const scan = (root) => {
     const walker = root.ownerDocument.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
     for (let n = walker.currentNode; n; n = walker.nextNode()) {
       if (exclude && (n === exclude || composedContains(exclude, n))) continue;
       if (skip && (n === skip || skip.contains(n))) continue;
-      const text = squash(n.innerText || "").toLowerCase();
-      const named = squash(n.getAttribute("aria-label") || n.getAttribute("title") || "").toLowerCase();
+      const text = fold(n.innerText || "");
+      const named = fold(n.getAttribute("aria-label") || n.getAttribute("title") || "");
       if (text !== want && !(named === want && !text)) continue;
       if (!isRendered(n)) continue;
       for (let i = out.length - 1; i >= 0; i--) if (out[i].contains(n)) out.splice(i, 1);
@@ -129,14 +129,14 @@ function collapsedTreeItems(roots) {
 // holding the item's text, that a pointer can act on (role=button, a pointer cursor, or an
 // icon). Clicking the text itself would choose the item instead of expanding it.
 function treeToggle(item) {
-  const text = squash(item.innerText || "");
+  const text = squashAny(item.innerText || "");
   const view = item.ownerDocument.defaultView;
   const walker = item.ownerDocument.createTreeWalker(item, NodeFilter.SHOW_ELEMENT);
   let fallback = null;
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     if (n.getAttribute("role") === "group") break;  // the nested children
     if (!isRendered(n)) continue;
-    const own = squash(n.innerText || "");
+    const own = squashAny(n.innerText || "");
     if (own && text && own === text) continue;  // the label's element (or one wrapping it)
     if (own) continue;
     if (n.getAttribute("role") === "button") return n;
@@ -161,7 +161,7 @@ function popupRows(roots, innermost, limit) {
       if (kids.length < 2) continue;
       const byTag = new Map();
       for (const kid of kids) {
-        if (!squash(kid.innerText || "") || !isRendered(kid)) continue;
+        if (!squashAny(kid.innerText || "") || !isRendered(kid)) continue;
         const group = byTag.get(kid.localName) || [];
         group.push(kid);
         byTag.set(kid.localName, group);
@@ -188,10 +188,10 @@ function leadingToggle(row) {
   const walker = row.ownerDocument.createTreeWalker(row, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     if (n.nodeType === 3) {
-      if (squash(n.data)) return null;  // the row's text begins: no toggle before it
+      if (squashAny(n.data)) return null;  // the row's text begins: no toggle before it
       continue;
     }
-    if (squash(n.innerText || n.textContent || "") || !isRendered(n)) continue;
+    if (squashAny(n.innerText || n.textContent || "") || !isRendered(n)) continue;
     if (n.getAttribute("role") === "button") return n;
     if (!rowPointer && view.getComputedStyle(n).cursor === "pointer") return n;
   }
@@ -201,10 +201,10 @@ function leadingToggle(row) {
 // The leading toggle of the row that shows just `el`'s text (up to `limit` levels above it),
 // or null: `el` is the title of a tree node that states no role, not a leaf or an option.
 function rowToggleOf(el, limit) {
-  const text = squash(el.innerText || "");
+  const text = squashAny(el.innerText || "");
   let n = el;
   for (let i = 0; n && i <= limit; i++, n = n.parentElement) {
-    if (squash(n.innerText || "") !== text) return null;  // past the row: other rows' text
+    if (squashAny(n.innerText || "") !== text) return null;  // past the row: other rows' text
     const toggle = leadingToggle(n);
     if (toggle) return toggle;
   }

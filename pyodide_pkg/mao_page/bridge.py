@@ -284,9 +284,12 @@ class BrowserPage:
     def blur(self, handle: ElementHandle) -> str:
         return str(self._call("blur", handle))
 
-    def select_native(self, handle: ElementHandle, values: list[str]) -> NativeSelection:
-        outcome, selected, missing = self._call("selectNative", handle, values)
-        return NativeSelection(Outcome(outcome), [str(v) for v in selected], [str(v) for v in missing])
+    def select_options(self, handle: ElementHandle) -> list[list[Any]]:
+        return list(self._call("selectOptions", handle))
+
+    def select_native(self, handle: ElementHandle, indexes: list[int]) -> NativeSelection:
+        outcome, selected = self._call("selectNative", handle, indexes)
+        return NativeSelection(Outcome(outcome), [str(v) for v in selected])
 
     def control_of(self, handle: ElementHandle) -> ElementHandle | None:
         return self._call("controlOf", handle)

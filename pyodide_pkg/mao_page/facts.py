@@ -1,6 +1,7 @@
 """Column layout of the fact rows produced by ``collectDocument`` / ``rowOf``.
 
-Mirrors ``factsOf`` in ``loader_js/primitives/collect.js``; change both together. Rows are
+``factsOf`` in ``loader_js/primitives/collect.js`` writes each column by these names
+(``FACT.TAG``, ...): the asset build generates them from this module (``jstables``). Rows are
 flat sequences (not objects) because one flat structure per page crosses the Pyodide boundary
 in one conversion, where reading a JS object per element costs a proxy call per field; a
 whole walk crosses as columns (``rows_from_columns``), which the scanner reads as they are.
@@ -89,7 +90,7 @@ COLUMNS = 67
 SCOPE_KIND, SCOPE_FRAME, SCOPE_HOST = 0, 1, 2
 FRAME_OWNER, FRAME_URL, FRAME_X, FRAME_Y, FRAME_WIDTH, FRAME_HEIGHT = 0, 1, 2, 3, 4, 5
 
-# Column groups of the column transport (``collectDocumentColumns``; mirrored in collect.js).
+# Column groups of the column transport (``collectDocumentColumns``; generated into the page).
 INT_COLUMNS = (PARENT, CHECKED, FORM, IS_PASSWORD, SCOPE, USER_INVALID, LIST)
 BOOL_COLUMNS = (CONTENTEDITABLE, DISABLED, READONLY, REQUIRED, MULTIPLE, OPEN, INERT, FRESH)  # cross as ints
 FLOAT_COLUMNS = (OPACITY, X, Y, WIDTH, HEIGHT)

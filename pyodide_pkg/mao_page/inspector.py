@@ -3,35 +3,22 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
-from itertools import compress, count, repeat
-from operator import is_not, itemgetter
-from typing import Any, NamedTuple, Protocol, overload
+from typing import Any, Protocol
 
 from . import facts as F
+from . import refs
+from .element import Element, SnapshotElements
 from .errors import ToolFailure
 from .names import DocumentIndex
 from .page import Page, PageState, read_state
-from .protocol import ErrorCode, InspectOptions, PageSnapshot, PageToolRequest, Viewport
+from .protocol import InspectOptions, PageSnapshot, PageToolRequest, Viewport
 from .render import ElementColumns, render_text
-from .roles import role_of
-from .scanner import Scan, ScannedElement, element_label, key_of, scan_page
+from .scanner import Scan, element_label, scan_page
 from .sensitive import is_sensitive
-from .snapshots import ElementEntry, SnapshotStore, suggest_replacement
-
-_OPAQUE_MESSAGES = {
-    "cross_origin_frame": (
-        ErrorCode.CROSS_ORIGIN_FRAME,
-        "this is a cross-origin frame; the page's security rules keep its content out of reach",
-    ),
-    "closed_shadow_root": (
-        ErrorCode.CLOSED_SHADOW_ROOT,
-        "this element renders a closed shadow root; its content cannot be read or operated",
-    ),
-}
+from .snapshots import ElementEntry, SnapshotStore
 
 
 class SensitiveRelease(Protocol):
@@ -143,19 +130,14 @@ class Inspector:
             )
             items = scanned.elements
             elements = SnapshotElements(self._store.new_ids(snapshot, len(items)), items)
-            # The listed elements' handles, then those of the real inputs behind custom
-            # checkboxes (in order).
-            controls = list(map(_CONTROL, items))
-            with_control = list(compress(range(len(items)), map(is_not, controls, repeat(None))))
-            handles = facts.handles([*map(_INDEX, items), *map(controls.__getitem__, with_control)])
-            control_handles = dict(zip(with_control, count(len(items)), strict=False))
-            snapshot.entries.add_records(elements.element_ids, partial(_entry, items, handles, control_handles), handles)
+            _add_refs(snapshot, elements.element_ids, items, facts)
         text = None
         truncated = 0
         if options.format == "text":
             text, truncated = render_text(
                 url=before.url, title=before.title, snapshot_id=snapshot.snapshot_id,
-                elements=elements.columns(), max_tokens=options.max_tokens, outline=scanned.outline,
+                elements=ElementColumns.of(elements.element_ids, elements.column),
+                max_tokens=options.max_tokens, outline=scanned.outline,
                 page_version=before.version,
             )
         return InspectResult(
@@ -171,27 +153,19 @@ class Inspector:
         )
 
     def resolve(self, snapshot_id: str, element_id: str) -> tuple[ElementEntry, list[Any]]:
-        """The live element behind a ref, or a refusal (SPEC R2, S6): ``stale_ref`` when the
-        page navigated, the element left the DOM or its role, type or accessible name
-        changed; ``cross_origin_frame`` / ``closed_shadow_root`` for placeholders.
-        Returns the entry and a fresh fact row of the element (of the real input for a
-        custom checkbox, whose ``handle`` is the label to click)."""
-        state = self.state()
-        _snapshot, entry = self._store.resolve(
-            snapshot_id, element_id, navigation_epoch=state.navigations, url=state.url
-        )
-        if entry.opaque:
-            code, message = _OPAQUE_MESSAGES[entry.opaque]
-            raise ToolFailure(code, message + "; nothing was done", element_id=entry.element_id)
-        subject = entry.control if entry.control is not None else entry.handle
-        if not self._page.is_connected(entry.handle) or not self._page.is_connected(subject):
-            raise self._stale(entry, "the element is no longer in the page")
-        row = self._page.row_of(subject)
-        if key_of(row, role_of(row)) != entry.key:
-            raise self._stale(entry, "the element's role, type or label changed")
-        if entry.name is not None and self._name_changed(subject, entry.name, entry.control is not None):
-            raise self._stale(entry, "the element's accessible name changed")
-        return entry, row
+        """The live element behind a ref and a fresh fact row of it, or a refusal
+        (``refs.resolve`` has the rule)."""
+        return refs.resolve(self._page, self._store, snapshot_id, element_id, self._fresh_refs)
+
+    def _fresh_refs(self) -> tuple[str, list[ElementEntry]] | None:
+        """A fresh whole-page snapshot's id and refs, for the suggestion that goes with a
+        stale ref (SPEC R3); None when the page cannot be inspected now."""
+        try:
+            fresh = self.inspect(InspectOptions(include_offscreen=True))
+        except ToolFailure:
+            return None
+        snapshot = refs.snapshot_of(self._store, fresh.snapshot_id)
+        return fresh.snapshot_id, list(snapshot.entries.values())
 
     def describe(self, handle: Any) -> ElementDescription | None:
         """Role, accessible name, tag, type and sensitivity of a live element (one small
@@ -209,47 +183,6 @@ class Inspector:
                                       sensitive=is_sensitive(row, label))
         finally:
             facts.release()
-
-    def _name_changed(self, handle: Any, name: str, hidden_ok: bool) -> bool:
-        """Whether the element's label differs from ``name``, computed by the same code as in
-        a scan: first over the rows of its subtree, labels and aria-labelledby targets only
-        (one small crossing); if that differs, over a full walk, so that context the partial
-        rows lack (an aria-hidden ancestor, a huge subtree) never makes a live ref stale."""
-        facts, roots, hidden, aliases = self._page.collect_name_sources(handle)
-        try:
-            doc = DocumentIndex(facts.rows, roots=list(zip(roots, hidden, strict=True)), aliases=aliases)
-            if element_label(0, doc, hidden_ok=hidden_ok)[0] == name:
-                return False
-        finally:
-            facts.release()
-        walk = self._page.collect_main_document()
-        try:
-            index = walk.index_of(handle)
-            if index < 0:
-                return True
-            return element_label(index, DocumentIndex(walk.rows), hidden_ok=hidden_ok)[0] != name
-        finally:
-            walk.release()
-
-    def _stale(self, entry: ElementEntry, reason: str) -> ToolFailure:
-        """SPEC R2/R3: refuse, and suggest a unique match from a fresh snapshot."""
-        details: dict[str, Any] = {"reason": reason}
-        try:
-            fresh = self.inspect(InspectOptions(include_offscreen=True))
-        except ToolFailure:
-            fresh = None
-        if fresh is not None:
-            latest = self._store.get(fresh.snapshot_id)
-            suggestion = suggest_replacement(entry, list(latest.entries.values()))
-            if suggestion is not None:
-                details["suggestion"] = {"snapshotId": fresh.snapshot_id, "elementId": suggestion, "label": entry.label, "role": entry.role}
-        return ToolFailure(
-            ErrorCode.STALE_REF,
-            f"{reason}; the ref is stale and nothing was done. Call page_inspect again"
-            + (" (a likely replacement is in details.suggestion; verify before using it)" if "suggestion" in details else ""),
-            element_id=entry.element_id,
-            details=details,
-        )
 
 
 @contextmanager
@@ -270,208 +203,19 @@ def collector_paused() -> Iterator[None]:
         gc.enable()
 
 
-class SnapshotOption(NamedTuple):
-    value: str
-    label: str
-    selected: bool
-    disabled: bool
+def _add_refs(snapshot: Any, element_ids: list[str], items: list[Element], facts: Any) -> None:
+    """The refs of a snapshot's elements, made when first asked for (``refs.entry_for``): the
+    listed elements' handles, then those of the real inputs behind custom checkboxes."""
+    with_control = [position for position, item in enumerate(items) if item.control is not None]
+    controls = [items[position].control for position in with_control]
+    handles = facts.handles([*(item.index for item in items), *controls])
+    control_handles = dict(zip(with_control, handles[len(items):], strict=True))
 
+    def make(element_id: str, position: int) -> ElementEntry:
+        control = control_handles.get(position)
+        return refs.entry_for(element_id, handles[position], control, items[position])
 
-class SnapshotElement(NamedTuple):
-    """One element of a snapshot: the fields of ``protocol.PageElement`` (same names), built
-    without a pydantic model per element. A snapshot lists hundreds to thousands of elements
-    and validating each one in Pyodide cost more than scanning it; ``wire`` writes exactly
-    what ``PageElement.to_wire`` would (tests/page/test_inspector.py holds the two equal).
-    A NamedTuple, like ``ScannedElement``: immutable and the cheapest to make."""
-
-    element_id: str
-    kind: str
-    role: str
-    type: str
-    label: str
-    text: str
-    value: str | bool | list[str] | None
-    options: tuple[SnapshotOption, ...]
-    visible: bool
-    in_viewport: bool
-    disabled: bool
-    readonly: bool
-    required: bool
-    rect: tuple[float, float, float, float]
-    checked: bool | str | None
-    selected: bool | None
-    expanded: bool | None
-    placeholder: str | None
-    href: str | None
-    sensitive: bool
-    form: tuple[str, str, str, str] | None
-    frame: str
-    invalid: bool
-    pressed: bool | str | None
-    description: str
-    opaque: str | None
-    name_from: str | None
-    new: bool | None
-
-    def wire(self) -> dict[str, Any]:
-        return _wire_elements((self.element_id,), (self[1:],))[0]
-
-
-def _wire_elements(element_ids: Iterable[str], fields: Iterable[tuple[Any, ...]]) -> list[dict[str, Any]]:
-    """What ``protocol.PageElement.to_wire`` writes for each element: ``fields`` holds
-    ``SnapshotElement``'s fields after the id, in order (``options`` as (value, label,
-    selected, disabled) tuples; an empty placeholder, href or opaque as none). One loop
-    over all elements, one unpacking and one dict display each: a whole page lists
-    thousands."""
-    wired = []
-    add = wired.append
-    for element_id, (kind, role, type_, label, text, value, options, visible, in_viewport, disabled, readonly, required,
-                     (x, y, width, height), checked, selected, expanded, placeholder, href, sensitive, form, frame, invalid,
-                     pressed, description, opaque, name_from, new) in zip(element_ids, fields, strict=True):
-        wire_options = [
-            {"value": v, "label": t, "selected": s, "disabled": d} for v, t, s, d in options
-        ] if options else []
-        rect = {"x": float(x), "y": float(y), "width": float(width), "height": float(height)}
-        if value is None:
-            out: dict[str, Any] = {
-                "elementId": element_id, "kind": kind, "role": role, "type": type_, "label": label, "text": text,
-                "options": wire_options, "visible": visible, "inViewport": in_viewport, "disabled": disabled,
-                "readonly": readonly, "required": required, "rect": rect,
-            }
-        else:
-            out = {
-                "elementId": element_id, "kind": kind, "role": role, "type": type_, "label": label, "text": text,
-                "value": list(value) if isinstance(value, list) else value,
-                "options": wire_options, "visible": visible, "inViewport": in_viewport, "disabled": disabled,
-                "readonly": readonly, "required": required, "rect": rect,
-            }
-        if checked is not None:
-            out["checked"] = checked
-        if selected is not None:
-            out["selected"] = selected
-        if expanded is not None:
-            out["expanded"] = expanded
-        if placeholder:
-            out["placeholder"] = placeholder
-        if href:
-            out["href"] = href
-        out["sensitive"] = sensitive
-        if form is not None:
-            form_id, form_name, action, method = form
-            out["form"] = {"formId": form_id, "formName": form_name, "action": action, "method": method}
-        out["frame"] = frame
-        out["invalid"] = invalid
-        if pressed is not None:
-            out["pressed"] = pressed
-        out["description"] = description
-        if opaque:
-            out["opaque"] = opaque
-        if name_from:
-            out["nameFrom"] = name_from
-        if new:
-            out["new"] = True
-        add(out)
-    return wired
-
-
-# The scanned element's fields that make the answer's element, in ``SnapshotElement``'s order
-# after the id (by position: an item read is about twice as fast as an attribute read in
-# Pyodide; the positions found by name, so the scan may add or move fields).
-_ANSWER_FIELDS = ("kind", "role", "type", "label", "text", "value", "options", "visible", "in_viewport", "disabled",
-                  "readonly", "required", "rect", "checked", "selected", "expanded", "placeholder", "href", "sensitive",
-                  "form", "frame", "invalid", "pressed", "description", "opaque", "name_from", "new")
-_ANSWER_COLUMNS = tuple(map(ScannedElement._fields.index, _ANSWER_FIELDS))
-# What a line of the text form shows, in ``ElementColumns``' order after the id.
-_LINE_COLUMNS = tuple(map(ScannedElement._fields.index, ElementColumns._fields[1:]))
-_new_tuple = tuple.__new__  # all fields given, in order: no Python frame per tuple
-_INDEX = itemgetter(ScannedElement._fields.index("index"))
-_CONTROL = itemgetter(ScannedElement._fields.index("control"))
-_ENTRY = itemgetter(*map(ScannedElement._fields.index, (
-    "tag", "role", "type", "label", "label_source", "placeholder", "sensitive", "private", "key", "opaque",
-)))
-if SnapshotElement._fields[1:] != _ANSWER_FIELDS or len(ElementEntry._fields) != 12:
-    raise ImportError("inspector makes SnapshotElement and ElementEntry by position: update it to their fields")
-
-
-class SnapshotElements(Sequence[SnapshotElement]):
-    """The elements of one answer, kept as the scan's tuples and their ids: the wire form and
-    the text form are written from those, and ``SnapshotElement``s are made only when read
-    (page_observe's baseline, tests). A whole page lists thousands of elements; making
-    them with the refs' entries was a sixth of the Python side after the scan (Pyodide,
-    8,378 nodes)."""
-
-    __slots__ = ("element_ids", "_items", "_columns", "_made")
-
-    def __init__(self, element_ids: list[str], items: list[ScannedElement]) -> None:
-        self.element_ids = element_ids
-        self._items = items
-        self._columns: list[tuple[Any, ...]] | None = None  # the items' fields, a tuple each
-        self._made: list[SnapshotElement] | None = None
-
-    def __len__(self) -> int:
-        return len(self.element_ids)
-
-    @overload
-    def __getitem__(self, index: int) -> SnapshotElement: ...
-    @overload
-    def __getitem__(self, index: slice) -> list[SnapshotElement]: ...
-    def __getitem__(self, index: int | slice) -> SnapshotElement | list[SnapshotElement]:
-        return self._elements()[index]
-
-    def __iter__(self) -> Iterator[SnapshotElement]:
-        return iter(self._elements())
-
-    def wire(self) -> list[dict[str, Any]]:
-        return _wire_elements(self.element_ids, self._answer_fields())
-
-    def columns(self) -> ElementColumns:
-        return ElementColumns(self.element_ids, *map(self._fields().__getitem__, _LINE_COLUMNS))
-
-    def _fields(self) -> list[tuple[Any, ...]]:
-        # One transposition (C) for the text and the wire form: iterating columns with zip
-        # reuses its tuple, where an itemgetter per item makes one (-0.7 ms in Pyodide).
-        if self._columns is None:
-            self._columns = list(zip(*self._items, strict=True)) if self._items else [()] * len(ScannedElement._fields)
-        return self._columns
-
-    def _answer_fields(self) -> Iterator[tuple[Any, ...]]:
-        return zip(*map(self._fields().__getitem__, _ANSWER_COLUMNS), strict=True)
-
-    def _elements(self) -> list[SnapshotElement]:
-        if self._made is None:
-            self._made = [
-                _new_tuple(SnapshotElement, (
-                    element_id, kind, role, type_, label, text, value,
-                    tuple(_new_tuple(SnapshotOption, option) for option in options) if options else (),
-                    visible, in_viewport, disabled, readonly, required, rect, checked, selected, expanded,
-                    placeholder or None, href or None, sensitive, form, frame, invalid, pressed, description, opaque or None,
-                    name_from or None, new or None,
-                ))
-                for element_id, (kind, role, type_, label, text, value, options, visible, in_viewport, disabled, readonly,
-                                 required, rect, checked, selected, expanded, placeholder, href, sensitive, form, frame,
-                                 invalid, pressed, description, opaque, name_from, new)
-                in zip(self.element_ids, self._answer_fields(), strict=True)
-            ]
-        return self._made
-
-
-def _entry(items: list[ScannedElement], handles: list[Any], control_handles: dict[int, int], element_id: str,
-           position: int) -> ElementEntry:
-    """The ref of ``items[position]``, made when the snapshot store is first asked for it.
-    ``handles``: the items' handles in order, then those of the ``control``s
-    (``control_handles``: item position -> position there)."""
-    tag, role, type_, label, label_source, placeholder, sensitive, private, key, opaque = _ENTRY(items[position])
-    control = control_handles.get(position)
-    return ElementEntry(
-        element_id, handles[position], key, role, label, tag, type_, placeholder, sensitive or private, opaque,
-        None if control is None else handles[control],
-        label if label and label_source not in _NOT_RECHECKED else None,
-    )
-
-
-# Labels made from text around the element (names.py fallbacks): the element alone cannot
-# recompute them, so a ref's name is not re-checked against them.
-_NOT_RECHECKED = frozenset({"nearby", "inner", "stepper"})
+    snapshot.entries.add_records(element_ids, make, handles)
 
 
 @dataclass(frozen=True, slots=True)

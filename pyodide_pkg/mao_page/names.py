@@ -19,13 +19,12 @@ from typing import Any
 
 from . import facts as F
 from .roles import NAME_FROM_CONTENT_ROLES, roles_of_rows
+from .textrules import INLINE_DISPLAYS as _INLINE_DISPLAYS
+from .textrules import NO_TEXT_TAGS as _NEVER_TEXT
+from .textrules import squash
 
 MAX_NAME = 200
 _MAX_DEPTH = 60
-_ASCII_WS = re.compile(r"[ \t\n\r\f]+")
-# Inline-level display values: no word break around such an element's text (accname 2F.iii,
-# as browsers do it: block-level children are separated by spaces).
-_INLINE_DISPLAYS = frozenset({"inline", "contents", ""})
 # Text-like roles whose embedded value is their text (accname 2C).
 _TEXTBOX_ROLES = frozenset({"textbox", "searchbox"})
 _RANGE_ROLES = frozenset({"slider", "spinbutton", "progressbar", "scrollbar", "meter"})
@@ -33,21 +32,11 @@ _RANGE_ROLES = frozenset({"slider", "spinbutton", "progressbar", "scrollbar", "m
 _EMBEDDED_ROLES = _TEXTBOX_ROLES | _RANGE_ROLES | {"combobox", "listbox", "menu", "menubar"}
 # Elements whose <label> names them (HTML "labelable elements").
 _LABELABLE = frozenset({"input", "select", "textarea", "button", "meter", "progress", "output"})
-_NEVER_TEXT = frozenset({"script", "style", "noscript", "template", "head", "title"})
 # Tags whose host-language label (2E) is more than their <label>s.
 _HOST_LABEL_TAGS = frozenset({"input", "img", "area", "fieldset", "table", "figure", "svg", "iframe", "frame"})
 # Tags named from their content whatever their role (2F, HTML-AAM).
 _CONTENT_NAMED_TAGS = frozenset({"summary", "label", "legend", "caption", "figcaption"})
 _CSS_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
-
-
-def squash(text: str) -> str:
-    """Collapse ASCII whitespace runs, then trim them (NBSP is content, accname 2G)."""
-    if "  " in text or "\n" in text or "\t" in text or "\r" in text or "\f" in text:
-        return _ASCII_WS.sub(" ", text).strip(" ")
-    # Single spaces only (most texts: the walk squashed each text node already): nothing to
-    # collapse, and a substring test is far cheaper than a regex substitution.
-    return text.strip(" ")
 
 
 def ascending_once(spans: list[tuple[int, int]]) -> list[range]:
@@ -789,8 +778,9 @@ def nearby_text(index: int, doc: DocumentIndex) -> str:
 
 # How far up a field container may be: a form row or a widget's wrapper is a few levels and
 # a few dozen elements; anything bigger holds more than one field's label.
-CONTAINER_LEVELS = 8  # mirrored by collect.js viewportKeep (FIELD_CONTAINER_LEVELS)
-CONTAINER_ROWS = 60  # mirrored by collect.js viewportKeep (FIELD_CONTAINER_ROWS)
+# Both reach collect.js viewportKeep as FIELD_CONTAINER_LEVELS / _ROWS (jstables).
+CONTAINER_LEVELS = 8
+CONTAINER_ROWS = 60
 _STEPPER_LEVELS = 3
 # Containers a field's label never comes from beyond: the page and its forms.
 _NOT_CONTAINERS = frozenset({"html", "body", "form", "fieldset", "table", "tbody", "thead", "tr", "ul", "ol", "dialog"})

@@ -21,7 +21,6 @@ class Outcome(StrEnum):
     COVERED = "covered"  # something else receives the pointer at the action point
     COVERED_BY_SDK = "covered_by_sdk"  # the Mao Embed panel does
     NOT_FOCUSABLE = "not_focusable"
-    OPTIONS_NOT_FOUND = "options_not_found"
 
 
 class Submission(StrEnum):
@@ -51,12 +50,11 @@ class HitTest:
 
 @dataclass(frozen=True, slots=True)
 class NativeSelection:
-    """A native ``<select>`` after choosing: the selected values, or the wanted ones it lacks
-    (then nothing was changed)."""
+    """A native ``<select>`` after choosing: the selected values (``not_connected``: its
+    options changed since they were read, and nothing was set)."""
 
     outcome: Outcome
     selected: list[str] = field(default_factory=list)
-    missing: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +105,8 @@ class Page(Protocol):
 
     # -- values
     def fill(self, handle: Any, value: str) -> str: ...
-    def select_native(self, handle: Any, values: list[str]) -> NativeSelection: ...
+    def select_options(self, handle: Any) -> list[list[Any]]: ...
+    def select_native(self, handle: Any, indexes: list[int]) -> NativeSelection: ...
 
     # -- keyboard (one event each; default actions are separate acts)
     def dispatch_key(self, handle: Any, type_: str, init: dict[str, Any]) -> bool: ...

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from . import extract, find, pagetext
+from . import extract, find, pagetext, refs
 from .errors import ToolFailure
 from .inspector import Inspector, InspectResult, collector_paused
 from .page import read_state
@@ -139,7 +139,7 @@ class PageReader:
                 raise ToolFailure(ErrorCode.INVALID_REQUEST, f"query is not a valid regular expression: {problem}")
         scope = self._scope(options.snapshot_id, options.element_id)
         snapshot = self._inspector.inspect(InspectOptions(include_offscreen=True))
-        stored = self._inspector.store.get(snapshot.snapshot_id)
+        stored = refs.snapshot_of(self._inspector.store, snapshot.snapshot_id)
         element_ids = snapshot.elements.element_ids
         handles = [stored.entries[element_id].handle for element_id in element_ids]
         walk = self._read(scope, handles)

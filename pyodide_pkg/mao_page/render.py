@@ -12,15 +12,15 @@ elements, and in-viewport elements last (refs are what the agent acts on).
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain, compress, repeat
 from operator import attrgetter, getitem, itemgetter, ne
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .scanner import OutlineNode
 
 if TYPE_CHECKING:
-    from .inspector import SnapshotElement
+    from .element import SnapshotElement
     from .protocol import PageElement
 
     ElementLike = PageElement | SnapshotElement
@@ -72,6 +72,12 @@ class ElementColumns(NamedTuple):
     pressed: Sequence[bool | str | None]
     opaque: Sequence[str | None]
     new: Sequence[bool | None]
+
+    @classmethod
+    def of(cls, element_ids: Sequence[str], column: Callable[[str], Sequence[Any]]) -> ElementColumns:
+        """The columns by field name: ``column(name)`` gives that field of every element (the
+        names are ``element.Element``'s)."""
+        return cls(element_ids, *map(column, cls._fields[1:]))
 
 
 def element_columns(elements: Sequence[ElementLike]) -> ElementColumns:

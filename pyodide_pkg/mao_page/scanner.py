@@ -19,6 +19,7 @@ from operator import eq, itemgetter, or_, sub
 from typing import Any, NamedTuple
 
 from . import facts as F
+from .element import Element, keys_of
 from .names import (
     ControlRows,
     DocumentIndex,
@@ -28,12 +29,14 @@ from .names import (
     nearby_text,
     position_label,
     replaced_control_label,
-    squash,
     stepper_label,
 )
 from .protocol import Viewport
 from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
 from .sensitive import FIELD_TAGS, is_sensitive_field
+from .textrules import INLINE_DISPLAYS as _INLINE_DISPLAYS
+from .textrules import NO_TEXT_TAGS as _NO_TEXT_TAGS
+from .textrules import squash
 
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})
@@ -53,63 +56,20 @@ CONTAINER_ROLES = frozenset(
     }
 )
 _NAMED_ONLY_CONTAINERS = frozenset({"group", "region"})
-_INLINE_DISPLAYS = frozenset({"inline", "contents"})
 _NO_OUTLINE_TAGS = frozenset({"head", "script", "style", "template", "noscript"})
-_NO_TEXT_TAGS = frozenset({"script", "style", "template", "noscript"})
 TEXT_LIMIT = 120
 TEXT_LINE_LIMIT = 100
 OFFSCREEN_TEXT_LIMIT = 40
 
-# Makes a ScannedElement or OutlineNode from a tuple of all its fields (see _describe).
+# Makes an Element or OutlineNode from a tuple of all its fields (see _describe).
 _new_tuple = tuple.__new__
 
 Box = tuple[float, float, float, float]  # x0, y0, x1, y1 in the top viewport
 
 
-class ScannedElement(NamedTuple):
-    """An element the agent may see. A NamedTuple rather than a frozen dataclass: one is made
-    per listed element, and a frozen dataclass's ``__init__`` (a ``__setattr__`` per field)
-    cost a third more in Pyodide."""
-
-    index: int  # row of the element acted on (a custom checkbox: its label)
-    tag: str
-    kind: str
-    role: str
-    type: str
-    label: str
-    label_source: str
-    text: str
-    value: str | bool | list[str] | None
-    options: tuple[tuple[str, str, bool, bool], ...]
-    visible: bool
-    in_viewport: bool
-    disabled: bool
-    readonly: bool
-    required: bool
-    rect: tuple[float, float, float, float]
-    checked: bool | str | None
-    selected: bool | None
-    expanded: bool | None
-    placeholder: str
-    href: str
-    sensitive: bool
-    private: bool
-    form: tuple[str, str, str, str] | None
-    key: tuple[str, ...]
-    frame: str = "main"
-    invalid: bool = False
-    pressed: bool | str | None = None
-    description: str = ""
-    opaque: str = ""  # "cross_origin_frame" / "closed_shadow_root": a placeholder
-    control: int | None = None  # the real (hidden) input behind a label, for its state
-    # Where the label came from when it is not the accessible name (NAME_FROM), else "".
-    name_from: str = ""
-    new: bool = False  # not painted at the previous snapshot (SPEC S9)
-
-
 class OutlineNode(NamedTuple):
     """One line of the text form: a container, heading, text line or element. A NamedTuple
-    like ScannedElement: a whole-page outline makes thousands, and a frozen dataclass's
+    like Element: a whole-page outline makes thousands, and a frozen dataclass's
     ``__init__`` cost ~2 us each in CPython, ``tuple.__new__`` ~0.3."""
 
     kind: str  # "container", "heading", "text", "element"
@@ -123,7 +83,7 @@ class OutlineNode(NamedTuple):
 
 @dataclass(slots=True)
 class Scan:
-    elements: list[ScannedElement]
+    elements: list[Element]
     outline: list[OutlineNode] = field(default_factory=list)
     frames: list[str] = field(default_factory=list)
 
@@ -367,7 +327,7 @@ def scan(
     include_offscreen: bool = False,
     scopes: list[list[Any]] | None = None,
     frames: list[list[Any]] | None = None,
-) -> list[ScannedElement]:
+) -> list[Element]:
     """The elements an agent may act on, in document order (pass the walk's ``scopes`` and
     ``frames`` tables so elements in frames get top-viewport rects and frame labels)."""
     return scan_page(rows, viewport, include_offscreen=include_offscreen, scopes=scopes, frames=frames).elements
@@ -668,7 +628,7 @@ def _describe(
     doc: DocumentIndex, geometry: Geometry, chosen: list[int], targets: list[int], controls: list[int | None],
     boxes: list[Box], in_views: list[bool], frame_labels: list[str], private: list[bool], release_sensitive: bool,
     control_rows: ControlRows, fresh: Sequence[bool] | None,
-) -> list[ScannedElement]:
+) -> list[Element]:
     """The listed elements: ``chosen[k]`` is the row of element k, ``targets[k]`` the row
     acted on (a custom checkbox: its label, ``controls[k]`` the real input), ``boxes[k]`` the
     target's box, ``in_views[k]`` whether the target is in the viewport.
@@ -800,48 +760,50 @@ def _describe(
     rects = zip(map(get, lefts, lefts), map(get, tops, tops), map(get, widths, widths), map(get, heights, heights), strict=True)
     frame_label = dict(enumerate(frame_labels))
     aria_invalid, user_invalid = pick(c[F.ARIA_INVALID]), pick(c[F.USER_INVALID])
-    # Positional, in field order (tuple.__new__ of each: see _new_tuple).
-    return list(map(_new_tuple, repeat(ScannedElement, count), zip(
-        targets,  # index
-        tags,  # tag
-        kinds,  # kind
-        roles,  # role
-        types,  # type
-        labels,  # label
-        sources,  # label_source
-        texts,  # text
-        values,  # value
-        option_lists,  # options
-        repeat(True, count),  # visible
-        in_views,  # in_viewport
-        _state(pick(c[F.DISABLED]), pick(c[F.ARIA_DISABLED]), count),  # disabled
-        _state(pick(c[F.READONLY]), pick(c[F.ARIA_READONLY]), count),  # readonly
-        _state(pick(c[F.REQUIRED]), pick(c[F.ARIA_REQUIRED]), count),  # required
-        rects,  # rect
-        checked_states,  # checked
-        _looked_up(_BOOL_ATTR, pick(c[F.ARIA_SELECTED]), count),  # selected
-        expanded_states,  # expanded
-        placeholders,  # placeholder
-        pick(c[F.HREF]),  # href
-        sensitive_flags,  # sensitive
-        pick(private),  # private
-        owners,  # form
-        # key_of(row, role) of each element
-        zip(tags, roles, input_types, element_ids, names, pick(c[F.ARIA_LABEL]), pick(c[F.ARIA_LABELLEDBY]), placeholders,
-            pick(c[F.TITLE]), strict=True),  # key
-        map(frame_label.get, pick(geometry.frame_of), repeat("main")),  # frame
-        (
+    # Every field of the elements, a column each (by name, so the model may add or move fields).
+    fields: dict[str, Iterable[Any]] = {
+        "index": targets,
+        "tag": tags,
+        "kind": kinds,
+        "role": roles,
+        "type": types,
+        "label": labels,
+        "label_source": sources,
+        "text": texts,
+        "value": values,
+        "options": option_lists,
+        "visible": repeat(True, count),
+        "in_viewport": in_views,
+        "disabled": _state(pick(c[F.DISABLED]), pick(c[F.ARIA_DISABLED]), count),
+        "readonly": _state(pick(c[F.READONLY]), pick(c[F.ARIA_READONLY]), count),
+        "required": _state(pick(c[F.REQUIRED]), pick(c[F.ARIA_REQUIRED]), count),
+        "rect": rects,
+        "checked": checked_states,
+        "selected": _looked_up(_BOOL_ATTR, pick(c[F.ARIA_SELECTED]), count),
+        "expanded": expanded_states,
+        "placeholder": placeholders,
+        "href": pick(c[F.HREF]),
+        "sensitive": sensitive_flags,
+        "private": pick(private),
+        "form": owners,
+        "key": keys_of(tags, roles, pick, c),
+        "frame": map(frame_label.get, pick(geometry.frame_of), repeat("main")),
+        "invalid": (
             map(or_, map(_VALID.get, aria_invalid, repeat(True)), map(bool, user_invalid))
             if any(aria_invalid) or any(user_invalid) else repeat(False, count)
-        ),  # invalid
-        _looked_up(_PRESSED, pick(c[F.ARIA_PRESSED]), count),  # pressed
-        descriptions,  # description
-        opaques,  # opaque
-        controls,  # control
-        map(NAME_FROM.get, sources, repeat("")),  # name_from
-        map(fresh.__getitem__, targets) if fresh is not None else repeat(False, count),  # new
-        strict=True,
-    )))
+        ),
+        "pressed": _looked_up(_PRESSED, pick(c[F.ARIA_PRESSED]), count),
+        "description": descriptions,
+        "opaque": opaques,
+        "control": controls,
+        "name_from": map(NAME_FROM.get, sources, repeat("")),
+        "new": map(fresh.__getitem__, targets) if fresh is not None else repeat(False, count),
+    }
+    columns = [fields.pop(name) for name in Element._fields]
+    if fields:
+        raise ValueError(f"not fields of Element: {sorted(fields)}")
+    # tuple.__new__ of each (see _new_tuple).
+    return list(map(_new_tuple, repeat(Element, count), zip(*columns, strict=True)))
 
 
 def _state(facts: Sequence[Any], attributes: Sequence[str], count: int) -> Iterable[bool]:
@@ -1092,16 +1054,6 @@ def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: lis
         out.append(text_content(item, limit=TEXT_LINE_LIMIT) if not holds_listed[item] else "")
         last = end[item]
     return squash("".join(out))[:TEXT_LINE_LIMIT * 2], last
-
-
-def key_of(row: list[Any], role: str) -> tuple[str, ...]:
-    """Key attributes whose change makes a ref stale (SPEC R2): role, type and the label
-    sources. Computed from one row, so an action can re-check it without a full scan (a
-    scan builds the same tuple in _describe from the facts it gathered)."""
-    return (
-        row[F.TAG], role or "generic", row[F.TYPE], row[F.ID], row[F.NAME], row[F.ARIA_LABEL],
-        row[F.ARIA_LABELLEDBY], row[F.PLACEHOLDER], row[F.TITLE],
-    )
 
 
 def is_fillable(row: list[Any]) -> bool:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from . import facts as F
+from . import refs
 from .errors import ToolFailure
 from .inspector import Inspector
 from .page import read_state
@@ -247,7 +248,7 @@ class Screenshotter:
         snapshot = store.latest()
         if snapshot is None or snapshot.navigation_epoch != state.navigations or snapshot.url != state.url:
             fresh = self._inspector.inspect(InspectOptions())
-            snapshot = store.get(fresh.snapshot_id)
+            snapshot = refs.snapshot_of(store, fresh.snapshot_id)
         return snapshot.snapshot_id, [(e.element_id, e.handle) for e in snapshot.entries.values()]
 
     def _encode(

@@ -2,7 +2,7 @@
 
 The map snapshotId -> elementId -> element lives only here, in page memory. Ids are random
 (no index that leaks structure). Retention is bounded by count and age; an evicted snapshot
-releases its element handles.
+releases its element handles. When a ref may still be used is ``refs``' rule.
 """
 
 from __future__ import annotations
@@ -17,9 +17,6 @@ from itertools import chain
 from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
 
-from .errors import ToolFailure
-from .protocol import ErrorCode
-
 MAX_SNAPSHOTS = 8
 SNAPSHOT_TTL_S = 15 * 60
 
@@ -29,7 +26,7 @@ class Handle(Protocol):
 
 
 class ElementEntry(NamedTuple):
-    """What a ref stands for. A NamedTuple, like ``scanner.ScannedElement``: one is made per
+    """What a ref stands for. A NamedTuple, like ``element.Element``: one is made per
     listed element, and a frozen dataclass's ``__init__`` (an ``object.__setattr__`` per
     field) made it the costliest step of recording a whole-page snapshot in Pyodide."""
 
@@ -204,31 +201,11 @@ class SnapshotStore:
         self._expire()
         return next(reversed(self._snapshots.values()), None)
 
-    def get(self, snapshot_id: str) -> Snapshot:
+    def find(self, snapshot_id: str) -> Snapshot | None:
+        """The snapshot, or None when it is unknown, expired or evicted (``refs.snapshot_of``
+        refuses a ref to it)."""
         self._expire()
-        snapshot = self._snapshots.get(snapshot_id)
-        if snapshot is None:
-            raise ToolFailure(
-                ErrorCode.STALE_REF,
-                f"snapshot {snapshot_id} is unknown, expired or was evicted; call page_inspect again",
-            )
-        return snapshot
-
-    def resolve(self, snapshot_id: str, element_id: str, *, navigation_epoch: int, url: str) -> tuple[Snapshot, ElementEntry]:
-        """The entry behind a ref, or ``stale_ref`` / ``not_found``. Liveness of the element
-        itself (connected, key attributes) is checked by the caller, which can read the DOM."""
-        snapshot = self.get(snapshot_id)
-        if snapshot.navigation_epoch != navigation_epoch or snapshot.url != url:
-            raise ToolFailure(
-                ErrorCode.STALE_REF,
-                "the page navigated since this snapshot; call page_inspect again",
-                element_id=element_id,
-                details={"reason": "navigated"},
-            )
-        entry = snapshot.entries.get(element_id)
-        if entry is None:
-            raise ToolFailure(ErrorCode.NOT_FOUND, f"no element {element_id} in snapshot {snapshot_id}", element_id=element_id)
-        return snapshot, entry
+        return self._snapshots.get(snapshot_id)
 
     def invalidate_all(self) -> None:
         for snapshot in self._snapshots.values():
@@ -242,14 +219,3 @@ class SnapshotStore:
         now = self._clock()
         for snapshot_id in [s.snapshot_id for s in self._snapshots.values() if now - s.created > self._ttl]:
             self._snapshots.pop(snapshot_id).release()
-
-
-def suggest_replacement(entry: ElementEntry, candidates: list[ElementEntry]) -> str | None:
-    """SPEC R3: a unique match on role, label, tag, type and placeholder, or nothing.
-    Only ever suggested to the agent; never acted on."""
-    matches = [
-        c for c in candidates
-        if (c.role, c.label, c.tag, c.type, c.placeholder) == (entry.role, entry.label, entry.tag, entry.type, entry.placeholder)
-        and not c.opaque
-    ]
-    return matches[0].element_id if len(matches) == 1 else None

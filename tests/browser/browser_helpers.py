@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 COUNTER_BUTTON = (
-    '<button type="button" id="counter" onclick="this.dataset.clicks = Number(this.dataset.clicks || 0) + 1; '
+    '<button type="button" id="counter" onclick="this.dataset.clicks = Number(this.dataset.clicks '
+    "|| 0) + 1; "
     "this.textContent = 'Clicked ' + this.dataset.clicks\">Count me</button>"
 )
 

@@ -26,7 +26,8 @@ _ATTEMPTS = 3
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> bool | None:
     """Run a browser test again (at most twice) when it failed and a Chromium renderer crashed
-    while it ran (``mao_embed.testing.RendererCrashes``); the terminal summary lists every such rerun.
+    while it ran (``mao_embed.testing.RendererCrashes``);
+      the terminal summary lists every such rerun.
 
     Why: in some whole-suite runs on this 2-core machine a renderer dies mid-test (one to
     three tests in a run of ~1,300, in different files from run to run, sometimes several in a

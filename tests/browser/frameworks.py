@@ -74,70 +74,53 @@ class VendorFile:
 _JS = "text/javascript; charset=utf-8"
 _CSS = "text/css; charset=utf-8"
 
-# Global builds: React and ReactDOM, Vue (with the template compiler), antd (needs React,
-# ReactDOM and dayjs as globals), Element Plus (needs Vue).
+
+def _js(package: str, path: str) -> VendorFile:
+    return VendorFile(package, path, _JS)
+
+
+def _css(package: str, path: str) -> VendorFile:
+    return VendorFile(package, path, _CSS)
+
+
+# React and ReactDOM; Vue 3 with its template compiler (the pages write templates, no build
+# step). The component libraries expect them as globals, loaded before them.
+_REACT = (_js("react", "umd/react.production.min.js"),
+          _js("react-dom", "umd/react-dom.production.min.js"))
+_VUE = (_js("vue", "dist/vue.global.prod.js"),)
+
+# Global builds, in the order a page loads them: each library after the globals it needs.
 VENDOR: dict[str, tuple[VendorFile, ...]] = {
-    "react": (
-        VendorFile("react", "umd/react.production.min.js", _JS),
-        VendorFile("react-dom", "umd/react-dom.production.min.js", _JS),
-    ),
-    "vue": (VendorFile("vue", "dist/vue.global.prod.js", _JS),),
-    "antd": (
-        VendorFile("react", "umd/react.production.min.js", _JS),
-        VendorFile("react-dom", "umd/react-dom.production.min.js", _JS),
-        VendorFile("dayjs", "dayjs.min.js", _JS),
-        VendorFile("antd", "dist/reset.css", _CSS),
-        VendorFile("antd", "dist/antd.min.js", _JS),
-    ),
-    "element-plus": (
-        VendorFile("vue", "dist/vue.global.prod.js", _JS),
-        VendorFile("element-plus", "dist/index.css", _CSS),
-        VendorFile("element-plus", "dist/index.full.min.js", _JS),
-    ),
+    "react": _REACT,
+    "vue": _VUE,
+    "antd": (*_REACT, _js("dayjs", "dayjs.min.js"), _css("antd", "dist/reset.css"),
+             _js("antd", "dist/antd.min.js")),
+    "element-plus": (*_VUE, _css("element-plus", "dist/index.css"),
+                     _js("element-plus", "dist/index.full.min.js")),
     # MaterialUI global; styles come from its bundled emotion at run time.
-    "mui": (
-        VendorFile("react", "umd/react.production.min.js", _JS),
-        VendorFile("react-dom", "umd/react-dom.production.min.js", _JS),
-        VendorFile("@mui/material", "umd/material-ui.production.min.js", _JS),
-    ),
+    "mui": (*_REACT, _js("@mui/material", "umd/material-ui.production.min.js")),
     # TDesign global (dayjs is bundled).
-    "tdesign-react": (
-        VendorFile("react", "umd/react.production.min.js", _JS),
-        VendorFile("react-dom", "umd/react-dom.production.min.js", _JS),
-        VendorFile("tdesign-react", "dist/tdesign.min.css", _CSS),
-        VendorFile("tdesign-react", "dist/tdesign.min.js", _JS),
-    ),
+    "tdesign-react": (*_REACT, _css("tdesign-react", "dist/tdesign.min.css"),
+                      _js("tdesign-react", "dist/tdesign.min.js")),
     # An old-style page: Bootstrap 5 (Popper bundled) and jQuery with the Select2 plugin.
     "bootstrap-select2": (
-        VendorFile("bootstrap", "dist/css/bootstrap.min.css", _CSS),
-        VendorFile("select2", "dist/css/select2.min.css", _CSS),
-        VendorFile("jquery", "dist/jquery.min.js", _JS),
-        VendorFile("bootstrap", "dist/js/bootstrap.bundle.min.js", _JS),
-        VendorFile("select2", "dist/js/select2.full.min.js", _JS),
+        _css("bootstrap", "dist/css/bootstrap.min.css"),
+        _css("select2", "dist/css/select2.min.css"),
+        _js("jquery", "dist/jquery.min.js"), _js("bootstrap", "dist/js/bootstrap.bundle.min.js"),
+        _js("select2", "dist/js/select2.full.min.js"),
     ),
     "ant-design-vue": (
-        VendorFile("vue", "dist/vue.global.prod.js", _JS),
-        VendorFile("dayjs", "dayjs.min.js", _JS),
-        *(VendorFile("dayjs", f"plugin/{name}.js", _JS) for name in _DAYJS_PLUGINS),
-        VendorFile("ant-design-vue", "dist/reset.css", _CSS),
-        VendorFile("ant-design-vue", "dist/antd.min.js", _JS),
+        *_VUE, _js("dayjs", "dayjs.min.js"),
+        *(_js("dayjs", f"plugin/{name}.js") for name in _DAYJS_PLUGINS),
+        _css("ant-design-vue", "dist/reset.css"), _js("ant-design-vue", "dist/antd.min.js"),
     ),
-    "tdesign-vue-next": (
-        VendorFile("vue", "dist/vue.global.prod.js", _JS),
-        VendorFile("tdesign-vue-next", "dist/tdesign.min.css", _CSS),
-        VendorFile("tdesign-vue-next", "dist/tdesign.min.js", _JS),
-    ),
-    "vuetify": (
-        VendorFile("vue", "dist/vue.global.prod.js", _JS),
-        VendorFile("vuetify", "dist/vuetify.min.css", _CSS),
-        VendorFile("vuetify", "dist/vuetify.min.js", _JS),
-    ),
+    "tdesign-vue-next": (*_VUE, _css("tdesign-vue-next", "dist/tdesign.min.css"),
+                         _js("tdesign-vue-next", "dist/tdesign.min.js")),
+    "vuetify": (*_VUE, _css("vuetify", "dist/vuetify.min.css"),
+                _js("vuetify", "dist/vuetify.min.js")),
     # Vue 2.7's full build (with the template compiler) as the global ``Vue``.
-    "element-ui": (
-        VendorFile("vue2", "dist/vue.min.js", _JS),
-        VendorFile("element-ui", "lib/theme-chalk/index.css", _CSS),
-        VendorFile("element-ui", "lib/index.js", _JS),
-    ),
+    "element-ui": (_js("vue2", "dist/vue.min.js"), _css("element-ui", "lib/theme-chalk/index.css"),
+                   _js("element-ui", "lib/index.js")),
 }
 
 

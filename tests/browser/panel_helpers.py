@@ -30,7 +30,6 @@ def answer(page: Any, decision: str, timeout: float = 20_000) -> None:
     card(page).get_by_role("button", name=decision, exact=True).click(timeout=timeout)
 
 
-
 class AgentThread:
     """Agent calls run on a worker thread, so the test's main thread can answer the panel
     while a call waits for the user (Playwright's sync API stays on the main thread)."""

@@ -36,7 +36,12 @@ def mean_absolute_error(a: np.ndarray, b: np.ndarray) -> float:
 def _box_mean(x: np.ndarray, size: int) -> np.ndarray:
     """Mean over every size x size window (valid windows only), via an integral image."""
     integral = np.pad(x, ((1, 0), (1, 0))).cumsum(0).cumsum(1)
-    total = integral[size:, size:] - integral[:-size, size:] - integral[size:, :-size] + integral[:-size, :-size]
+    total = (
+        integral[size:, size:]
+        - integral[:-size, size:]
+        - integral[size:, :-size]
+        + integral[:-size, :-size]
+    )
     return total / (size * size)
 
 
@@ -65,7 +70,10 @@ def solid_png_data_url(width: int, height: int, seed: int) -> str:
     """A PNG with colour gradients and blocks, as a data: URL (same-origin, readable)."""
     rng = np.random.default_rng(seed)
     yy, xx = np.mgrid[0:height, 0:width]
-    image = np.stack([(xx * 255 // max(width - 1, 1)), (yy * 255 // max(height - 1, 1)), np.full_like(xx, 128)], -1)
+    image = np.stack(
+        [(xx * 255 // max(width - 1, 1)), (yy * 255 // max(height - 1, 1)), np.full_like(xx, 128)],
+        -1,
+    )
     for _ in range(6):
         x0, y0 = rng.integers(0, width - 10), rng.integers(0, height - 10)
         image[y0 : y0 + 12, x0 : x0 + 18] = rng.integers(0, 255, 3)

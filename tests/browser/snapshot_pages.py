@@ -11,17 +11,21 @@ FORMS = """
   <input name="city" placeholder="City">
   <input name="zip" title="Postal code">
   <input name="phone" aria-label="Phone number">
-  <span id="hint" style="display:none">Coupon code</span><input name="coupon" aria-labelledby="hint">
+  <span id="hint" style="display:none">Coupon code</span><input name="coupon"
+    aria-labelledby="hint">
   <fieldset><legend>Plan</legend>
     <label><input type="radio" name="plan" value="basic" checked> Basic</label>
     <label><input type="radio" name="plan" value="pro"> Pro</label>
   </fieldset>
   <label for="country">Country</label>
-  <select id="country" name="country"><option value="cn">China</option><option value="fr" selected>France</option></select>
+  <select id="country" name="country"><option value="cn">China</option><option value="fr"
+    selected>France</option></select>
   <label for="notes">Notes</label><textarea id="notes" name="notes" readonly>hello</textarea>
   <label><input type="checkbox" name="terms"> I accept the terms</label>
-  <label for="age">Age</label><input id="age" type="number" name="age" aria-invalid="true" value="-3">
-  <input type="submit" value="Create account"> <input type="reset"> <button type="button" disabled>Later</button>
+  <label for="age">Age</label><input id="age" type="number" name="age" aria-invalid="true"
+    value="-3">
+  <input type="submit" value="Create account"> <input type="reset"> <button type="button"
+    disabled>Later</button>
 </form>
 """
 
@@ -47,7 +51,8 @@ CUSTOM_CONTROLS = """
 <label class="cb"><input type="checkbox" id="remember"><span class="box"></span> Remember me</label>
 <label class="hidden-input"><input type="checkbox" id="news"> Newsletter</label>
 <div role="checkbox" aria-checked="true" tabindex="0">Dark mode</div>
-<div role="switch" aria-checked="false" tabindex="0" aria-label="Notifications" style="width:30px;height:16px"></div>
+<div role="switch" aria-checked="false" tabindex="0" aria-label="Notifications"
+  style="width:30px;height:16px"></div>
 <div style="cursor:pointer" onclick="this.dataset.clicked=1"><span>Open report</span></div>
 <div style="cursor:pointer" class="wrapper"><button type="button">Inner save</button></div>
 <div tabindex="0">Focusable card</div>
@@ -55,13 +60,16 @@ CUSTOM_CONTROLS = """
 <details><summary>More options</summary><p>Hidden text</p></details>
 <button aria-pressed="true">Bold</button>
 <button aria-expanded="false" aria-controls="m">Menu</button>
-<div role="tablist"><div role="tab" aria-selected="true" tabindex="0">General</div><div role="tab" aria-selected="false" tabindex="-1">Advanced</div></div>
-<a href="#help" title="Help center"><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw=" alt="Help"></a>
+<div role="tablist"><div role="tab" aria-selected="true" tabindex="0">General</div><div role="tab"
+  aria-selected="false" tabindex="-1">Advanced</div></div>
+<a href="#help" title="Help center"><img src="data:image/gif;base64,R0lGODlhAQABAAAAACw="
+  alt="Help"></a>
 <button><span aria-hidden="true">×</span><span class="sr">Close dialog</span></button>
 """
 
 VISIBILITY = """
-<style>.clip { overflow:hidden; height:30px; width:200px; } .scroll { overflow:auto; height:40px; }</style>
+<style>.clip { overflow:hidden; height:30px; width:200px; }
+  .scroll { overflow:auto; height:40px; }</style>
 <button>Shown</button>
 <button style="display:none">Display none</button>
 <button style="visibility:hidden">Visibility hidden</button>
@@ -75,7 +83,8 @@ VISIBILITY = """
 """
 
 STRUCTURE = """
-<header><nav aria-label="Main"><ul><li><a href="/home">Home</a></li><li><a href="/orders">Orders</a></li></ul></nav></header>
+<header><nav aria-label="Main"><ul><li><a href="/home">Home</a></li><li><a
+  href="/orders">Orders</a></li></ul></nav></header>
 <main>
   <h1>Orders</h1>
   <p>You have 2 open orders.</p>
@@ -85,7 +94,8 @@ STRUCTURE = """
     <tr><td>#1001</td><td>12.50</td><td><button>Cancel #1001</button></td></tr>
     <tr><td>#1002</td><td>99.00</td><td><button>Cancel #1002</button></td></tr>
   </table>
-  <dialog open aria-label="Confirm"><form method="dialog"><p>Really cancel?</p><button value="yes">Yes</button><button value="no">No</button></form></dialog>
+  <dialog open aria-label="Confirm"><form method="dialog"><p>Really cancel?</p><button
+    value="yes">Yes</button><button value="no">No</button></form></dialog>
 </main>
 <footer><a href="/privacy">Privacy</a></footer>
 """
@@ -94,9 +104,11 @@ SHADOW_AND_FRAMES = """
 <div id="host"><span slot="title">Account</span></div>
 <script>
   const root = document.getElementById('host').attachShadow({mode: 'open'});
-  root.innerHTML = '<h2><slot name="title"></slot></h2><label>Username <input id="user"></label><button>Sign in</button>';
+  root.innerHTML = '<h2><slot name="title"></slot></h2>'
+    + '<label>Username <input id="user"></label><button>Sign in</button>';
 </script>
-<iframe title="Embedded form" style="width:400px;height:120px" srcdoc="<label>Frame field <input></label><button>Frame button</button>"></iframe>
+<iframe title="Embedded form" style="width:400px;height:120px"
+  srcdoc="<label>Frame field <input></label><button>Frame button</button>"></iframe>
 """
 
 PAGES = {

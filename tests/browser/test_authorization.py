@@ -11,7 +11,10 @@ from browser_helpers import ref
 from panel_helpers import LEVEL_NAMES, AgentThread, answer, card
 from playwright.sync_api import expect
 
-ADD_ONE = '<button type="button" id="add" onclick="window.added = (window.added || 0) + 1">Add one</button>'
+ADD_ONE = (
+    '<button type="button" id="add" onclick="window.added = (window.added || 0) + 1">'
+    "Add one</button>"
+)
 
 
 def added(embedded) -> int:
@@ -19,7 +22,9 @@ def added(embedded) -> int:
 
 
 def level_shown(embedded, level: str) -> None:
-    expect(embedded.page.get_by_role("radio", name=LEVEL_NAMES[level], exact=True)).to_have_attribute("aria-checked", "true")
+    expect(
+        embedded.page.get_by_role("radio", name=LEVEL_NAMES[level], exact=True)
+    ).to_have_attribute("aria-checked", "true")
 
 
 def reload(embedded, mao_agent):
@@ -70,19 +75,44 @@ def test_revoking_full_is_remembered_across_a_reload(mao_embed, mao_agent):
     level_shown(embedded, "per_action")
     embedded = reload(embedded, mao_agent)
     level_shown(embedded, "per_action")
-    assert embedded.page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('mao-embed.')).length") == 0
+    assert (
+        embedded.page.evaluate(
+            "Object.keys(localStorage).filter(k => k.startsWith('mao-embed.')).length"
+        )
+        == 0
+    )
 
 
 def test_full_grants_are_isolated_by_user_agent_policy_version_and_scope(mao_embed):
     # SPEC P3. All pages share one browser context, so one origin's localStorage.
     mao_embed(ADD_ONE, user_id="alice", agent_id="agent-1", authorization="full")
     level_shown(mao_embed(ADD_ONE, user_id="alice", agent_id="agent-1", authorization=None), "full")
-    level_shown(mao_embed(ADD_ONE, user_id="bob", agent_id="agent-1", authorization=None), "per_action")
-    level_shown(mao_embed(ADD_ONE, user_id="alice", agent_id="agent-2", authorization=None), "per_action")
-    level_shown(mao_embed(ADD_ONE, user_id="alice", agent_id="agent-1", authorization=None,
-                          init={"authorization": {"policyVersion": "2"}}), "per_action")
-    level_shown(mao_embed(ADD_ONE, user_id="alice", agent_id="agent-1", authorization=None,
-                          init={"authorization": {"actions": ["click", "observe"]}}), "per_action")
+    level_shown(
+        mao_embed(ADD_ONE, user_id="bob", agent_id="agent-1", authorization=None), "per_action"
+    )
+    level_shown(
+        mao_embed(ADD_ONE, user_id="alice", agent_id="agent-2", authorization=None), "per_action"
+    )
+    level_shown(
+        mao_embed(
+            ADD_ONE,
+            user_id="alice",
+            agent_id="agent-1",
+            authorization=None,
+            init={"authorization": {"policyVersion": "2"}},
+        ),
+        "per_action",
+    )
+    level_shown(
+        mao_embed(
+            ADD_ONE,
+            user_id="alice",
+            agent_id="agent-1",
+            authorization=None,
+            init={"authorization": {"actions": ["click", "observe"]}},
+        ),
+        "per_action",
+    )
 
 
 def test_host_init_cannot_raise_the_level(mao_embed):
@@ -95,13 +125,19 @@ def test_host_init_cannot_raise_the_level(mao_embed):
 
 def test_host_init_can_lower_a_stored_full_grant(mao_embed):
     mao_embed(ADD_ONE, authorization="full")
-    lowered = mao_embed(ADD_ONE, init={"authorization": {"level": "per_action"}}, authorization=None)
+    lowered = mao_embed(
+        ADD_ONE, init={"authorization": {"level": "per_action"}}, authorization=None
+    )
     level_shown(lowered, "per_action")
     assert click_is_confirmed(lowered)
 
 
 def test_host_can_narrow_the_action_scope(mao_embed):
-    embedded = mao_embed(ADD_ONE, init={"authorization": {"actions": ["scroll", "observe", "wait"]}}, authorization="full")
+    embedded = mao_embed(
+        ADD_ONE,
+        init={"authorization": {"actions": ["scroll", "observe", "wait"]}},
+        authorization="full",
+    )
     result = embedded.call("page_click", **ref(embedded.inspect(), "Add one"))
     assert result["error"]["code"] == "permission_denied"
     assert added(embedded) == 0
@@ -110,7 +146,9 @@ def test_host_can_narrow_the_action_scope(mao_embed):
 
 def test_a_malformed_authorization_option_rejects_init(mao_embed):
     embedded = mao_embed(ADD_ONE, init={"authorization": {"level": "admin"}}, wait_ready=False)
-    message = embedded.page.evaluate("() => MaoChat.ready.then(() => 'resolved', (e) => e.code + ': ' + e.message)")
+    message = embedded.page.evaluate(
+        "() => MaoChat.ready.then(() => 'resolved', (e) => e.code + ': ' + e.message)"
+    )
     assert message.startswith("invalid_options:") and "authorization.level" in message
 
 
@@ -124,7 +162,12 @@ def test_a_tampered_stored_grant_is_ignored_and_removed(mao_embed, mao_agent):
     }""")
     embedded = reload(embedded, mao_agent)
     level_shown(embedded, "per_action")
-    assert embedded.page.evaluate("Object.keys(localStorage).filter(k => k.startsWith('mao-embed.')).length") == 0
+    assert (
+        embedded.page.evaluate(
+            "Object.keys(localStorage).filter(k => k.startsWith('mao-embed.')).length"
+        )
+        == 0
+    )
 
 
 RECORD_BROADCASTS = """<script>
@@ -149,10 +192,14 @@ EVERYWHERE_A_TOKEN_MUST_NOT_BE = """async () => {
 
 def test_storage_urls_and_broadcast_channel_never_hold_the_token(mao_embed, mao_agent):
     # SPEC P3: after a session with grants, actions, chat and a reload.
-    embedded = mao_embed('<label for="n">Name</label><input id="n">' + ADD_ONE, head=RECORD_BROADCASTS)
+    embedded = mao_embed(
+        '<label for="n">Name</label><input id="n">' + ADD_ONE, head=RECORD_BROADCASTS
+    )
     # The token the page gave MaoChat.init (the snippet is the page's own HTML).
     token = embedded.page.evaluate(
-        "() => JSON.parse([...document.scripts].map(s => s.textContent).find(t => t.includes('MaoChat.init')).match(/MaoChat.init\\((.*)\\);/)[1]).token")
+        "() => JSON.parse([...document.scripts].map(s => s.textContent).find(t => "
+        "t.includes('MaoChat.init')).match(/MaoChat.init\\((.*)\\);/)[1]).token"
+    )
     assert len(token) > 20
     snapshot = embedded.inspect()
     assert embedded.call("page_fill", **ref(snapshot, "Name"), value="Ada")["success"]
@@ -184,12 +231,20 @@ def values(snapshot) -> dict[str, object]:
     return {e["label"]: e.get("value") for e in snapshot["elements"]}
 
 
-def test_sensitive_values_reach_a_snapshot_only_when_asked_under_task_or_full(mao_embed):  # SPEC P5, X3
+def test_sensitive_values_reach_a_snapshot_only_when_asked_under_task_or_full(
+    mao_embed,
+):  # SPEC P5, X3
     embedded = mao_embed(SECRETS, authorization=None)
     # per_action: asking changes nothing, and no card interrupts the user for a read.
     asked = embedded.inspect(maskSensitive=False, format="text")
     assert asked["sensitiveValues"] == "masked"
-    assert values(asked) == {"Password": None, "Card number": None, "Notes": None, "PIN": None, "Nickname": "ada"}
+    assert values(asked) == {
+        "Password": None,
+        "Card number": None,
+        "Notes": None,
+        "PIN": None,
+        "Nickname": "ada",
+    }
     for secret in ("hunter2", "4242424242424242", "private note", "9931"):
         assert secret not in json.dumps(asked), secret
     expect(card(embedded.page)).to_have_count(0)
@@ -198,10 +253,16 @@ def test_sensitive_values_reach_a_snapshot_only_when_asked_under_task_or_full(ma
     assert values(embedded.inspect())["Password"] is None  # not asked: masked under full too
     released = embedded.inspect(maskSensitive=False, format="text")
     assert released["sensitiveValues"] == "released"
-    assert values(released) == {"Password": "hunter2", "Card number": "4242424242424242", "Notes": None, "PIN": None,
-                                "Nickname": "ada"}
+    assert values(released) == {
+        "Password": "hunter2",
+        "Card number": "4242424242424242",
+        "Notes": None,
+        "PIN": None,
+        "Nickname": "ada",
+    }
     assert 'value="hunter2"' in released["text"]
-    # Page-owner private fields are never released, whatever the level (README "Page-owner controls").
+    # Page-owner private fields are never released, whatever the level
+    # (README "Page-owner controls").
     assert "private note" not in json.dumps(released) and "9931" not in json.dumps(released)
     # page_observe compares with this snapshot; released values are not "changes".
     assert embedded.call("page_observe")["result"]["steps"][0]["outcome"]["updated"] == 0
@@ -213,4 +274,7 @@ def test_sensitive_values_reach_a_snapshot_only_when_asked_under_task_or_full(ma
 def test_a_malformed_mask_sensitive_argument_is_refused(mao_embed):
     embedded = mao_embed(SECRETS)
     result = embedded.call("page_inspect", maskSensitive="maybe")
-    assert result["error"]["code"] == "invalid_request" and "maskSensitive" in result["error"]["message"], result
+    assert (
+        result["error"]["code"] == "invalid_request"
+        and "maskSensitive" in result["error"]["message"]
+    ), result

@@ -10,13 +10,18 @@ import uuid
 import pytest
 from browser_helpers import COUNTER_BUTTON, clicks, ref
 
-FORM = """
-<form id="f" onsubmit="event.preventDefault(); document.getElementById('out').textContent = new FormData(this).get('name')">
+FORM = (
+    """
+<form id="f"
+  onsubmit="event.preventDefault();
+    document.getElementById('out').textContent = new FormData(this).get('name')">
   <label>Name <input id="name" name="name"></label>
   <button type="submit">Save</button>
 </form>
 <p id="out"></p>
-""" + COUNTER_BUTTON
+"""
+    + COUNTER_BUTTON
+)
 
 
 def test_round_trip_inspect_fill_click_observe(mao_embed):
@@ -67,7 +72,10 @@ def test_malformed_json_is_refused_and_the_session_keeps_working(mao_embed, mao_
     assert embedded.call("page_inspect")["success"]
 
 
-@pytest.mark.parametrize("smuggled", [{"selector": "#counter"}, {"script": "document.body.remove()"}, {"xpath": "//button"}])
+@pytest.mark.parametrize(
+    "smuggled",
+    [{"selector": "#counter"}, {"script": "document.body.remove()"}, {"xpath": "//button"}],
+)
 def test_extra_fields_are_refused_by_the_backend_and_nothing_runs(mao_embed, smuggled):
     # SPEC W1, S5, N: no selector, script or xpath can be smuggled through a tool call.
     embedded = mao_embed(COUNTER_BUTTON)
@@ -84,10 +92,16 @@ def test_extra_fields_sent_straight_to_the_page_are_refused_there(mao_embed, mao
     snapshot = embedded.inspect()
     target = ref(snapshot, "Count me")
     request_id = "raw-" + uuid.uuid4().hex[:10]
-    mao_backend.send_raw(embedded.session_id, {
-        "type": "page_tool_request", "requestId": request_id, "sessionId": embedded.session_id,
-        "tool": "page_click", "actions": [{"action": "click", **target, "script": "alert(1)"}],
-    })
+    mao_backend.send_raw(
+        embedded.session_id,
+        {
+            "type": "page_tool_request",
+            "requestId": request_id,
+            "sessionId": embedded.session_id,
+            "tool": "page_click",
+            "actions": [{"action": "click", **target, "script": "alert(1)"}],
+        },
+    )
     [result] = mao_backend.raw_results(embedded.session_id, request_id)
     assert result.success is False and result.error.code == "invalid_request"
     assert "script" in result.error.message
@@ -109,8 +123,10 @@ def test_repeated_request_id_reaching_the_page_is_executed_once(mao_embed, mao_b
     embedded = mao_embed(COUNTER_BUTTON)
     snapshot = embedded.inspect()
     request = {
-        "type": "page_tool_request", "requestId": "dup-" + uuid.uuid4().hex[:8],
-        "sessionId": embedded.session_id, "tool": "page_click",
+        "type": "page_tool_request",
+        "requestId": "dup-" + uuid.uuid4().hex[:8],
+        "sessionId": embedded.session_id,
+        "tool": "page_click",
         "actions": [{"action": "click", **ref(snapshot, "Count me")}],
     }
     mao_backend.send_raw(embedded.session_id, request)
@@ -125,7 +141,9 @@ def test_request_times_out_cleanly_when_the_page_never_answers(mao_embed, mao_ba
     # SPEC W3: the page's main thread is blocked, so the SDK cannot answer; the agent gets
     # `timeout`, and the session still works once the page is free again.
     embedded = mao_embed(COUNTER_BUTTON)
-    embedded.page.evaluate("setTimeout(() => { const end = Date.now() + 3000; while (Date.now() < end) {} }, 50)")
+    embedded.page.evaluate(
+        "setTimeout(() => { const end = Date.now() + 3000; while (Date.now() < end) {} }, 50)"
+    )
     embedded.page.wait_for_timeout(100)
     result = mao_backend.call_tool(embedded.session_id, "page_inspect", {}, timeout_ms=800)
     assert result.success is False
@@ -139,7 +157,9 @@ def test_stale_ref_after_rerender_is_refused_and_nothing_is_clicked(mao_embed):
     embedded = mao_embed(f"<div id='app'>{COUNTER_BUTTON}</div>")
     snapshot = embedded.inspect()
     old = ref(snapshot, "Count me")
-    embedded.page.evaluate("document.getElementById('app').innerHTML = document.getElementById('app').innerHTML")
+    embedded.page.evaluate(
+        "document.getElementById('app').innerHTML = document.getElementById('app').innerHTML"
+    )
     result = embedded.call("page_click", **old)
     assert result["success"] is False
     assert result["error"]["code"] == "stale_ref"
@@ -167,26 +187,42 @@ def test_tools_not_yet_available_answer_unsupported(mao_embed):
 def test_wrong_token_is_refused_and_ready_rejects(mao_embed, mao_agent):
     # SPEC B5: a token signed with another secret opens no session.
     before = {s["sessionId"] for s in mao_agent.sessions()}
-    embedded = mao_embed(COUNTER_BUTTON, init={"token": "mao1.eyJzdWIiOiJ4In0.AAAA", "startupTimeoutMs": 30000}, wait_ready=False)
-    error = embedded.page.evaluate("() => MaoChat.ready.then(() => 'resolved', (e) => e.code + ': ' + e.message)")
+    embedded = mao_embed(
+        COUNTER_BUTTON,
+        init={"token": "mao1.eyJzdWIiOiJ4In0.AAAA", "startupTimeoutMs": 30000},
+        wait_ready=False,
+    )
+    error = embedded.page.evaluate(
+        "() => MaoChat.ready.then(() => 'resolved', (e) => e.code + ': ' + e.message)"
+    )
     assert error.startswith("unauthorized"), error
     # No new session; an earlier test's page may still be leaving, so compare new ids only.
     assert {s["sessionId"] for s in mao_agent.sessions()} - before == set()
 
 
-def test_page_on_a_disallowed_origin_gets_no_session(mao_context, mao_agent, mao_pages, mao_backend):
+def test_page_on_a_disallowed_origin_gets_no_session(
+    mao_context, mao_agent, mao_pages, mao_backend
+):
     # SPEC B5: `localhost` and `127.0.0.1` are different origins; only the latter is allowed,
     # so the same page opened as localhost must not get a session.
     from mao_embed.testing import embed_snippet, page_html
 
     token = mao_backend.issue_token("test-user", "test-agent")
-    snippet = embed_snippet(mao_backend.url, agent_id="test-agent", user_id="test-user", token=token, extra={"startupTimeoutMs": 15000})
+    snippet = embed_snippet(
+        mao_backend.url,
+        agent_id="test-agent",
+        user_id="test-user",
+        token=token,
+        extra={"startupTimeoutMs": 15000},
+    )
     url = mao_pages.add("/disallowed.html", page_html(COUNTER_BUTTON, snippet))
     before = {s["sessionId"] for s in mao_agent.sessions()}
     page = mao_context.new_page()
     page.goto(url.replace("127.0.0.1", "localhost"))
     outcome = page.evaluate("() => MaoChat.ready.then(() => 'resolved', (e) => e.code)")
-    assert outcome in ("startup_failed", "startup_timeout", "origin_not_allowed", "unauthorized"), outcome
+    assert outcome in ("startup_failed", "startup_timeout", "origin_not_allowed", "unauthorized"), (
+        outcome
+    )
     # No new session; an earlier test's page may still be leaving, so compare new ids only.
     assert {s["sessionId"] for s in mao_agent.sessions()} - before == set()
 
@@ -194,7 +230,12 @@ def test_page_on_a_disallowed_origin_gets_no_session(mao_context, mao_agent, mao
 def test_csp_without_wasm_unsafe_eval_fails_with_a_readable_error(mao_embed, mao_backend):
     # NOTES-pyodide.md: under such a CSP loadPyodide never settles; ready must reject and say why.
     csp = f"script-src 'self' 'unsafe-inline' {mao_backend.url}; connect-src {mao_backend.url} ws://127.0.0.1:{mao_backend.port}"
-    embedded = mao_embed(COUNTER_BUTTON, init={"startupTimeoutMs": 15000}, headers={"Content-Security-Policy": csp}, wait_ready=False)
+    embedded = mao_embed(
+        COUNTER_BUTTON,
+        init={"startupTimeoutMs": 15000},
+        headers={"Content-Security-Policy": csp},
+        wait_ready=False,
+    )
     message = embedded.page.evaluate("() => MaoChat.ready.then(() => 'resolved', (e) => e.message)")
     assert "wasm-unsafe-eval" in message
 
@@ -223,7 +264,9 @@ def test_destroy_removes_the_sdk_and_ends_the_session(mao_embed, mao_agent):
     embedded.page.wait_for_function("() => true")
     for _ in range(50):
         sessions = {s["sessionId"]: s for s in mao_agent.sessions()}
-        if embedded.session_id not in sessions or not sessions[embedded.session_id].get("ready", True):
+        if embedded.session_id not in sessions or not sessions[embedded.session_id].get(
+            "ready", True
+        ):
             break
         embedded.page.wait_for_timeout(100)
     result = embedded.call("page_inspect")
@@ -240,7 +283,7 @@ TWO_BUTTONS = """
 def test_socket_dropped_mid_batch_answers_may_have_applied_and_nothing_replays(
     mao_embed, mao_backend
 ):
-    # SPEC W3, issue 7 chaos: the backend's socket to a real page dies while a batch is
+    # SPEC W3, chaos: the backend's socket to a real page dies while a batch is
     # between two writes. The agent is told the write may have applied; the page stops the
     # batch, reconnects and resumes its session; nothing is ever run again, also when the
     # agent retries the same requestId afterwards.

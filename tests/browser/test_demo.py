@@ -16,9 +16,11 @@ def test_demo_command_submits_the_claim_and_exits_zero():
     log = [line.split("]", 1)[1].split() for line in out.splitlines() if line.startswith("[")]
     tools = [words[0] for words in log]
     assert tools[0] == "page_inspect"
-    submit = next(i for i, words in enumerate(log) if words[:3] == ["page_click", "Submit", "claim"])
+    submit = next(
+        i for i, words in enumerate(log) if words[:3] == ["page_click", "Submit", "claim"]
+    )
     assert "page_fill" in tools[1:submit]
     assert {"batch:select", "batch:check"} <= {words[0] for words in log[1:submit]}
-    assert "page_observe" in tools[submit + 1:]
+    assert "page_observe" in tools[submit + 1 :]
     assert all("ok" in words for words in log)
     assert "| Client visit Shanghai | 1280.50 | 2026-11-27 | Travel | personal | yes |" in out

@@ -22,6 +22,7 @@ class Fixture:
     framework: str  # key of frameworks.VENDOR
     file: str
     age_42: Any  # how the framework stores "42" typed into the Age field
+    model: str | None = None  # the key of ``__state()`` holding the form model; None: all of it
 
     def __str__(self) -> str:
         return self.framework
@@ -29,17 +30,30 @@ class Fixture:
 
 REACT = Fixture("react", "react_form.html", age_42="42")  # useState keeps the string
 VUE = Fixture("vue", "vue_form.html", age_42=42)  # v-model on type=number casts to a number
-ANTD = Fixture("antd", "antd_form.html", age_42=42)  # InputNumber reports a number
-ELEMENT_PLUS = Fixture("element-plus", "element_plus_form.html", age_42=42)
+# The component libraries keep the form model under ``values``.
+ANTD = Fixture("antd", "antd_form.html", age_42=42, model="values")  # InputNumber: a number
+ELEMENT_PLUS = Fixture("element-plus", "element_plus_form.html", age_42=42, model="values")
 
 PLAIN_FORMS = [pytest.param(REACT, id="react"), pytest.param(VUE, id="vue")]
 COMPONENT_LIBRARIES = [pytest.param(ANTD, id="antd"), pytest.param(ELEMENT_PLUS, id="element-plus")]
 
 
 class Form(AgentView):
+    def __init__(self, embedded: Any, fixture: Fixture) -> None:
+        super().__init__(embedded)
+        self.fixture = fixture
+
     def values(self) -> dict[str, Any]:
-        """The component libraries keep the form model under ``values``."""
-        return self.state()["values"]
+        """The form model as the framework holds it."""
+        state = self.state()
+        return state if self.fixture.model is None else state[self.fixture.model]
+
+
+def check_then_uncheck(form: Form, label: str, role: str, key: str) -> None:
+    """page_check, then page_uncheck: the framework's model follows each (SPEC A1, A3)."""
+    for tool, expected in (("page_check", True), ("page_uncheck", False)):
+        form.do(tool, label, role)
+        assert form.values()[key] is expected, f"{key} after {tool}"
 
 
 @pytest.fixture
@@ -51,7 +65,7 @@ def open_form(reusable_pages, mao_pages):
             fixture.framework, fixture_body(fixture.file),
             head=serve_vendor(mao_pages, fixture.framework), title=f"{fixture} form",
         )
-        return Form(embedded)
+        return Form(embedded, fixture)
 
     return open_
 
@@ -137,18 +151,15 @@ def test_select_native_multiple_updates_v_model_array(open_form):
 
 @pytest.mark.parametrize("fixture", PLAIN_FORMS)
 def test_check_and_uncheck_checkbox_update_framework_state(open_form, fixture):
-    form = open_form(fixture)
-    form.do("page_check", "Subscribe", "checkbox")
-    assert form.state()["subscribe"] is True
-    form.do("page_uncheck", "Subscribe", "checkbox")
-    assert form.state()["subscribe"] is False
+    check_then_uncheck(open_form(fixture), "Subscribe", "checkbox", "subscribe")
 
 
-@pytest.mark.parametrize("fixture", PLAIN_FORMS)
+@pytest.mark.parametrize("fixture", PLAIN_FORMS + COMPONENT_LIBRARIES)
 def test_check_radio_moves_the_group_value(open_form, fixture):
+    # A native radio group and the libraries' styled ones, all labelled "Pro".
     form = open_form(fixture)
     form.do("page_check", "Pro", "radio")
-    assert form.state()["plan"] == "pro"
+    assert form.values()["plan"] == "pro"
 
 
 @pytest.mark.parametrize("fixture", PLAIN_FORMS)
@@ -319,28 +330,13 @@ def test_library_date_picker_commits_while_the_window_has_no_focus(open_form, re
 @pytest.mark.parametrize("fixture", COMPONENT_LIBRARIES)
 def test_library_checkbox_check_and_uncheck(open_form, fixture):
     # SPEC A1: a styled checkbox backed by an invisible native input.
-    form = open_form(fixture)
-    form.do("page_check", "I agree", "checkbox")
-    assert form.values()["agree"] is True
-    form.do("page_uncheck", "I agree", "checkbox")
-    assert form.values()["agree"] is False
-
-
-@pytest.mark.parametrize("fixture", COMPONENT_LIBRARIES)
-def test_library_radio_group_check(open_form, fixture):
-    form = open_form(fixture)
-    form.do("page_check", "Pro", "radio")
-    assert form.values()["plan"] == "pro"
+    check_then_uncheck(open_form(fixture), "I agree", "checkbox", "agree")
 
 
 @pytest.mark.parametrize("fixture", COMPONENT_LIBRARIES)
 def test_library_switch_check_and_uncheck(open_form, fixture):
     # SPEC A1: role=switch (antd: a <button aria-checked>, Element Plus: a hidden checkbox).
-    form = open_form(fixture)
-    form.do("page_check", "Notifications", "switch")
-    assert form.values()["notify"] is True
-    form.do("page_uncheck", "Notifications", "switch")
-    assert form.values()["notify"] is False
+    check_then_uncheck(open_form(fixture), "Notifications", "switch", "notify")
 
 
 @pytest.mark.parametrize("fixture", COMPONENT_LIBRARIES)

@@ -29,7 +29,9 @@ def open_page(mao_embed):
 @pytest.fixture
 def controls(reusable_pages) -> AgentView:
     """The native controls page with a pristine form and state (see ReusablePages)."""
-    return AgentView(reusable_pages.open("native", fixture_body("native_controls.html"), title="Native controls"))
+    return AgentView(
+        reusable_pages.open("native", fixture_body("native_controls.html"), title="Native controls")
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -50,7 +52,9 @@ FILLS = [
 
 
 @pytest.mark.parametrize(("label", "value", "name", "expected"), FILLS, ids=[f[2] for f in FILLS])
-def test_fill_reaches_the_page_through_input_and_change_events(controls, label, value, name, expected):
+def test_fill_reaches_the_page_through_input_and_change_events(
+    controls, label, value, name, expected
+):
     # SPEC A3: native setter, then input and change; the page's listeners see the value.
     controls.do("page_fill", label, value=value)
     state = controls.state()
@@ -219,14 +223,18 @@ CLICK_LOG = """
 </script>
 """
 
-MODAL_OVER_BUTTON = CLICK_LOG + """
+MODAL_OVER_BUTTON = (
+    CLICK_LOG
+    + """
 <button type="button" onclick="clicked('delete')">Delete account</button>
 <div style="position: fixed; inset: 0; background: rgba(0, 0, 0, 0.4); z-index: 10">
-  <div role="dialog" aria-label="Cookies" style="background: white; margin: 40vh auto 0; width: 300px; padding: 16px">
+  <div role="dialog" aria-label="Cookies"
+    style="background: white; margin: 40vh auto 0; width: 300px; padding: 16px">
     <button type="button" onclick="clicked('accept')">Accept cookies</button>
   </div>
 </div>
 """
+)
 
 
 def test_click_on_a_button_covered_by_a_modal_overlay_is_refused_as_obscured(open_page):
@@ -246,10 +254,13 @@ def test_click_on_the_modal_itself_works(open_page):
 
 def test_overlay_appearing_after_the_snapshot_is_detected(open_page):
     # SPEC A2: actionability is checked when acting, not when inspecting.
-    page = open_page(CLICK_LOG + """<button type="button" onclick="clicked('save')">Save</button>""")
+    page = open_page(
+        CLICK_LOG + """<button type="button" onclick="clicked('save')">Save</button>"""
+    )
     page.embedded.page.evaluate("""() => {
         const overlay = document.createElement('div');
-        overlay.style.cssText = 'position: fixed; inset: 0; z-index: 10; background: rgba(0,0,0,.3)';
+        overlay.style.cssText =
+          'position: fixed; inset: 0; z-index: 10; background: rgba(0,0,0,.3)';
         document.body.appendChild(overlay);
     }""")
     result = page.call("page_click", "Save", "button")
@@ -259,7 +270,9 @@ def test_overlay_appearing_after_the_snapshot_is_detected(open_page):
 
 
 def test_click_on_a_disabled_button_is_refused_as_not_enabled(open_page):
-    page = open_page(CLICK_LOG + """<button type="button" disabled onclick="clicked('pay')">Pay now</button>""")
+    page = open_page(
+        CLICK_LOG + """<button type="button" disabled onclick="clicked('pay')">Pay now</button>"""
+    )
     result = page.call("page_click", "Pay now", "button")
     assert result["success"] is False
     assert result["error"]["code"] == "not_enabled"
@@ -280,17 +293,22 @@ def test_fill_on_a_readonly_input_is_refused_as_not_editable(open_page):
 # Batches (SPEC A5): ordered, stop at the first failure or navigation.
 # ---------------------------------------------------------------------------------------
 
-BATCH_PAGE = CLICK_LOG + """
+BATCH_PAGE = (
+    CLICK_LOG
+    + """
 <form onsubmit="return false">
   <label>First <input name="first" oninput="window.__clicks.first = this.value"></label>
   <label>Second <input name="second" oninput="window.__clicks.second = this.value"></label>
   <button type="button" disabled onclick="clicked('locked')">Locked</button>
   <button type="button" onclick="clicked('hash'); location.hash = '#details'">Show details</button>
-  <button type="button" onclick="clicked('push'); history.pushState({}, '', '/checkout/step-2')">Next step</button>
+  <button type="button"
+    onclick="clicked('push'); history.pushState({}, '', '/checkout/step-2')">Next step</button>
   <a href="/landing.html" onclick="sessionStorage.setItem('left', '1')">Leave</a>
-  <button type="button" onclick="clicked('counter'); sessionStorage.setItem('counter', '1')">Count</button>
+  <button type="button"
+    onclick="clicked('counter'); sessionStorage.setItem('counter', '1')">Count</button>
 </form>
 """
+)
 
 
 def test_batch_runs_steps_in_order_and_reports_each(open_page):
@@ -302,7 +320,10 @@ def test_batch_runs_steps_in_order_and_reports_each(open_page):
     )
     assert result["success"], failure(result)
     steps = result["result"]["steps"]
-    assert [(s["index"], s["action"], s["success"]) for s in steps] == [(0, "fill", True), (1, "fill", True)]
+    assert [(s["index"], s["action"], s["success"]) for s in steps] == [
+        (0, "fill", True),
+        (1, "fill", True),
+    ]
     assert result.get("stoppedAt") is None
     assert page.state()["clicks"] == {"first": "one", "second": "two"}
 
@@ -368,17 +389,25 @@ def test_batch_cancelled_by_a_full_navigation_runs_nothing_after_it(open_page, m
     page.embedded.page.wait_for_url("**/landing.html")
     assert result["success"] is False
     assert result["error"]["code"] in ("navigated", "disconnected")
-    storage = page.embedded.page.evaluate("() => ({ left: sessionStorage.getItem('left'), counter: sessionStorage.getItem('counter') })")
+    storage = page.embedded.page.evaluate(
+        "() => ({ left: sessionStorage.getItem('left'), counter: sessionStorage.getItem('counter') "
+        "})"
+    )
     assert storage == {"left": "1", "counter": None}
 
 
 def test_batch_stops_when_the_form_is_rerendered_under_it(open_page):
     # SPEC A5, R2: a step that replaces the form makes later refs stale; nothing is guessed.
-    page = open_page(CLICK_LOG + """
+    page = open_page(
+        CLICK_LOG
+        + """
       <div id="app">
         <label>Title <input oninput="window.__clicks.title = this.value"></label>
-        <button type="button" onclick="clicked('reset'); const a = document.getElementById('app'); a.innerHTML = a.innerHTML">Reset</button>
-      </div>""")
+        <button type="button"
+          onclick="clicked('reset'); const a = document.getElementById('app');
+            a.innerHTML = a.innerHTML">Reset</button>
+      </div>"""
+    )
     result = page.batch(
         "page_click",
         page.step("click", "Reset", "button"),
@@ -391,7 +420,7 @@ def test_batch_stops_when_the_form_is_rerendered_under_it(open_page):
 
 
 # ---------------------------------------------------------------------------------------
-# Page dialogs (SPEC A6, seed 000 §3): intercepted, reported, answered, restored.
+# Page dialogs (SPEC A6): intercepted, reported, answered, restored.
 # ---------------------------------------------------------------------------------------
 
 DIALOG_PAGE = """
@@ -404,8 +433,10 @@ DIALOG_PAGE = """
       && window.prompt === window.__native.prompt,
   });
 </script>
-<button type="button" onclick="__log.push(['confirm', confirm('Delete the draft?')])">Delete draft</button>
-<button type="button" onclick="alert('Draft saved'); __log.push(['after-alert', true])">Save draft</button>
+<button type="button"
+  onclick="__log.push(['confirm', confirm('Delete the draft?')])">Delete draft</button>
+<button type="button"
+  onclick="alert('Draft saved'); __log.push(['after-alert', true])">Save draft</button>
 <button type="button" onclick="__log.push(['prompt', prompt('Your name?', 'x')])">Rename</button>
 """
 
@@ -437,7 +468,10 @@ def test_confirm_during_a_click_is_answered_false_and_reported(open_page, native
     state = page.state()
     assert state["log"] == [["confirm", False]]
     assert native_dialogs == []
-    assert any(d["type"] == "confirm" and d["message"] == "Delete the draft?" for d in _dialogs_reported(result))
+    assert any(
+        d["type"] == "confirm" and d["message"] == "Delete the draft?"
+        for d in _dialogs_reported(result)
+    )
     assert state["restored"] is True
 
 
@@ -447,7 +481,9 @@ def test_alert_during_a_click_is_reported_and_the_page_continues(open_page, nati
     state = page.state()
     assert state["log"] == [["after-alert", True]]
     assert native_dialogs == []
-    assert any(d["type"] == "alert" and d["message"] == "Draft saved" for d in _dialogs_reported(result))
+    assert any(
+        d["type"] == "alert" and d["message"] == "Draft saved" for d in _dialogs_reported(result)
+    )
     assert state["restored"] is True
 
 
@@ -479,9 +515,12 @@ SHADOW_PAGE = """
   customElements.define("coupon-box", class extends HTMLElement {
     connectedCallback() {
       const root = this.attachShadow({ mode: "open" });
-      root.innerHTML = '<label>Coupon code <input></label> <button type="button">Apply coupon</button>';
-      root.querySelector("input").addEventListener("input", (e) => { window.__shadow.code = e.target.value; });
-      root.querySelector("button").addEventListener("click", () => { window.__shadow.applied += 1; });
+      root.innerHTML =
+        '<label>Coupon code <input></label> <button type="button">Apply coupon</button>';
+      root.querySelector("input").addEventListener("input", (e) => {
+        window.__shadow.code = e.target.value; });
+      root.querySelector("button").addEventListener("click", () => { window.__shadow.applied += 1;
+        });
     }
   });
 </script>
@@ -506,7 +545,8 @@ IFRAME_DOC = """<!doctype html><html><body>
 def test_fill_check_and_click_inside_a_same_origin_iframe(open_page, mao_pages):
     frame_url = mao_pages.add(f"/frame-{next(_pages)}.html", IFRAME_DOC)
     page = open_page(f"""
-      <script>window.__frame = {{ holder: null, terms: false, paid: 0 }}; window.__state = () => window.__frame;</script>
+      <script>window.__frame = {{ holder: null, terms: false, paid: 0 }};
+        window.__state = () => window.__frame;</script>
       <iframe src="{frame_url}" title="Payment" style="width: 600px; height: 200px"></iframe>""")
     page.embedded.page.frame_locator("iframe").get_by_role("button", name="Pay").wait_for()
     page.snapshot = page.embedded.inspect()
@@ -531,7 +571,8 @@ COMMIT_ON_CHANGE_AND_LABEL_RADIO = """
     .radio input { position: absolute; inset: 0; margin: 0; opacity: 0; z-index: -1; }
     .radio span { position: relative; }
   </style>
-  <label class="radio"><input type="radio" name="plan" value="basic" checked><span>Basic</span></label>
+  <label class="radio"><input type="radio" name="plan" value="basic"
+    checked><span>Basic</span></label>
   <label class="radio"><input type="radio" name="plan" value="pro"><span>Pro</span></label>
   <script>
     const model = { day: "", plan: "basic" };
@@ -545,7 +586,9 @@ COMMIT_ON_CHANGE_AND_LABEL_RADIO = """
       label.addEventListener("click", (event) => {
         if (event.target !== input) model.plan = input.value;
         requestAnimationFrame(() => {
-          for (const r of document.querySelectorAll("input[name=plan]")) r.checked = r.value === model.plan;
+          for (const r of document.querySelectorAll("input[name=plan]")) {
+            r.checked = r.value === model.plan;
+          }
         });
       });
     }

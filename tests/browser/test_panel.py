@@ -1,4 +1,4 @@
-"""The on-page panel (issue 6; SPEC U1-U3, E4, P1, P4): what the user sees and presses, driven
+"""The on-page panel (SPEC U1-U3, E4, P1, P4): what the user sees and presses, driven
 the way a user's own Playwright test would, by role and accessible name (README "Panel
 controls"), with real clicks and keys."""
 
@@ -10,12 +10,20 @@ from browser_helpers import COUNTER_BUTTON, clicks, ref
 from panel_helpers import AgentThread, answer, card, panel
 from playwright.sync_api import expect
 
-NAME_FIELD = '<label for="name">Name</label> <input id="name"> <label for="notes">Notes</label> <input id="notes">'
-ADD_ONE = '<button type="button" id="add" onclick="window.added = (window.added || 0) + 1">Add one</button>'
+NAME_FIELD = (
+    '<label for="name">Name</label> <input id="name"> '
+    '<label for="notes">Notes</label> <input id="notes">'
+)
+ADD_ONE = (
+    '<button type="button" id="add" onclick="window.added = (window.added || 0) + 1">'
+    "Add one</button>"
+)
 
 
 def shadow_count(page, selector: str) -> int:
-    return page.locator("mao-embed-host").evaluate(f"h => h.shadowRoot.querySelectorAll({selector!r}).length")
+    return page.locator("mao-embed-host").evaluate(
+        f"h => h.shadowRoot.querySelectorAll({selector!r}).length"
+    )
 
 
 def test_panel_controls_are_reachable_by_role_and_name(mao_embed):
@@ -23,27 +31,54 @@ def test_panel_controls_are_reachable_by_role_and_name(mao_embed):
     embedded = mao_embed(COUNTER_BUTTON, authorization=None)
     page = embedded.page
     expect(panel(page)).to_be_visible()
-    for role, name in [("radiogroup", "Authorization level"), ("radio", "Ask each time"), ("radio", "This task"),
-                       ("radio", "Full access"), ("button", "Revoke authorization"), ("button", "Stop"),
-                       ("button", "Pause"), ("button", "Close panel"), ("textbox", "Message"), ("button", "Send"),
-                       ("log", "Conversation"), ("log", "Action log"), ("status", "Status")]:
+    for role, name in [
+        ("radiogroup", "Authorization level"),
+        ("radio", "Ask each time"),
+        ("radio", "This task"),
+        ("radio", "Full access"),
+        ("button", "Revoke authorization"),
+        ("button", "Stop"),
+        ("button", "Pause"),
+        ("button", "Close panel"),
+        ("textbox", "Message"),
+        ("button", "Send"),
+        ("log", "Conversation"),
+        ("log", "Action log"),
+        ("status", "Status"),
+    ]:
         expect(page.get_by_role(role, name=name, exact=True)).to_have_count(1)
-    expect(page.get_by_role("radio", name="Ask each time")).to_have_attribute("aria-checked", "true")
+    expect(page.get_by_role("radio", name="Ask each time")).to_have_attribute(
+        "aria-checked", "true"
+    )
     expect(page.get_by_role("status", name="Status")).to_have_text("Idle")
 
 
 def test_panel_follows_the_page_language_in_chinese(mao_embed):
-    embedded = mao_embed("<script>document.documentElement.lang = 'zh-CN'</script>" + COUNTER_BUTTON, authorization=None)
+    embedded = mao_embed(
+        "<script>document.documentElement.lang = 'zh-CN'</script>" + COUNTER_BUTTON,
+        authorization=None,
+    )
     page = embedded.page
-    for role, name in [("radiogroup", "授权级别"), ("radio", "每次确认"), ("radio", "本次任务"), ("radio", "完全授权"),
-                       ("button", "停止"), ("button", "关闭面板"), ("textbox", "消息"), ("button", "发送")]:
+    for role, name in [
+        ("radiogroup", "授权级别"),
+        ("radio", "每次确认"),
+        ("radio", "本次任务"),
+        ("radio", "完全授权"),
+        ("button", "停止"),
+        ("button", "关闭面板"),
+        ("textbox", "消息"),
+        ("button", "发送"),
+    ]:
         expect(page.get_by_role(role, name=name, exact=True)).to_have_count(1)
     expect(page.get_by_role("status", name="状态")).to_have_text("空闲")
 
 
 def test_init_locale_overrides_the_page_language(mao_embed):
-    embedded = mao_embed("<script>document.documentElement.lang = 'zh-CN'</script>" + COUNTER_BUTTON,
-                         init={"locale": "en"}, authorization=None)
+    embedded = mao_embed(
+        "<script>document.documentElement.lang = 'zh-CN'</script>" + COUNTER_BUTTON,
+        init={"locale": "en"},
+        authorization=None,
+    )
     expect(embedded.page.get_by_role("button", name="Stop", exact=True)).to_have_count(1)
 
 
@@ -65,7 +100,9 @@ def test_per_action_click_waits_for_allow_once_and_highlights_the_target(mao_emb
         result = pending.result(timeout=30)
         assert result["success"], result
         assert clicks(page) == 1
-        expect(page.get_by_role("log", name="Action log")).to_contain_text("page_click · Count me · done")
+        expect(page.get_by_role("log", name="Action log")).to_contain_text(
+            "page_click · Count me · done"
+        )
     finally:
         agent.close()
 
@@ -85,7 +122,9 @@ def test_deny_ends_as_user_rejected_and_nothing_happens(mao_embed):
 
 
 def test_unanswered_card_ends_as_confirmation_timeout(mao_embed):
-    embedded = mao_embed(COUNTER_BUTTON, init={"authorization": {"confirmationTimeoutMs": 1500}}, authorization=None)
+    embedded = mao_embed(
+        COUNTER_BUTTON, init={"authorization": {"confirmationTimeoutMs": 1500}}, authorization=None
+    )
     result = embedded.call("page_click", **ref(embedded.inspect(), "Count me"))
     assert result["error"]["code"] == "confirmation_timeout"
     assert clicks(embedded.page) == 0
@@ -103,7 +142,8 @@ def test_a_page_script_clicking_allow_approves_nothing(mao_embed):
         expect(card(page).get_by_role("button", name="Allow once")).to_be_enabled()
         page.evaluate("""() => {
             const root = document.querySelector('mao-embed-host').shadowRoot;
-            const allow = [...root.querySelectorAll('button')].find(b => b.textContent === 'Allow once');
+            const allow = [...root.querySelectorAll('button')]
+              .find(b => b.textContent === 'Allow once');
             allow.click();
             allow.dispatchEvent(new MouseEvent('click', {bubbles: true, composed: true}));
             const full = root.querySelector('[data-level=full]');
@@ -112,7 +152,9 @@ def test_a_page_script_clicking_allow_approves_nothing(mao_embed):
         page.wait_for_timeout(500)
         assert not pending.done()
         expect(card(page)).to_have_count(1)
-        expect(page.get_by_role("radio", name="Full access")).to_have_attribute("aria-checked", "false")
+        expect(page.get_by_role("radio", name="Full access")).to_have_attribute(
+            "aria-checked", "false"
+        )
         assert clicks(page) == 0
         answer(page, "Deny")
         assert pending.result(timeout=30)["error"]["code"] == "user_rejected"
@@ -121,7 +163,9 @@ def test_a_page_script_clicking_allow_approves_nothing(mao_embed):
 
 
 def test_sensitive_value_is_masked_on_the_card_and_marked_high_risk(mao_embed):
-    embedded = mao_embed('<label>Password <input type="password" id="pw"></label>', authorization=None)
+    embedded = mao_embed(
+        '<label>Password <input type="password" id="pw"></label>', authorization=None
+    )
     page = embedded.page
     agent = AgentThread(embedded)
     try:
@@ -137,7 +181,10 @@ def test_sensitive_value_is_masked_on_the_card_and_marked_high_risk(mao_embed):
 
 
 def test_submit_button_is_high_risk_on_the_card(mao_embed):
-    embedded = mao_embed('<form onsubmit="event.preventDefault()"><button>提交订单</button></form>', authorization=None)
+    embedded = mao_embed(
+        '<form onsubmit="event.preventDefault()"><button>提交订单</button></form>',
+        authorization=None,
+    )
     page = embedded.page
     agent = AgentThread(embedded)
     try:
@@ -161,7 +208,9 @@ def test_stop_mid_batch_stops_the_remaining_steps(mao_embed):
         step = {"action": "click", **target}
         pending = agent.call("page_click", actions=[step, step, step])
         answer(page, "Allow once")
-        expect(page.get_by_role("log", name="Action log")).to_contain_text("page_click · Add one · done")
+        expect(page.get_by_role("log", name="Action log")).to_contain_text(
+            "page_click · Add one · done"
+        )
         card(page).wait_for()
         page.get_by_role("button", name="Stop", exact=True).click()
         result = pending.result(timeout=30)
@@ -180,7 +229,7 @@ def test_stop_mid_batch_stops_the_remaining_steps(mao_embed):
 
 
 def test_closing_the_panel_leaves_an_indicator_and_does_not_stop_the_task(mao_embed):
-    # Seed 004 §4.3, 000 §5: close the panel; the agent keeps working; operating · pause · stop remain.
+    # Close the panel: the agent keeps working; operating · pause · stop remain.
     embedded = mao_embed(COUNTER_BUTTON)
     page = embedded.page
     target = ref(embedded.inspect(), "Count me")
@@ -230,8 +279,11 @@ def test_synthetic_events_from_scripts_do_not_pause_the_task(mao_embed):
 
 
 def test_agent_cannot_click_through_the_panel(mao_embed):
-    # Issue 6 item 10: a hit test landing on SDK UI reports obscured, never clicks the panel.
-    body = '<button id="under" style="position: fixed; right: 60px; bottom: 60px" onclick="this.textContent = \'hit\'">Under</button>'
+    # A hit test landing on SDK UI reports obscured, never clicks the panel.
+    body = (
+        '<button id="under" style="position: fixed; right: 60px; bottom: 60px" '
+        "onclick=\"this.textContent = 'hit'\">Under</button>"
+    )
     embedded = mao_embed(body)
     result = embedded.call("page_click", **ref(embedded.inspect(), "Under"))
     assert result["error"]["code"] == "obscured"
@@ -251,8 +303,11 @@ def test_chat_without_a_model_says_so(mao_embed):
 
 def test_grants_and_actions_are_sdk_audit_events(mao_embed):
     # SPEC P6: the page hears every grant and action through MaoChat.on("audit").
-    embedded = mao_embed("<script>window.__audit = []; addEventListener('load', () => MaoChat.on('audit', e => __audit.push(e)));</script>"
-                         + COUNTER_BUTTON, authorization=None)
+    embedded = mao_embed(
+        "<script>window.__audit = []; addEventListener('load', () => MaoChat.on('audit', e => "
+        "__audit.push(e)));</script>" + COUNTER_BUTTON,
+        authorization=None,
+    )
     embedded.grant("full")
     assert embedded.call("page_click", **ref(embedded.inspect(), "Count me"))["success"]
     embedded.page.get_by_role("button", name="Revoke authorization").click()
@@ -260,7 +315,11 @@ def test_grants_and_actions_are_sdk_audit_events(mao_embed):
     kinds = [e["kind"] for e in events]
     assert kinds == ["grant", "action", "revoke"], events
     assert events[0]["level"] == "full" and events[0]["previousLevel"] == "per_action"
-    assert events[1]["action"] == "click" and events[1]["target"] == "Count me" and events[1]["outcome"] == "ok"
+    assert (
+        events[1]["action"] == "click"
+        and events[1]["target"] == "Count me"
+        and events[1]["outcome"] == "ok"
+    )
     assert "token" not in json.dumps(events).lower()
 
 
@@ -268,8 +327,10 @@ FAR_BUTTON = """<script>
   // What the user sees at the moment of the click: the highlight's box and the button's.
   window.recordHighlight = (button) => {
     const box = document.querySelector('mao-embed-host').shadowRoot.querySelector('.hl');
-    const rect = (el) => { const r = el.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height}; };
-    window.seen = {button: rect(button), highlight: box && rect(box), label: box && box.textContent};
+    const rect = (el) => { const r = el.getBoundingClientRect(); return {x: r.x, y: r.y,
+      width: r.width, height: r.height}; };
+    window.seen = {button: rect(button), highlight: box && rect(box),
+      label: box && box.textContent};
   };
 </script>
 <div style="height: 2400px">Top of a long page</div>
@@ -285,7 +346,7 @@ def overlap(a, b) -> float:
 
 
 def test_the_target_highlight_is_drawn_where_an_offscreen_target_is_after_scrolling(mao_embed):
-    # Issue 6 item 7, SPEC U1: the executor scrolls the target into view, then the highlight
+    # SPEC U1: the executor scrolls the target into view, then the highlight
     # is drawn on it (not where it was before scrolling, below the viewport).
     embedded = mao_embed(FAR_BUTTON)
     page = embedded.page
@@ -295,7 +356,9 @@ def test_the_target_highlight_is_drawn_where_an_offscreen_target_is_after_scroll
     seen = page.evaluate("window.seen")
     assert seen["highlight"] is not None, "no highlight while the click happened"
     assert seen["label"] == "Far away"
-    assert 0 <= seen["button"]["y"] and seen["button"]["y"] + seen["button"]["height"] <= 800  # scrolled into view
+    assert (
+        0 <= seen["button"]["y"] and seen["button"]["y"] + seen["button"]["height"] <= 800
+    )  # scrolled into view
     assert overlap(seen["button"], seen["highlight"]) > 0.9, seen
 
 
@@ -344,7 +407,7 @@ def test_enter_in_the_focused_form_field_is_confirmed_like_a_submit_button(mao_e
 
 
 def test_keys_without_a_ref_never_reach_the_panel(mao_embed):
-    # Issue 6 item 10: the user is typing in the panel's message box; the agent's keys go to
+    # The user is typing in the panel's message box; the agent's keys go to
     # the page, never into SDK UI.
     embedded = mao_embed(COUNTER_BUTTON)
     message = embedded.page.get_by_role("textbox", name="Message")

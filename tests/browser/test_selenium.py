@@ -1,4 +1,4 @@
-"""The SDK driven from Selenium + chromedriver, as teams with Selenium suites would (issue 2)."""
+"""The SDK driven from Selenium + chromedriver, as teams with Selenium suites would."""
 
 from __future__ import annotations
 
@@ -30,13 +30,18 @@ def selenium_driver():
 
 def test_selenium_page_fill_updates_the_field(selenium_driver, mao_pages, mao_backend, mao_agent):
     token = mao_backend.issue_token("selenium-user", "test-agent", origin=mao_pages.origin)
-    snippet = embed_snippet(mao_backend.url, agent_id="test-agent", user_id="selenium-user", token=token)
-    url = mao_pages.add("/selenium.html", page_html('<label>City <input id="city"></label>', snippet))
+    snippet = embed_snippet(
+        mao_backend.url, agent_id="test-agent", user_id="selenium-user", token=token
+    )
+    url = mao_pages.add(
+        "/selenium.html", page_html('<label>City <input id="city"></label>', snippet)
+    )
     before = {s["sessionId"] for s in mao_agent.sessions()}
 
     selenium_driver.get(url)
     ready = selenium_driver.execute_async_script(
-        "const done = arguments[arguments.length - 1]; MaoChat.ready.then(() => done('ready'), (e) => done(String(e)));"
+        "const done = arguments[arguments.length - 1]; MaoChat.ready.then(() => done('ready'), (e) "
+        "=> done(String(e)));"
     )
     assert ready == "ready"
     session = mao_agent.wait_for_session(url=url, exclude=before)
@@ -46,6 +51,8 @@ def test_selenium_page_fill_updates_the_field(selenium_driver, mao_pages, mao_ba
 
     inspected = mao_agent.call(session["sessionId"], "page_inspect")
     assert inspected["success"], inspected
-    filled = mao_agent.call(session["sessionId"], "page_fill", {**ref(inspected["result"], "City"), "value": "Hangzhou"})
+    filled = mao_agent.call(
+        session["sessionId"], "page_fill", {**ref(inspected["result"], "City"), "value": "Hangzhou"}
+    )
     assert filled["success"], filled
     assert selenium_driver.find_element("id", "city").get_attribute("value") == "Hangzhou"

@@ -17,19 +17,40 @@ def _by_label(snapshot):
 def test_form_fields_are_named_by_the_accessible_name_rules(mao_embed):  # SPEC S3
     snapshot = mao_embed(FORMS).inspect()
     labels = _by_label(snapshot)
-    for expected in ("Email address", "Full name", "City", "Postal code", "Phone number", "Coupon code",
-                     "Basic", "Pro", "Country", "Notes", "I accept the terms", "Age", "Create account", "Reset", "Later"):
+    for expected in (
+        "Email address",
+        "Full name",
+        "City",
+        "Postal code",
+        "Phone number",
+        "Coupon code",
+        "Basic",
+        "Pro",
+        "Country",
+        "Notes",
+        "I accept the terms",
+        "Age",
+        "Create account",
+        "Reset",
+        "Later",
+    ):
         assert expected in labels, (expected, sorted(labels))
-    assert labels["Coupon code"]["role"] == "textbox"  # named through a display:none aria-labelledby target
+    assert (
+        labels["Coupon code"]["role"] == "textbox"
+    )  # named through a display:none aria-labelledby target
 
 
 def test_form_states_and_ownership_are_reported(mao_embed):  # SPEC S2
     snapshot = mao_embed(FORMS).inspect()
     labels = _by_label(snapshot)
-    assert labels["Email address"]["required"] is True and labels["Email address"]["type"] == "email"
+    assert (
+        labels["Email address"]["required"] is True and labels["Email address"]["type"] == "email"
+    )
     assert labels["Full name"]["value"] == "Ada"
     assert labels["Basic"]["checked"] is True and labels["Pro"]["checked"] is False
-    assert labels["Country"]["value"] == "fr" and [o["label"] for o in labels["Country"]["options"]] == ["China", "France"]
+    assert labels["Country"]["value"] == "fr" and [
+        o["label"] for o in labels["Country"]["options"]
+    ] == ["China", "France"]
     assert labels["Notes"]["readonly"] is True
     assert labels["Age"]["invalid"] is True
     assert labels["Later"]["disabled"] is True
@@ -41,11 +62,27 @@ def test_form_states_and_ownership_are_reported(mao_embed):  # SPEC S2
 def test_sensitive_values_are_masked_including_chinese_labels(mao_embed):  # SPEC P5
     snapshot = mao_embed(SENSITIVE).inspect(format="text")
     labels = _by_label(snapshot)
-    for name in ("Password", "密码", "验证码", "银行卡号", "身份证", "One-time code", "Card expiry"):
+    for name in (
+        "Password",
+        "密码",
+        "验证码",
+        "银行卡号",
+        "身份证",
+        "One-time code",
+        "Card expiry",
+    ):
         assert labels[name]["sensitive"] is True, name
         assert labels[name].get("value") is None, name
     assert labels["Nickname"]["sensitive"] is False and labels["Nickname"]["value"] == "ada"
-    for secret in ("hunter2", "abc123", "842913", "6222020200112233", "110101199003077777", "123456", "12/29"):
+    for secret in (
+        "hunter2",
+        "abc123",
+        "842913",
+        "6222020200112233",
+        "110101199003077777",
+        "123456",
+        "12/29",
+    ):
         assert secret not in snapshot["text"]
 
 
@@ -64,9 +101,13 @@ def test_custom_widgets_wrappers_and_states(mao_embed):  # SPEC S1, S2
     snapshot = mao_embed(CUSTOM_CONTROLS).inspect()
     labels = _by_label(snapshot)
     assert labels["Dark mode"]["role"] == "checkbox" and labels["Dark mode"]["checked"] is True
-    assert labels["Notifications"]["role"] == "switch" and labels["Notifications"]["checked"] is False
+    assert (
+        labels["Notifications"]["role"] == "switch" and labels["Notifications"]["checked"] is False
+    )
     assert labels["Open report"]["role"] == "generic"  # cursor:pointer div, named by its text
-    assert "Inner save" in labels and not any(e["label"] == "Inner save" and e["role"] == "generic" for e in snapshot["elements"])
+    assert "Inner save" in labels and not any(
+        e["label"] == "Inner save" and e["role"] == "generic" for e in snapshot["elements"]
+    )
     assert labels["Focusable card"]["kind"] == "other"
     assert labels["Comment"]["role"] == "textbox"
     assert labels["More options"]["expanded"] is False
@@ -83,14 +124,19 @@ def test_hidden_clipped_and_offscreen_elements(mao_embed):  # SPEC S4
     assert default == {"Shown"}
     wide = _by_label(embedded.inspect(includeOffscreen=True))
     assert set(wide) == {"Shown", "Scrolled inside", "Below the fold"}
-    assert wide["Below the fold"]["inViewport"] is False and wide["Scrolled inside"]["inViewport"] is False
+    assert (
+        wide["Below the fold"]["inViewport"] is False
+        and wide["Scrolled inside"]["inViewport"] is False
+    )
 
 
-def test_text_form_indents_structure_and_gives_context(mao_embed):  # SPEC S7, seed 000 §1.1
+def test_text_form_indents_structure_and_gives_context(mao_embed):  # SPEC S7
     snapshot = mao_embed(STRUCTURE).inspect(format="text")
     text = snapshot["text"]
     lines = text.splitlines()
-    assert re.search(r'^  - navigation "Main":\n    - list:\n      - link "Home" \[ref=e\w+\]$', text, re.M), text
+    assert re.search(
+        r'^  - navigation "Main":\n    - list:\n      - link "Home" \[ref=e\w+\]$', text, re.M
+    ), text
     assert '- heading "Orders" [level=1]' in text
     assert '- text: "You have 2 open orders."' in text
     assert any(re.fullmatch(r'\s+- text: "#1001 \| 12.50"', line) for line in lines), text
@@ -101,9 +147,9 @@ def test_text_form_indents_structure_and_gives_context(mao_embed):  # SPEC S7, s
 
 def test_text_form_budget_drops_off_viewport_text_first_and_says_so(mao_embed):  # SPEC S7
     rows = "".join(f"<p>Paragraph number {i} with some words in it</p>" for i in range(200))
-    snapshot = mao_embed("<button>Top action</button>" + rows + "<button>Bottom action</button>").inspect(
-        format="text", includeOffscreen=True, maxTokens=300
-    )
+    snapshot = mao_embed(
+        "<button>Top action</button>" + rows + "<button>Bottom action</button>"
+    ).inspect(format="text", includeOffscreen=True, maxTokens=300)
     text = snapshot["text"]
     match = re.search(r"\[truncated: (\d+) nodes\]$", text)
     assert match and int(match.group(1)) == snapshot["truncated"] > 0

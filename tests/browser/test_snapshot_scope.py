@@ -13,7 +13,8 @@ INNER = """<!doctype html><html><body style="margin:0">
 <label>Card holder <input id="holder" name="holder"></label>
 <iframe src="/frame-deep.html" title="Deep" style="border:0;width:300px;height:80px"></iframe>
 </body></html>"""
-DEEP = """<!doctype html><html><body style="margin:0"><button onclick="this.textContent='Deep clicked'">Deep button</button></body></html>"""
+DEEP = """<!doctype html><html><body style="margin:0"><button
+  onclick="this.textContent='Deep clicked'">Deep button</button></body></html>"""
 
 
 @pytest.fixture(scope="module")
@@ -30,13 +31,19 @@ def _frames_page(mao_pages: PageServer) -> str:
     return (
         '<div style="height:40px">Top</div>'
         '<iframe src="/frame-inner.html" title="Payment details" '
-        'style="position:absolute;left:100px;top:200px;width:400px;height:200px;border:5px solid black;padding:10px"></iframe>'
+        'style="position:absolute;left:100px;top:200px;width:400px;height:200px;border:5px solid '
+        'black;padding:10px"></iframe>'
     )
 
 
-def test_elements_in_nested_same_origin_iframes_are_listed_with_top_viewport_rects(mao_embed, mao_pages):
+def test_elements_in_nested_same_origin_iframes_are_listed_with_top_viewport_rects(
+    mao_embed, mao_pages
+):
     embedded = mao_embed(_frames_page(mao_pages))
-    embedded.page.wait_for_function("() => document.querySelector('iframe').contentDocument?.querySelector('iframe')?.contentDocument?.querySelector('button')")
+    embedded.page.wait_for_function(
+        "() => document.querySelector('iframe').contentDocument?.querySelector('iframe')"
+        "?.contentDocument?.querySelector('button')"
+    )
     snapshot = embedded.inspect()
     holder = embedded.find(snapshot, label="Card holder")
     deep = embedded.find(snapshot, label="Deep button")
@@ -45,7 +52,8 @@ def test_elements_in_nested_same_origin_iframes_are_listed_with_top_viewport_rec
     # The inner frame's content box starts at 100 + 5 (border) + 10 (padding).
     expected_x = embedded.page.evaluate(
         "() => { const f = document.querySelector('iframe'); const r = f.getBoundingClientRect();"
-        " const i = f.contentDocument.querySelector('#holder').getBoundingClientRect(); return r.x + 15 + i.x; }"
+        " const i = f.contentDocument.querySelector('#holder').getBoundingClientRect(); return r.x "
+        "+ 15 + i.x; }"
     )
     assert abs(holder["rect"]["x"] - expected_x) < 1
     assert holder["rect"]["y"] > 200
@@ -53,18 +61,25 @@ def test_elements_in_nested_same_origin_iframes_are_listed_with_top_viewport_rec
 
 def test_a_button_in_a_nested_iframe_can_be_clicked_through_its_ref(mao_embed, mao_pages):
     embedded = mao_embed(_frames_page(mao_pages))
-    embedded.page.wait_for_function("() => document.querySelector('iframe').contentDocument?.querySelector('iframe')?.contentDocument?.querySelector('button')")
+    embedded.page.wait_for_function(
+        "() => document.querySelector('iframe').contentDocument?.querySelector('iframe')"
+        "?.contentDocument?.querySelector('button')"
+    )
     snapshot = embedded.inspect()
     result = embedded.call("page_click", **ref(snapshot, "Deep button"))
     assert result["success"], result
     text = embedded.page.evaluate(
-        "() => document.querySelector('iframe').contentDocument.querySelector('iframe').contentDocument.querySelector('button').textContent"
+        "() => document.querySelector('iframe').contentDocument.querySelector('iframe')"
+        ".contentDocument.querySelector('button').textContent"
     )
     assert text == "Deep clicked"
 
 
 def test_cross_origin_iframe_is_an_opaque_placeholder_that_refuses_actions(mao_embed, other_origin):
-    embedded = mao_embed(f'<iframe src="{other_origin.origin}/pay.html" title="Checkout"></iframe><button>Local</button>')
+    embedded = mao_embed(
+        f'<iframe src="{other_origin.origin}/pay.html" title="Checkout"></iframe><button>'
+        f"Local</button>"
+    )
     snapshot = embedded.inspect()
     placeholder = embedded.find(snapshot, label="Checkout")
     assert placeholder["kind"] == "opaque" and placeholder["opaque"] == "cross_origin_frame"
@@ -78,13 +93,17 @@ SHADOW = """
 <div id="host"></div>
 <script>
 const root = document.getElementById('host').attachShadow({mode: 'open'});
-root.innerHTML = '<label>Inside <input id="in-shadow"></label><nav><slot name="b"></slot><slot name="a"></slot></nav>';
+root.innerHTML = '<label>Inside <input id="in-shadow"></label>'
+  + '<nav><slot name="b"></slot><slot name="a"></slot></nav>';
 </script>
 """
 
 
 def test_open_shadow_root_fields_are_listed_and_slots_follow_assignment_order(mao_embed):
-    body = SHADOW.replace('<div id="host"></div>', '<div id="host"><a href="#a" slot="a">Alpha</a><a href="#b" slot="b">Beta</a></div>')
+    body = SHADOW.replace(
+        '<div id="host"></div>',
+        '<div id="host"><a href="#a" slot="a">Alpha</a><a href="#b" slot="b">Beta</a></div>',
+    )
     embedded = mao_embed(body)
     snapshot = embedded.inspect(format="text")
     labels = [e["label"] for e in snapshot["elements"]]
@@ -93,7 +112,12 @@ def test_open_shadow_root_fields_are_listed_and_slots_follow_assignment_order(ma
     assert labels.index("Beta") < labels.index("Alpha")
     filled = embedded.call("page_fill", **ref(snapshot, "Inside"), value="shadow value")
     assert filled["success"], filled
-    assert embedded.page.evaluate("() => document.getElementById('host').shadowRoot.getElementById('in-shadow').value") == "shadow value"
+    assert (
+        embedded.page.evaluate(
+            "() => document.getElementById('host').shadowRoot.getElementById('in-shadow').value"
+        )
+        == "shadow value"
+    )
 
 
 CLOSED = """
@@ -120,7 +144,7 @@ def test_detectable_closed_shadow_host_is_a_placeholder_that_refuses_actions(mao
 
 def test_sdk_host_never_appears_and_ignored_subtrees_are_left_out(mao_embed):
     embedded = mao_embed(
-        '<button>Keep</button><div data-mao-ignore><button>Internal admin</button></div>'
+        "<button>Keep</button><div data-mao-ignore><button>Internal admin</button></div>"
         '<label>Notes <input data-mao-private value="secret note"></label>'
     )
     snapshot = embedded.inspect(format="text")

@@ -7,7 +7,8 @@ from __future__ import annotations
 from browser_helpers import ref
 
 APP = """
-<div id="app"><button id="buy" onclick="window.clicks = (window.clicks || 0) + 1">Buy now</button></div>
+<div id="app"><button id="buy"
+  onclick="window.clicks = (window.clicks || 0) + 1">Buy now</button></div>
 <script>window.clicks = 0;</script>
 """
 
@@ -20,8 +21,11 @@ def test_react_style_rerender_makes_the_ref_stale_and_suggests_without_acting(ma
     embedded = mao_embed(APP)
     snapshot = embedded.inspect()
     old = ref(snapshot, "Buy now")
-    embedded.page.evaluate("() => { const app = document.getElementById('app'); app.replaceChildren(); "
-                           "app.insertAdjacentHTML('beforeend', '<button id=\"buy\" onclick=\"window.clicks++\">Buy now</button>'); }")
+    embedded.page.evaluate(
+        "() => { const app = document.getElementById('app'); app.replaceChildren(); "
+        'app.insertAdjacentHTML(\'beforeend\', \'<button id="buy" onclick="window.clicks++">Buy '
+        "now</button>'); }"
+    )
     result = embedded.call("page_click", **old)
     assert result["success"] is False and result["error"]["code"] == "stale_ref"
     assert _clicks(embedded.page) == 0
@@ -33,7 +37,9 @@ def test_react_style_rerender_makes_the_ref_stale_and_suggests_without_acting(ma
 def test_changed_aria_label_makes_the_ref_stale(mao_embed):
     embedded = mao_embed(APP)
     old = ref(embedded.inspect(), "Buy now")
-    embedded.page.evaluate("() => document.getElementById('buy').setAttribute('aria-label', 'Delete account')")
+    embedded.page.evaluate(
+        "() => document.getElementById('buy').setAttribute('aria-label', 'Delete account')"
+    )
     result = embedded.call("page_click", **old)
     assert result["error"]["code"] == "stale_ref"
     assert _clicks(embedded.page) == 0
@@ -88,7 +94,9 @@ SCOPES = """
 <iframe id="frame" srcdoc="<p id=inner>Inner</p><div id=host></div>"></iframe>
 <script>
 customElements.define('x-card', class extends HTMLElement { connectedCallback() {
-  if (!this.shadowRoot) this.attachShadow({mode: 'open'}).innerHTML = '<p>Shadow text</p><button>Open</button>'; } });
+  if (!this.shadowRoot) {
+    this.attachShadow({mode: 'open'}).innerHTML = '<p>Shadow text</p><button>Open</button>';
+  } } });
 </script>
 <x-card id="card"></x-card>
 """
@@ -102,14 +110,19 @@ def _settled_version(embedded) -> str:
 
 
 def _frame_ready(page) -> None:
-    page.wait_for_function("() => document.getElementById('frame').contentDocument?.getElementById('inner')")
+    page.wait_for_function(
+        "() => document.getElementById('frame').contentDocument?.getElementById('inner')"
+    )
 
 
 def test_page_version_moves_with_mutations_inside_an_open_shadow_root(mao_embed):
     embedded = mao_embed(SCOPES)
     _frame_ready(embedded.page)
     before = _settled_version(embedded)
-    embedded.page.evaluate("() => { document.getElementById('card').shadowRoot.querySelector('p').textContent = 'Changed'; }")
+    embedded.page.evaluate(
+        "() => { document.getElementById('card').shadowRoot.querySelector('p').textContent = "
+        "'Changed'; }"
+    )
     assert embedded.inspect()["pageVersion"] != before
 
 
@@ -117,7 +130,10 @@ def test_page_version_moves_with_mutations_inside_a_same_origin_frame(mao_embed)
     embedded = mao_embed(SCOPES)
     _frame_ready(embedded.page)
     before = _settled_version(embedded)
-    embedded.page.evaluate("() => { document.getElementById('frame').contentDocument.getElementById('inner').setAttribute('title', 'x'); }")
+    embedded.page.evaluate(
+        "() => { document.getElementById('frame').contentDocument"
+        ".getElementById('inner').setAttribute('title', 'x'); }"
+    )
     assert embedded.inspect()["pageVersion"] != before
 
 
@@ -127,18 +143,34 @@ def test_page_version_moves_inside_shadow_roots_and_frames_that_appear_later(mao
     embedded = mao_embed(SCOPES)
     page = embedded.page
     _frame_ready(page)
-    page.evaluate("() => document.body.insertAdjacentHTML('beforeend', '<x-card id=late></x-card>')")
+    page.evaluate(
+        "() => document.body.insertAdjacentHTML('beforeend', '<x-card id=late></x-card>')"
+    )
     before = _settled_version(embedded)
-    page.evaluate("() => { document.getElementById('late').shadowRoot.querySelector('p').textContent = 'Late'; }")
+    page.evaluate(
+        "() => { document.getElementById('late').shadowRoot.querySelector('p').textContent = "
+        "'Late'; }"
+    )
     after_shadow = embedded.inspect()["pageVersion"]
     assert after_shadow != before
-    page.evaluate("() => { const host = document.getElementById('frame').contentDocument.getElementById('host');"
-                  " host.attachShadow({mode: 'open'}).innerHTML = '<span>in frame</span>'; }")
+    page.evaluate(
+        "() => { const host = "
+        "document.getElementById('frame').contentDocument.getElementById('host');"
+        " host.attachShadow({mode: 'open'}).innerHTML = '<span>in frame</span>'; }"
+    )
     before = _settled_version(embedded)  # the walk adopts a root attached without a mutation
-    page.evaluate("() => { document.getElementById('frame').contentDocument.getElementById('host').shadowRoot.firstChild.textContent = 'x'; }")
+    page.evaluate(
+        "() => { document.getElementById('frame').contentDocument"
+        ".getElementById('host').shadowRoot.firstChild.textContent = 'x'; }"
+    )
     assert embedded.inspect()["pageVersion"] != before
-    page.evaluate("() => new Promise((done) => { const f = document.getElementById('frame');"
-                  " f.addEventListener('load', done, {once: true}); f.srcdoc = '<p id=inner>Reloaded</p>'; })")
+    page.evaluate(
+        "() => new Promise((done) => { const f = document.getElementById('frame');"
+        " f.addEventListener('load', done, {once: true}); f.srcdoc = '<p id=inner>Reloaded</p>'; })"
+    )
     before = _settled_version(embedded)
-    page.evaluate("() => { document.getElementById('frame').contentDocument.getElementById('inner').textContent = 'Edited'; }")
+    page.evaluate(
+        "() => { document.getElementById('frame').contentDocument"
+        ".getElementById('inner').textContent = 'Edited'; }"
+    )
     assert embedded.inspect()["pageVersion"] != before

@@ -11,12 +11,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mao_embed.assets import ensure_built
+from mao_embed.assets import ensure_built, primitives_source
 
 REPO = Path(__file__).resolve().parents[2]
-PRIMITIVES = REPO / "loader_js" / "primitives"
 
-PYTHON = r'''
+PYTHON = r"""
 import json
 from mao_page.bridge import decode_walk
 from mao_page.names import DocumentIndex
@@ -33,31 +32,38 @@ def names_of(columns, indices):
 
 def scan_of(columns, width, height):
     rows, scopes, frames = decode_walk(columns)
-    result = scan_page(rows, Viewport(width=width, height=height, scroll_x=0, scroll_y=0), include_offscreen=True, scopes=scopes, frames=frames)
+    viewport = Viewport(width=width, height=height, scroll_x=0, scroll_y=0)
+    result = scan_page(rows, viewport, include_offscreen=True, scopes=scopes, frames=frames)
     doc = DocumentIndex(rows)
-    return json.dumps([
-        [e.index if e.control is None else e.control, e.role,
-         doc.accessible_name(e.index if e.control is None else e.control, hidden_ok=e.control is not None)[0], e.label, e.opaque]
-        for e in result.elements
-    ])
-'''
+    out = []
+    for e in result.elements:
+        index = e.index if e.control is None else e.control
+        name = doc.accessible_name(index, hidden_ok=e.control is not None)[0]
+        out.append([index, e.role, name, e.label, e.opaque])
+    return json.dumps(out)
+"""
 
 
 def _primitives_js() -> str:
-    files = [PRIMITIVES / "common.js"] + sorted(p for p in PRIMITIVES.glob("*.js") if p.name != "common.js")
-    return "(() => {\n" + "\n".join(p.read_text() for p in files) + "\nwindow.__maoDom = MaoDom;\n})();"
+    # The generated tables and the primitives, as the loader joins them (mao_embed.assets).
+    return "(() => {\n" + primitives_source() + "\nwindow.__maoDom = MaoDom;\n})();"
 
 
 def add_harness(pages: Any, backend_url: str) -> str:
     """Serve the harness page (and the primitives script) from ``pages``; returns its URL."""
-    pages.add("/conformance/primitives.js", _primitives_js(), {"content-type": "text/javascript; charset=utf-8"})
+    pages.add(
+        "/conformance/primitives.js",
+        _primitives_js(),
+        {"content-type": "text/javascript; charset=utf-8"},
+    )
     return pages.add("/conformance/harness.html", harness_html(backend_url))
 
 
 def harness_html(backend_url: str) -> str:
     base = f"{backend_url}/sdk/{ensure_built().build_id}/"
     return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>engine harness</title></head><body>"
+        "<!doctype html><html><head><meta charset='utf-8'><title>engine harness</title></head>"
+        "<body>"
         "<script src='/conformance/primitives.js'></script>"
         "<script type='module'>"
         f"const base = {json.dumps(base)};"
@@ -88,7 +94,8 @@ NAMES = """(targets) => {
   const walk = window.__maoDom.collectDocumentColumns(doc, null, false);
   const nodes = walk.nodes;
   const indices = targets.map(([selector, index]) => {
-    const el = index === null ? doc.querySelector(selector) : doc.querySelectorAll('[data-expectedlabel]')[index];
+    const el = index === null
+      ? doc.querySelector(selector) : doc.querySelectorAll('[data-expectedlabel]')[index];
     return el ? nodes.indexOf(el) : -1;
   });
   return JSON.parse(window.__py.globals.get('names_of')(walk.columns, indices));
@@ -98,14 +105,15 @@ SCAN = """() => {
   const frame = document.getElementById('target');
   const doc = frame.contentDocument;
   const walk = window.__maoDom.collectDocumentColumns(doc, null, false);
-  const result = JSON.parse(window.__py.globals.get('scan_of')(walk.columns, frame.clientWidth, frame.clientHeight));
+  const result = JSON.parse(window.__py.globals.get('scan_of')(walk.columns, frame.clientWidth,
+    frame.clientHeight));
   window.__compared = result.map((r) => walk.nodes[r[0]]);
   return result;
 }"""
 
 
 class EnginePage:
-    """The harness page; ``load(url)`` puts a page in its iframe, ``names``/``scan`` run our code."""
+    """The harness page: ``load(url)`` puts a page in its iframe; ``names``/``scan`` run ours."""
 
     def __init__(self, page: Any) -> None:
         self.page = page

@@ -20,18 +20,30 @@ SAME_ROLE = {"image": "img", "DisclosureTriangle": "button", "Section": "region"
 
 
 def _chromium(cdp, index: int) -> tuple[str, str, bool]:
-    obj = cdp.send("Runtime.evaluate", {"expression": f"window.__compared[{index}]"})["result"]["objectId"]
-    nodes = cdp.send("Accessibility.getPartialAXTree", {"objectId": obj, "fetchRelatives": False})["nodes"]
+    obj = cdp.send("Runtime.evaluate", {"expression": f"window.__compared[{index}]"})["result"][
+        "objectId"
+    ]
+    nodes = cdp.send("Accessibility.getPartialAXTree", {"objectId": obj, "fetchRelatives": False})[
+        "nodes"
+    ]
     if not nodes:
         return "", "", True
     node = nodes[0]
     role = (node.get("role") or {}).get("value", "")
-    return SAME_ROLE.get(role, role), (node.get("name") or {}).get("value", ""), bool(node.get("ignored"))
+    return (
+        SAME_ROLE.get(role, role),
+        (node.get("name") or {}).get("value", ""),
+        bool(node.get("ignored")),
+    )
 
 
 def test_names_and_roles_agree_with_chromium(mao_browser, mao_pages, mao_backend):
     for name, body in PAGES.items():
-        mao_pages.add(f"/agreement/{name}.html", f"<!doctype html><html lang='en'><head><meta charset='utf-8'></head><body>{body}</body></html>")
+        mao_pages.add(
+            f"/agreement/{name}.html",
+            f"<!doctype html><html lang='en'><head><meta charset='utf-8'></head><body>{body}</body>"
+            f"</html>",
+        )
     harness = add_harness(mao_pages, mao_backend.url)
     context = mao_browser.new_context(viewport={"width": 1280, "height": 1000})
     rows = []
@@ -52,24 +64,41 @@ def test_names_and_roles_agree_with_chromium(mao_browser, mao_pages, mao_backend
                     # A custom checkbox: its real input is display:none, so Chromium has no
                     # node for it; we list it through its label (see test_snapshot_rules).
                     continue
-                rows.append({
-                    "page": name, "ourRole": role, "chromiumRole": chrome_role, "ourName": normalise(accname),
-                    "chromiumName": normalise(chrome_name), "label": label, "ignoredByChromium": ignored,
-                    "roleAgrees": role == chrome_role, "nameAgrees": normalise(accname) == normalise(chrome_name),
-                })
+                rows.append(
+                    {
+                        "page": name,
+                        "ourRole": role,
+                        "chromiumRole": chrome_role,
+                        "ourName": normalise(accname),
+                        "chromiumName": normalise(chrome_name),
+                        "label": label,
+                        "ignoredByChromium": ignored,
+                        "roleAgrees": role == chrome_role,
+                        "nameAgrees": normalise(accname) == normalise(chrome_name),
+                    }
+                )
     finally:
         context.close()
     for row in rows:
         row["agrees"] = row["roleAgrees"] and row["nameAgrees"]
     agree = sum(r["agrees"] for r in rows)
     summary = {
-        "elements": len(rows), "agree": agree,
-        "roleAgree": sum(r["roleAgrees"] for r in rows), "nameAgree": sum(r["nameAgrees"] for r in rows),
+        "elements": len(rows),
+        "agree": agree,
+        "roleAgree": sum(r["roleAgrees"] for r in rows),
+        "nameAgree": sum(r["nameAgrees"] for r in rows),
     }
     misses = [r for r in rows if not r["agrees"]]
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(json.dumps({"summary": summary, "misses": misses, "rows": rows}, ensure_ascii=False, indent=1))
+    REPORT.write_text(
+        json.dumps(
+            {"summary": summary, "misses": misses, "rows": rows}, ensure_ascii=False, indent=1
+        )
+    )
     print("\nAgreement with Chromium's accessibility tree:", json.dumps(summary))
     for miss in misses:
-        print(f"  MISS {miss['page']}: ours {miss['ourRole']} {miss['ourName']!r} / chromium {miss['chromiumRole']} {miss['chromiumName']!r}")
+        print(
+            f"  MISS {miss['page']}: ours {miss['ourRole']} {miss['ourName']!r} / chromium "
+            f"{miss['chromiumRole']} {miss['chromiumName']!r}"
+        )
     assert rows and agree / len(rows) >= GOAL, f"{summary}; misses in {REPORT}"

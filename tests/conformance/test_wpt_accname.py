@@ -16,11 +16,13 @@ from pathlib import Path
 from engine_page import REPO, EnginePage, add_harness, normalise
 
 WPT_ROOT = Path(os.environ.get("MAO_WPT_ACCNAME", Path(__file__).parent / "wpt-accname"))
-STUBS = ("<script>window.AriaUtils = {verifyLabelsBySelector() {}, verifyRolesBySelector() {}};"
-         "window.setup = () => {}; window.ATTAcomm = function () {}; window.promise_test = () => {};</script>")
+STUBS = (
+    "<script>window.AriaUtils = {verifyLabelsBySelector() {}, verifyRolesBySelector() {}};"
+    "window.setup = () => {}; window.ATTAcomm = function () {}; window.promise_test = () => {};"
+    "</script>"
+)
 REPORT = REPO / "build" / "conformance" / "wpt-accname.json"
 GOAL = 0.95
-
 
 
 def _group(case: dict) -> str:
@@ -60,14 +62,22 @@ def test_wpt_accname_pass_rate(mao_browser, mao_pages, mao_backend):
     }
     summary["all"] = {"pass": sum(r["pass"] for r in results), "total": len(results)}
     misses = [
-        {k: r[k] for k in ("file", "index", "selector", "testname", "expected", "ours") if k in r} | {"group": _group(r)}
-        for r in results if not r["pass"]
+        {k: r[k] for k in ("file", "index", "selector", "testname", "expected", "ours") if k in r}
+        | {"group": _group(r)}
+        for r in results
+        if not r["pass"]
     ]
     REPORT.parent.mkdir(parents=True, exist_ok=True)
-    REPORT.write_text(json.dumps({"summary": summary, "misses": misses, "results": results}, ensure_ascii=False, indent=1))
+    REPORT.write_text(
+        json.dumps(
+            {"summary": summary, "misses": misses, "results": results}, ensure_ascii=False, indent=1
+        )
+    )
     print("\nWPT accname through our engine:", json.dumps(summary))
     for miss in misses:
-        print(f"  MISS [{miss['group']}] {miss['file']}#{miss.get('index', miss.get('selector'))} "
-              f"expected {miss['expected']!r} ours {miss['ours']!r}")
+        print(
+            f"  MISS [{miss['group']}] {miss['file']}#{miss.get('index', miss.get('selector'))} "
+            f"expected {miss['expected']!r} ours {miss['ours']!r}"
+        )
     plain = summary["plain"]
     assert plain["pass"] / plain["total"] >= GOAL, f"{plain} below {GOAL:.0%}; misses in {REPORT}"

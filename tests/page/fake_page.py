@@ -143,15 +143,15 @@ class FakePage:
     def blur(self, handle: Element) -> str:
         return handle.value
 
-    def select_native(self, handle: Element, values: list[str]) -> NativeSelection:
-        known = {o[0] for o in handle.row[F.OPTIONS] or ()} | {
-            o[1] for o in handle.row[F.OPTIONS] or ()
-        }
-        missing = [v for v in values if v not in known]
-        self.acts.append(("select_native", handle.name, tuple(values)))
-        if missing:
-            return NativeSelection(Outcome.OPTIONS_NOT_FOUND, [], missing)
-        return NativeSelection(Outcome.DONE, values, [])
+    def select_options(self, handle: Element) -> list[list[Any]]:
+        return [list(o) for o in handle.row[F.OPTIONS] or ()]
+
+    def select_native(self, handle: Element, indexes: list[int]) -> NativeSelection:
+        options = handle.row[F.OPTIONS]
+        self.acts.append(("select_native", handle.name, tuple(indexes)))
+        for i, option in enumerate(options):
+            option[2] = i in indexes
+        return NativeSelection(Outcome.DONE, [options[i][0] for i in indexes])
 
     def dispatch_key(self, handle: Element | None, type_: str, init: dict[str, Any]) -> bool:
         self.acts.append(("key", type_, init["key"]))

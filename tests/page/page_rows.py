@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from mao_page import facts as F
+from mao_page.element import Element
 from mao_page.protocol import Viewport
-from mao_page.scanner import OutlineNode, ScannedElement, scan, scan_page
+from mao_page.scanner import OutlineNode, scan, scan_page
 
 VIEWPORT = Viewport(width=1280, height=800, scroll_x=0, scroll_y=0)
 BODY = 1
@@ -60,13 +61,13 @@ class PageRows:
         self.rows.append(fact_row(tag, parent, **columns))
         return len(self.rows) - 1
 
-    def scan(self, *, include_offscreen: bool = False) -> list[ScannedElement]:
+    def scan(self, *, include_offscreen: bool = False) -> list[Element]:
         return scan(self.rows, VIEWPORT, include_offscreen=include_offscreen)
 
     def outline(self, *, include_offscreen: bool = False) -> list[OutlineNode]:
         return scan_page(self.rows, VIEWPORT, include_offscreen=include_offscreen, outline=True).outline
 
-    def scanned(self, index: int, **options: Any) -> ScannedElement:
+    def scanned(self, index: int, **options: Any) -> Element:
         """The scanned element for row ``index``; fails the test when it was not listed."""
         found = [e for e in self.scan(**options) if e.index == index]
         assert found, f"row {index} ({self.rows[index][F.TAG]}) was not listed"

@@ -14,6 +14,7 @@ from mao_page.actions import DISPATCH, BatchRunner
 from mao_page.actions import check as check_module
 from mao_page.actions import fill as fill_module
 from mao_page.actions import keyboard as keyboard_module
+from mao_page.actions import options as options_module
 from mao_page.actions import select as select_module
 from mao_page.actions.actionability import (
     Blocker,
@@ -297,17 +298,53 @@ async def test_no_hit_test_for_actions_that_do_not_point() -> None:
 
 
 @pytest.mark.parametrize(
-    ("wanted", "index"), [("m", 1), ("Large", 2), ("  large ", 2), ("Huge", None)]
+    ("wanted", "index"),
+    [("m", 1), ("Large", 2), ("  large ", 2), ("LARGE\u00a0", 2), ("Huge", None), ("", None)],
 )
 def test_options_are_found_by_value_then_label_then_folded_label(
     wanted: str, index: int | None
-) -> None:
+) -> None:  # SPEC A1
     facts = [
         ["Small", "s", False, True, False],
         ["Medium", "m", False, True, False],
         ["Large", "l", False, True, False],
     ]
-    assert select_module.find_option(facts, wanted) == index
+    assert options_module.find_option(facts, wanted).index == index
+
+
+def test_an_earlier_rule_decides_and_two_matches_under_it_are_ambiguous() -> None:  # SPEC A1
+    facts = [["Other", "x"], ["other", "y"], ["OTHER ", "z"], ["x", "w"]]
+    # The value "x" wins over the label "x"; the exact label over the folded ones.
+    assert options_module.find_option(facts, "x").index == 0
+    assert options_module.find_option(facts, "other").index == 1
+    loose = options_module.find_option(facts, "oTher")
+    assert loose.index is None and loose.ambiguous and loose.matches == (0, 1, 2)
+
+
+async def test_an_ambiguous_native_option_is_refused_listing_the_matches() -> None:  # SPEC A1
+    page = FakePage()
+    size = element(
+        "size", "select",
+        options=[["s", "Small", True, False], ["s2", "small", False, False], ["l", "Large", False, False]],
+    )
+    ctx, _ = context(page, FakeInspector(page, [size]))
+    with pytest.raises(ToolFailure) as raised:
+        await select_module.run(ctx, SelectAction(element_id="size", values=["SMALL"]), size.target())
+    assert raised.value.code is ErrorCode.INVALID_REQUEST
+    assert raised.value.details == {"matches": ["Small", "small"], "options": ["Small", "small", "Large"]}
+    assert acts(page, "select_native") == []
+
+
+async def test_a_disabled_native_option_is_not_enabled_and_nothing_is_chosen() -> None:  # SPEC A1, A6
+    page = FakePage()
+    size = element(
+        "size", "select", options=[["s", "Small", True, False], ["l", "Large", False, True]]
+    )
+    ctx, _ = context(page, FakeInspector(page, [size]))
+    with pytest.raises(ToolFailure) as raised:
+        await select_module.run(ctx, SelectAction(element_id="size", values=["Large"]), size.target())
+    assert raised.value.code is ErrorCode.NOT_ENABLED
+    assert acts(page, "select_native") == []
 
 
 async def test_a_missing_native_option_is_not_found_listing_the_options() -> None:

@@ -1,16 +1,20 @@
-"""collect.js mirrors a few of the scanner's Python tables to decide, in the page, which rows a
-viewport-limited walk must keep (SPEC S1, S4). A copy that drifts from Python would drop the
-rows an element's name depends on; these tests hold the copies equal."""
+"""The JS primitives read the tables they share with the page's Python from the module the
+asset build generates (mao_page/jstables.py), not from copies; collect.js still mirrors a few
+of the scanner's rules to decide, in the page, which rows a viewport-limited walk must keep
+(SPEC S1, S4). tests/browser/test_js_mirrors.py runs the generated tables in Chromium."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
-from mao_page import scanner
+from mao_page import facts as F
+from mao_page import jstables, scanner, textrules
 from mao_page.roles import WIDGET_ROLES
 
-COLLECT_JS = Path(__file__).resolve().parents[2] / "loader_js" / "primitives" / "collect.js"
+PRIMITIVES = Path(__file__).resolve().parents[2] / "loader_js" / "primitives"
+COLLECT_JS = PRIMITIVES / "collect.js"
 
 
 def _js_string_set(name: str) -> set[str]:
@@ -20,8 +24,32 @@ def _js_string_set(name: str) -> set[str]:
     return set(re.findall(r'"([^"]+)"', match.group(1)))
 
 
-def test_widget_roles_in_the_page_walk_are_the_scanners() -> None:  # SPEC S1
-    assert _js_string_set("WIDGET_ROLE_NAMES") == set(WIDGET_ROLES)
+def _generated(name: str) -> str:
+    match = re.search(rf"^const {name} = (.*);$", jstables.source(), re.M)
+    assert match, f"{name} not generated"
+    return match.group(1)
+
+
+def test_the_generated_tables_hold_the_python_definitions() -> None:  # SPEC S1
+    assert set(json.loads(_generated("WIDGET_ROLES").removeprefix("new Set(")[:-1])) == WIDGET_ROLES
+    no_text = json.loads(_generated("NO_TEXT_TAGS").removeprefix("new Set(")[:-1])
+    assert set(no_text) == textrules.NO_TEXT_TAGS
+    assert json.loads(_generated("FACT_INT_COLUMNS")) == list(F.INT_COLUMNS + F.BOOL_COLUMNS)
+    assert json.loads(_generated("FACT_STRING_COLUMNS")) == list(F.STRING_COLUMNS)
+    assert f"OPTIONS: {F.OPTIONS}," in _generated("FACT")
+
+
+def test_no_primitive_keeps_its_own_copy_of_a_generated_table() -> None:  # SPEC S1
+    for path in PRIMITIVES.glob("*.js"):
+        source = path.read_text(encoding="utf-8")
+        # A fact cell by number, or a column list of numbers, instead of FACT.<NAME>.
+        assert not re.search(r"\brow\[\d", source), path.name
+        assert not re.search(r"const \w*COLUMNS?\w* = \[\s*\d", source), path.name
+        for name in (
+            "WIDGET_ROLES", "NO_TEXT_TAGS", "INLINE_DISPLAYS", "FACT", "ASCII_SPACE_RUN",
+            "FIELD_CONTAINER_LEVELS", "FIELD_CONTAINER_ROWS",
+        ):
+            assert not re.search(rf"\bconst {name} =", source), (path.name, name)
 
 
 def test_listable_tags_in_the_page_walk_cover_the_scanners_native_controls() -> None:  # SPEC S1, S4
@@ -30,3 +58,9 @@ def test_listable_tags_in_the_page_walk_cover_the_scanners_native_controls() -> 
     # missing here would leave an in-viewport control's subtree (its name) unread.
     listable = _js_string_set("LISTABLE_TAGS")
     assert scanner._NATIVE_INTERACTIVE | {"input", "iframe", "frame"} <= listable
+
+
+def test_the_item_container_bound_in_the_page_walk_is_the_scanners() -> None:  # SPEC S9
+    # Not generated: the scanner imports the protocol models, which the asset build lacks.
+    match = re.search(r"const ITEM_CONTAINER_ROWS = (\d+);", COLLECT_JS.read_text(encoding="utf-8"))
+    assert match and int(match.group(1)) == scanner.ITEM_CONTAINER_ROWS

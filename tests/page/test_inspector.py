@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from mao_page.element import ALWAYS, WIRE_FIELDS, WIRE_NAMES, Element
 from mao_page.inspector import Inspector
 from mao_page.protocol import FormOwner, InspectOptions, PageElement, PageOption, PageSnapshot, Rect
-from mao_page.render import element_line, element_lines
+from mao_page.render import ElementColumns, element_line, element_lines
 from mao_page.scanner import scan
 from mao_page.snapshots import SnapshotStore
 
@@ -112,13 +113,25 @@ def test_the_wire_form_is_what_the_protocol_models_write() -> None:  # SPEC S2, 
     assert '- button "Pay"' in wire["text"]
 
 
+def test_the_element_model_holds_the_protocol_elements_fields() -> None:  # SPEC S2
+    # The page side writes the wire form from element.WIRE_FIELDS: PageElement's fields in its
+    # order, each left out exactly where PageElement's default is None, all of them fields of
+    # the scanned Element; the text form's columns are Element fields too.
+    assert ("element_id", *WIRE_NAMES) == tuple(PageElement.model_fields)
+    assert [name for name, rule in WIRE_FIELDS if rule != ALWAYS] == [
+        name for name, field in PageElement.model_fields.items() if field.default is None
+    ]
+    assert set(WIRE_NAMES) <= set(Element._fields)
+    assert set(ElementColumns._fields[1:]) <= set(Element._fields)
+
+
 def test_a_snapshot_element_renders_the_same_line_as_its_protocol_model() -> None:  # SPEC S7
     result = Inspector(_Page(_every_kind_of_element().rows), SnapshotStore()).inspect(  # type: ignore[arg-type]
         InspectOptions(format="text", include_offscreen=True)
     )
     assert [element_line(e) for e in result.elements] == [element_line(_protocol_element(e)) for e in result.elements]
     # The text form reads the scan's columns.
-    assert element_lines(result.elements.columns()) == [element_line(_protocol_element(e)) for e in result.elements]
+    assert element_lines(ElementColumns.of(result.elements.element_ids, result.elements.column)) == [element_line(_protocol_element(e)) for e in result.elements]
 
 
 def test_an_answer_without_text_leaves_the_text_out() -> None:  # SPEC S7
@@ -139,7 +152,8 @@ def test_each_custom_checkbox_ref_holds_its_own_real_input() -> None:  # SPEC S1
     store = SnapshotStore()
     result = Inspector(_Page(page.rows), store).inspect(InspectOptions(include_offscreen=True))  # type: ignore[arg-type]
     by_label = {element.label: element.element_id for element in result.elements}
-    snapshot = store.get(result.snapshot_id)
+    snapshot = store.find(result.snapshot_id)
+    assert snapshot is not None
     for (label, checkbox), name in reversed(list(zip(pairs, ("Remember me", "Subscribe", "Accept terms"), strict=True))):
         entry = snapshot.entries[by_label[name]]
         assert (entry.handle, entry.control) == (label, checkbox)

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import pytest
 from mao_page import facts as F
+from mao_page.element import key_of
 from mao_page.names import DocumentIndex
 from mao_page.roles import role_of, roles_of_rows
-from mao_page.scanner import key_of, scan_page
+from mao_page.scanner import scan_page
 
 from .page_rows import VIEWPORT, PageRows
 
@@ -1018,7 +1019,7 @@ def test_roles_of_all_rows_agree_with_role_of_each_row() -> None:  # SPEC S1, S2
 
 
 def test_a_scanned_elements_key_is_key_of_its_row() -> None:  # SPEC R2
-    # _describe builds every key from whole columns; Inspector.resolve re-checks a ref with
+    # _describe builds every key from whole columns; refs.resolve re-checks a ref with
     # key_of on one fresh row. Were the two to differ, fresh refs would read as stale (or a
     # changed element as the same one).
     page = PageRows()

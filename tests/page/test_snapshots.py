@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from mao_page import snapshots
+from mao_page import refs, snapshots
+from mao_page.element import key_of
 from mao_page.errors import ToolFailure
 from mao_page.protocol import ErrorCode, PageToolRequest
-from mao_page.snapshots import ElementEntry, Snapshot, SnapshotStore, suggest_replacement
+from mao_page.refs import suggest_replacement
+from mao_page.snapshots import ElementEntry, Snapshot, SnapshotStore
+
+from .page_rows import fact_row
 
 URL = "https://shop.example/cart"
 
@@ -103,7 +107,9 @@ def test_resolve_returns_the_entry_behind_a_ref() -> None:  # SPEC R1
     snapshot = _snapshot(store)
     handle = FakeHandle("buy")
     element_id = _add(snapshot, handle)
-    found_snapshot, entry = store.resolve(snapshot.snapshot_id, element_id, navigation_epoch=0, url=URL)
+    found_snapshot, entry = refs.entry_of(
+        store, snapshot.snapshot_id, element_id, navigation_epoch=0, url=URL
+    )
     assert found_snapshot is snapshot
     assert entry.handle is handle
 
@@ -111,7 +117,7 @@ def test_resolve_returns_the_entry_behind_a_ref() -> None:  # SPEC R1
 def test_unknown_snapshot_is_a_stale_ref() -> None:  # SPEC R2
     store = SnapshotStore()
     with pytest.raises(ToolFailure) as failure:
-        store.resolve("s-never", "e1", navigation_epoch=0, url=URL)
+        refs.entry_of(store, "s-never", "e1", navigation_epoch=0, url=URL)
     assert failure.value.code is ErrorCode.STALE_REF
 
 
@@ -121,7 +127,7 @@ def test_ref_from_before_a_navigation_is_a_stale_ref(epoch: int, url: str) -> No
     snapshot = _snapshot(store)
     element_id = _add(snapshot, FakeHandle("buy"))
     with pytest.raises(ToolFailure) as failure:
-        store.resolve(snapshot.snapshot_id, element_id, navigation_epoch=epoch, url=url)
+        refs.entry_of(store, snapshot.snapshot_id, element_id, navigation_epoch=epoch, url=url)
     assert failure.value.code is ErrorCode.STALE_REF
     assert failure.value.details == {"reason": "navigated"}
     assert failure.value.element_id == element_id
@@ -132,7 +138,7 @@ def test_unknown_element_in_a_live_snapshot_is_not_found() -> None:  # SPEC A6
     snapshot = _snapshot(store)
     _add(snapshot, FakeHandle("buy"))
     with pytest.raises(ToolFailure) as failure:
-        store.resolve(snapshot.snapshot_id, "e-missing", navigation_epoch=0, url=URL)
+        refs.entry_of(store, snapshot.snapshot_id, "e-missing", navigation_epoch=0, url=URL)
     assert failure.value.code is ErrorCode.NOT_FOUND
     assert failure.value.to_error().element_id == "e-missing"
 
@@ -148,7 +154,7 @@ def test_oldest_snapshot_is_evicted_beyond_the_count_and_releases_its_handles() 
     _snapshot(store)
     assert all(h.released for h in handles)
     with pytest.raises(ToolFailure) as failure:
-        store.resolve(oldest.snapshot_id, element_id, navigation_epoch=0, url=URL)
+        refs.entry_of(store, oldest.snapshot_id, element_id, navigation_epoch=0, url=URL)
     assert failure.value.code is ErrorCode.STALE_REF
 
 
@@ -159,10 +165,10 @@ def test_snapshot_expires_after_its_ttl_and_releases_its_handles() -> None:  # S
     handle = FakeHandle("buy")
     element_id = _add(snapshot, handle)
     clock.now += 60
-    store.resolve(snapshot.snapshot_id, element_id, navigation_epoch=0, url=URL)
+    refs.entry_of(store, snapshot.snapshot_id, element_id, navigation_epoch=0, url=URL)
     clock.now += 1
     with pytest.raises(ToolFailure) as failure:
-        store.resolve(snapshot.snapshot_id, element_id, navigation_epoch=0, url=URL)
+        refs.entry_of(store, snapshot.snapshot_id, element_id, navigation_epoch=0, url=URL)
     assert failure.value.code is ErrorCode.STALE_REF
     assert handle.released
 
@@ -263,12 +269,12 @@ def test_a_ref_added_as_a_record_resolves_to_its_entry_made_once() -> None:  # S
     handles = [FakeHandle(str(i)) for i in range(5)]
     ids, made = _records(snapshot, handles)
     assert made == [] and len(snapshot.entries) == 5 and list(snapshot.entries) == ids
-    _found, entry = store.resolve(snapshot.snapshot_id, ids[3], navigation_epoch=0, url=URL)
-    again = store.resolve(snapshot.snapshot_id, ids[3], navigation_epoch=0, url=URL)[1]
+    _found, entry = refs.entry_of(store, snapshot.snapshot_id, ids[3], navigation_epoch=0, url=URL)
+    again = refs.entry_of(store, snapshot.snapshot_id, ids[3], navigation_epoch=0, url=URL)[1]
     assert entry is again and entry.handle is handles[3] and entry.label == "Buy 3" and entry.element_id == ids[3]
     assert made == [3]
     with pytest.raises(ToolFailure) as failure:
-        store.resolve(snapshot.snapshot_id, "e-missing", navigation_epoch=0, url=URL)
+        refs.entry_of(store, snapshot.snapshot_id, "e-missing", navigation_epoch=0, url=URL)
     assert failure.value.code is ErrorCode.NOT_FOUND
 
 
@@ -279,9 +285,42 @@ def test_refs_added_as_records_release_every_handle_made_or_not() -> None:  # SP
     ids, _made = _records(snapshot, handles)
     given = FakeHandle("given")
     _add(snapshot, given)
-    store.resolve(snapshot.snapshot_id, ids[0], navigation_epoch=0, url=URL)
+    refs.entry_of(store, snapshot.snapshot_id, ids[0], navigation_epoch=0, url=URL)
     _snapshot(store)  # evicts the first
     assert all(handle.released for handle in handles) and given.released
     with pytest.raises(ToolFailure) as failure:
-        store.resolve(snapshot.snapshot_id, ids[1], navigation_epoch=0, url=URL)
+        refs.entry_of(store, snapshot.snapshot_id, ids[1], navigation_epoch=0, url=URL)
     assert failure.value.code is ErrorCode.STALE_REF
+
+
+class _ChangedPage(_StillPage):
+    """A page whose element is still there with its aria-label changed to ``label``."""
+
+    def __init__(self, label: str) -> None:
+        self.row = fact_row("button", aria_label=label)
+
+    def is_connected(self, handle: object) -> bool:
+        return True
+
+    def row_of(self, handle: object) -> list[object]:
+        return self.row
+
+
+def test_a_changed_key_makes_the_ref_stale_with_a_suggestion_and_no_entry() -> None:  # SPEC R2, R3
+    store = SnapshotStore()
+    snapshot = _snapshot(store)
+    key = key_of(fact_row("button", aria_label="Buy"), "button")
+    ref = (FakeHandle("buy"), key, "button", "Buy", "button", "", "")
+    [element_id] = SnapshotStore.add_all(snapshot, [ref])
+    entry = snapshot.entries[element_id]
+    still = _ChangedPage("Buy")
+    assert refs.live_problem(still, entry) == (still.row, "")  # type: ignore[arg-type]
+    fresh = ("s-fresh", [_entry("e-new", label="Buy"), _entry("e-other", label="Cart")])
+    changed = _ChangedPage("Delete account")
+    with pytest.raises(ToolFailure) as failure:
+        refs.resolve(changed, store, snapshot.snapshot_id, element_id, lambda: fresh)
+    assert failure.value.code is ErrorCode.STALE_REF
+    assert failure.value.details["reason"] == "the element's role, type or label changed"
+    assert failure.value.details["suggestion"] == {
+        "snapshotId": "s-fresh", "elementId": "e-new", "label": "Buy", "role": "button",
+    }

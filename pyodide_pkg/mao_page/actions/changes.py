@@ -13,7 +13,8 @@ from ..protocol import PageChanges, PageDialog
 from ..snapshots import ElementEntry, Snapshot
 
 if TYPE_CHECKING:
-    from ..inspector import Inspector, InspectResult, SnapshotElement
+    from ..element import SnapshotElement
+    from ..inspector import Inspector, InspectResult
 
 Signature = tuple[str, str, str, str]
 Summary = list[tuple[Signature, tuple[Any, ...]]]
@@ -27,7 +28,7 @@ class Baseline:
 
     snapshot_id: str
     include_offscreen: bool
-    elements: Sequence[SnapshotElement]  # inspector.SnapshotElements: made when read
+    elements: Sequence[SnapshotElement]  # element.SnapshotElements: made when read
     messages: list[tuple[str, str]]
 
     @property

@@ -12,6 +12,7 @@ from .. import facts as F
 from ..errors import ToolFailure
 from ..protocol import ErrorCode, FillAction
 from ..scanner import is_fillable
+from ..textrules import squash_any
 from . import select
 from .actionability import ensure_actionable
 from .context import ActionContext, Target
@@ -211,21 +212,16 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
 
     outcome = await ctx.guarded(perform)
     final = page.read_value(handle)
-    expected_value = " ".join(value.split()) if row[F.CONTENTEDITABLE] else value
+    # An editable region reads back as a person reads it (act.js readValue: squashAny).
+    expected_value = squash_any(value) if row[F.CONTENTEDITABLE] else value
     if final == expected_value:
         status = "applied"
     elif value != "" and final in ("", previous) and await date.commit_with_enter(ctx, target, value) == value:
         final, status = value, "applied"
         outcome["committedWith"] = "Enter"
     elif value != "" and final in ("", previous):
-        raise ToolFailure(
-            ErrorCode.VERIFICATION_FAILED,
-            f"the page reverted the value of {target.name}",
-            element_id=target.entry.element_id,
-            details={
-                "status": "reverted",
-                **({} if target.entry.sensitive else outcome["readBack"]),
-            },
+        raise _not_kept(
+            target, f"the page reverted the value of {target.name}", "reverted", outcome["readBack"]
         )
     elif same_value(row, expected_value, final):
         status = "reformatted"
@@ -233,14 +229,9 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
         # The field kept another value (cut to its maxlength, a digit dropped): not the one
         # asked for, whatever the page meant by it.
         kept = "" if target.entry.sensitive else f" ({final[:80]!r} for {value[:80]!r})"
-        raise ToolFailure(
-            ErrorCode.VERIFICATION_FAILED,
-            f"{target.name} holds another value than the one asked for{kept}",
-            element_id=target.entry.element_id,
-            details={
-                "status": "changed",
-                **({} if target.entry.sensitive else {"value": final, **outcome["readBack"]}),
-            },
+        raise _not_kept(
+            target, f"{target.name} holds another value than the one asked for{kept}", "changed",
+            {"value": final, **outcome["readBack"]},
         )
     outcome["status"] = status
     if target.entry.sensitive:  # SPEC P5: never echo a sensitive value
@@ -248,3 +239,10 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
     else:
         outcome["value"] = final
     return outcome
+
+
+def _not_kept(target: Target, message: str, status: str, read: dict[str, Any]) -> ToolFailure:
+    """``verification_failed``: the field does not hold the value asked for. ``read`` (what was
+    read back) goes into the details, except for a sensitive field (SPEC P5)."""
+    details = {"status": status, **({} if target.entry.sensitive else read)}
+    return target.failure(ErrorCode.VERIFICATION_FAILED, message, details)

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from .. import facts as F
+from ..page import Outcome
 from ..protocol import ErrorCode, SelectAction
+from . import options
 from .actionability import ensure_actionable
 from .context import ActionContext, Target
-from .widgets import popup
 from .widgets import select as custom_select
 
 
@@ -40,28 +41,34 @@ async def select_native(ctx: ActionContext, target: Target, values: list[str]) -
     if len(values) > 1 and not row[F.MULTIPLE]:
         raise target.failure(ErrorCode.INVALID_REQUEST, f"{target.name} takes one value")
     await ensure_actionable(ctx, target)
-    holder: dict[str, Any] = {}
+    page = ctx.page
+    available = page.select_options(target.handle)
+    labels = [o[1] for o in available]
+    chosen: list[int] = []
+    for wanted in values:
+        match = options.find_native(available, wanted)
+        if match.index is None:
+            raise options.unmatched(target, match, labels)
+        if available[match.index][3]:
+            raise target.failure(
+                ErrorCode.NOT_ENABLED,
+                f"option {labels[match.index]!r} of {target.name} is disabled; nothing was chosen",
+                {"options": labels[: options.LISTED_OPTIONS]},
+            )
+        chosen.append(match.index)
 
     async def perform() -> dict[str, Any]:
-        result = ctx.page.select_native(target.handle, values)
-        holder["missing"] = result.missing
-        return {"selected": result.selected}
+        result = page.select_native(target.handle, chosen)
+        if result.outcome is not Outcome.DONE:
+            raise target.failure(
+                ErrorCode.NOT_STABLE, f"the options of {target.name} changed while choosing"
+            )
+        return {}
 
     outcome = await ctx.guarded(perform)
-    if holder["missing"]:
-        options = [o[1] for o in row[F.OPTIONS] or ()]
-        raise target.failure(
-            ErrorCode.NOT_FOUND,
-            f"no option {', '.join(map(repr, holder['missing']))} in {target.name}; "
-            "nothing was changed",
-            details={"options": options[:50]},
-        )
-    now = ctx.page.row_of(target.handle)
-    selected = [o for o in now[F.OPTIONS] or () if o[2]]
-    wanted = {v.strip().lower() for v in values}
-    if not all(o[0].lower() in wanted or o[1].strip().lower() in wanted for o in selected) or len(
-        selected
-    ) != len(values):
+    wanted_options = {(available[i][0], available[i][1]) for i in chosen}
+    selected = [o for o in page.select_options(target.handle) if o[2]]
+    if {(o[0], o[1]) for o in selected} != wanted_options:
         raise target.failure(
             ErrorCode.VERIFICATION_FAILED,
             f"{target.name} shows {[o[1] for o in selected]} after selecting {values}",
@@ -69,8 +76,3 @@ async def select_native(ctx: ActionContext, target: Target, values: list[str]) -
     outcome["selected"] = [o[0] for o in selected]
     outcome["labels"] = [o[1] for o in selected]
     return outcome
-
-
-def find_option(facts: list[list[Any]], wanted: str) -> int | None:
-    """An option by value, exact label, then trimmed case-insensitive label."""
-    return popup.find_option(facts, wanted)

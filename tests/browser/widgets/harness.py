@@ -33,18 +33,23 @@ Adding a library (one test module per library, one booted page per module):
    wrap it in an element with ``data-widget="<key>"`` so display checks can say where to look.
 3. Write ``test_<lib>.py``::
 
-       from harness import Cell, Library, click, select, shows, cells_params
+       import shared_cells as cells
+       from harness import Cell, Library, cells_params, select, shows
 
        LIB = Library("antd", vendor="antd", page="antd.html")
        CELLS = [
-           Cell("select", "single", (select("City", ["Berlin"], role="combobox"),),
-                state={"city": "berlin"}, shows=(shows("city", text="Berlin"),)),
+           cells.select_single(role="combobox", inner=".ant-select-selector"),
+           Cell("select", "virtual-far", (select("Currency", ["USD"], role="combobox"),),
+                state={"currency": "USD"}, shows=(shows("currency", text="USD"),)),
        ]
 
        @pytest.mark.parametrize("cell", cells_params(CELLS))
        def test_widget(widget_page, cell):
            widget_page(LIB).run(cell)
 
+   ``shared_cells.py`` has one factory per widget kind (the calls, the state and display
+   that must follow); a module passes only what its library does its own way (names, roles,
+   where the result shows, the model's spelling) and writes a ``Cell`` for a kind only it has.
    ``widget_page`` (conftest.py) opens the module's page (booted once, remounted per cell).
    A cell whose target is not unique in the snapshot fails as ``unreachable``: give it a
    ``role`` or a more exact label. ``Cell(..., xfail="why")`` or
@@ -102,8 +107,9 @@ class Call:
         return f"{self.tool}{target}{extra}"
 
 
-def select(label: str, values: list[Any], *, role: str | None = None) -> Call:
-    return Call("page_select", label, role, {"values": values})
+def select(label: str, values: list[Any], *, role: str | None = None,
+           nth: int | None = None) -> Call:
+    return Call("page_select", label, role, {"values": values}, nth=nth)
 
 
 def fill(label: str, value: str, *, role: str | None = None) -> Call:

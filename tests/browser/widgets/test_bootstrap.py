@@ -1,6 +1,7 @@
 """Widget matrix: an older-style page — Bootstrap 5 (data attributes, its own JS) with
-jQuery handlers and the Select2 plugin (harness.py). Select2 hides the native <select> and
-renders its own combobox, which is named by what it shows (placeholder, then the choice).
+jQuery handlers and the Select2 plugin (harness.py; the cells come from shared_cells.py).
+Select2 hides the native <select> and renders its own combobox, which is named by what it
+shows (placeholder, then the choice).
 
 SPEC A1, A3, A6, P5.
 """
@@ -8,100 +9,31 @@ SPEC A1, A3, A6, P5.
 from __future__ import annotations
 
 import pytest
-from harness import Cell, Display, Library, cells_params, check, click, select, shows
+import shared_cells as cells
+from harness import Display, Library, cells_params
 
 LIB = Library("bootstrap-select2", vendor="bootstrap-select2", page="bootstrap.html")
 
+# Where Select2 shows a single choice.
+RENDERED = ".select2-selection__rendered"
+
 CELLS = [
-    Cell(
-        "select",
-        "single",
-        (select("Choose a city", ["Berlin"], role="combobox"),),
-        state={"city": "berlin"},
-        shows=(shows("city", inner=".select2-selection__rendered", text="Berlin"),),
-    ),
-    Cell(
-        "select",
-        "multiple",
-        (select("Tags", ["Red", "Blue"], role="combobox"),),
-        state={"tags": ["red", "blue"]},
-        sorted_keys=("tags",),
-        shows=(
-            shows("tags", inner=".select2-selection", text="Red"),
-            shows("tags", inner=".select2-selection", text="Blue"),
-        ),
-    ),
-    Cell(
-        "select",
-        "search",
-        (select("Choose a country", ["Zimbabwe"], role="combobox"),),
-        state={"country": "zimbabwe"},
-        shows=(shows("country", inner=".select2-selection__rendered", text="Zimbabwe"),),
-    ),
-    Cell(
-        "tabs",
-        "click",
-        (click("Billing", role="tab"),),
-        state={"tab": "billing"},
-        shows=(shows("tabs", inner=".tab-pane.active", text="Billing details"),),
-    ),
-    Cell(
-        "collapse",
-        "expand",
-        (click("Shipping", role="button"),),
-        state={"panels": ["shipping"]},
-        shows=(shows("collapse", inner="#shipping", visible=True),),
-    ),
-    Cell(
-        "dropdown",
-        "click-menu",
-        (click("Actions", role="button"), click("Archive", role="link")),
-        state={"command": "archive"},
-        shows=(shows("command", text="Last command: archive"),),
-    ),
-    Cell(
-        "modal",
-        "confirm",
-        (click("Open dialog", role="button"), click("Confirm", role="button")),
-        state={"confirmed": True},
-        shows=(shows("confirmed", text="Terms confirmed"), Display("#terms", visible=False)),
-    ),
-    Cell(
-        "pagination",
-        "page",
-        (click("3", role="link"),),
-        state={"page": 3},
-        shows=(shows("pagination", inner=".page-item.active", text="3"),),
-    ),
+    cells.select_single("Choose a city", role="combobox", inner=RENDERED),
+    cells.select_multiple(role="combobox", inner=".select2-selection"),
+    cells.select_search("Choose a country", "Zimbabwe", key="country", role="combobox",
+                        inner=RENDERED),
+    cells.tabs(inner=".tab-pane.active", text="Billing details"),
+    cells.collapse("Shipping", inner="#shipping", text=None, visible=True),
+    cells.click_menu("link", key="command"),
+    # The page keeps no open flag: the dialog itself must be gone.
+    cells.modal(**cells.TERMS_DIALOG, state={"confirmed": True},
+                also=(Display("#terms", visible=False),)),
+    cells.pagination("3", ".page-item.active", role="link"),
     # Bob's row (the second); the row boxes have no label.
-    Cell(
-        "table",
-        "row-select",
-        (check("", role="checkbox", nth=1),),
-        state={"selectedRows": ["bob"]},
-        shows=(shows("table", inner="tr[data-row=bob] input:checked", visible=True),),
-    ),
-    Cell(
-        "switch",
-        "on",
-        (check("Notifications", role="switch"),),
-        state={"notify": True},
-        shows=(shows("notify", inner="input:checked", visible=True),),
-    ),
-    Cell(
-        "checkbox",
-        "check",
-        (check("I agree", role="checkbox"),),
-        state={"agree": True},
-        shows=(shows("agree", inner="input:checked", visible=True),),
-    ),
-    Cell(
-        "radio",
-        "check",
-        (check("Pro", role="radio"),),
-        state={"plan": "pro"},
-        shows=(shows("plan", inner="#plan-pro:checked", visible=True),),
-    ),
+    cells.table_row(1, "tr[data-row=bob] input:checked", state=cells.BOB),
+    cells.switch("input:checked"),
+    cells.checkbox("input:checked"),
+    cells.radio("#plan-pro:checked", text=None, visible=True),
 ]
 
 

@@ -1,4 +1,5 @@
-"""Widget matrix: Element Plus 2 (Vue 3) — every widget kind Element Plus has (harness.py).
+"""Widget matrix: Element Plus 2 (Vue 3) — every widget kind Element Plus has (harness.py;
+the cells come from shared_cells.py, this module says what is Element Plus's own).
 
 SPEC A1 (actions on every control), A3 (verified against the library's own state), A6
 (structured errors), P5 (no false successes).
@@ -7,136 +8,28 @@ SPEC A1 (actions on every control), A3 (verified against the library's own state
 from __future__ import annotations
 
 import pytest
-from harness import Cell, Library, cells_params, check, click, fill, select, shows
-from shared_cells import (
-    COLLAPSE_EXPAND,
-    DROPDOWN_CLICK_MENU,
-    DROPDOWN_HOVER_MENU,
-    MODAL_CONFIRM,
-    POPCONFIRM_CONFIRM,
-    TABS_CLICK,
-)
+import shared_cells as cells
+from harness import Library, cells_params
 
 LIB = Library("element-plus", vendor="element-plus", page="element_plus.html")
 
 CELLS = [
-    Cell(
-        "select",
-        "single",
-        (select("City", ["Berlin"], role="combobox"),),
-        state={"city": "berlin"},
-        shows=(shows("city", text="Berlin"),),
-    ),
-    Cell(
-        "select",
-        "multiple",
-        (select("Tags", ["Red", "Blue"], role="combobox"),),
-        state={"tags": ["red", "blue"]},
-        sorted_keys=("tags",),
-        shows=(shows("tags", text="Red"), shows("tags", text="Blue")),
-    ),
-    Cell(
-        "select",
-        "search",
-        (select("Fruit", ["Strawberry"], role="combobox"),),
-        state={"fruit": "strawberry"},
-        shows=(shows("fruit", text="Strawberry"),),
-    ),
-    Cell(
-        "cascader",
-        "path",
-        (select("Region", ["Jiangsu", "Suzhou"]),),
-        state={"region": ["jiangsu", "suzhou"]},
-        shows=(shows("region", text="Jiangsu / Suzhou"),),
-    ),
-    Cell(
-        "tree-select",
-        "nested",
-        (select("Department", ["Backend"], role="combobox"),),
-        state={"department": "backend"},
-        shows=(shows("department", text="Backend"),),
-    ),
-    Cell(
-        "date",
-        "fill-iso",
-        (fill("Start date", "2024-05-17"),),
-        state={"day": "2024-05-17"},
-        shows=(shows("day", text="2024-05-17"),),
-    ),
-    Cell(
-        "date-range",
-        "fill-both",
-        (fill("Stay", "2024-06-01"), fill("Check-out", "2024-06-05")),
-        state={"stay": ["2024-06-01", "2024-06-05"]},
-        shows=(shows("stay", text="2024-06-01"), shows("stay", text="2024-06-05")),
-    ),
-    Cell(
-        "time",
-        "fill",
-        (fill("Alarm", "08:30:00"),),
-        state={"alarm": "08:30:00"},
-        shows=(shows("alarm", text="08:30:00"),),
-    ),
-    Cell(
-        "slider",
-        "value",
-        (fill("Volume", "30", role="slider"),),
-        state={"volume": 30},
-        shows=(shows("volume", inner="[role=slider]", attr=("aria-valuenow", "30")),),
-    ),
-    Cell(
-        "rate",
-        "value",
-        (fill("Rating", "4", role="slider"),),
-        state={"rating": 4},
-        shows=(shows("rating", inner="[role=slider]", attr=("aria-valuenow", "4")),),
-    ),
-    TABS_CLICK,
-    COLLAPSE_EXPAND,
-    DROPDOWN_CLICK_MENU,
-    DROPDOWN_HOVER_MENU,
-    MODAL_CONFIRM,
-    POPCONFIRM_CONFIRM,
-    Cell(
-        "pagination",
-        "page",
-        (click("page 3"),),
-        state={"page": 3},
-        shows=(shows("pagination", inner=".el-pager li.is-active", text="3"),),
-    ),
-    # Grace's row: the row checkboxes have no name; the header's select-all is the first.
-    Cell(
-        "table",
-        "row-select",
-        (check("", role="checkbox", nth=2),),
-        state={"selected": [2]},
-        shows=(
-            shows(
-                "table", inner=".el-table__row:nth-child(2) .el-checkbox.is-checked", visible=True
-            ),
-        ),
-    ),
-    Cell(
-        "switch",
-        "on",
-        (check("Notifications", role="switch"),),
-        state={"notify": True},
-        shows=(shows("notify", inner=".el-switch.is-checked", visible=True),),
-    ),
-    Cell(
-        "checkbox",
-        "check",
-        (check("I agree", role="checkbox"),),
-        state={"agree": True},
-        shows=(shows("agree", inner=".el-checkbox.is-checked", visible=True),),
-    ),
-    Cell(
-        "radio",
-        "check",
-        (check("Pro", role="radio"),),
-        state={"plan": "pro"},
-        shows=(shows("plan", inner=".el-radio.is-checked", text="Pro"),),
-    ),
+    cells.select_single(role="combobox"),
+    cells.select_multiple(role="combobox"),
+    cells.select_search(role="combobox"),
+    cells.cascader(),
+    cells.tree_select(role="combobox"),
+    cells.date(),
+    cells.date_range(),
+    cells.time(),
+    cells.slider(),
+    cells.ELEMENT_RATE,
+    cells.tabs(),
+    cells.collapse(),
+    *cells.VUE_MENUS_AND_DIALOG,
+    cells.popconfirm(),
+    cells.pagination("page 3", ".el-pager li.is-active"),
+    *cells.ELEMENT_CHECKED,
 ]
 
 

@@ -1,6 +1,7 @@
 """Widget matrix: MUI 5 (@mui/material, React 18) — every widget kind MUI core has
-(harness.py). MUI core has no cascader, tree select, date or time pickers (those live in
-@mui/x-*, which ships no UMD build), no hover-triggered menu and no pop-confirm.
+(harness.py; the cells come from shared_cells.py). MUI core has no cascader, tree select,
+date or time pickers (those live in @mui/x-*, which ships no UMD build), no hover-triggered
+menu and no pop-confirm.
 
 SPEC A1, A3, A6, P5.
 """
@@ -8,113 +9,31 @@ SPEC A1, A3, A6, P5.
 from __future__ import annotations
 
 import pytest
-from harness import Cell, Library, cells_params, check, click, fill, select, shows
+import shared_cells as cells
+from harness import Library, cells_params, check, shows
 
 LIB = Library("mui", vendor="mui", page="mui.html")
 
 CELLS = [
-    Cell(
-        "select",
-        "single",
-        (select("City", ["Berlin"], role="combobox"),),
-        state={"city": "berlin"},
-        shows=(shows("city", inner="[role=combobox]", text="Berlin"),),
-    ),
-    Cell(
-        "select",
-        "multiple",
-        (select("Tags", ["Red", "Blue"], role="combobox"),),
-        state={"tags": ["red", "blue"]},
-        sorted_keys=("tags",),
-        shows=(
-            shows("tags", inner="[role=combobox]", text="red"),
-            shows("tags", inner="[role=combobox]", text="blue"),
-        ),
-    ),
-    Cell(
-        "select",
-        "search",
-        (select("Country", ["Zimbabwe"], role="combobox"),),
-        state={"country": "Zimbabwe"},
-        shows=(shows("country", inner="input", text="Zimbabwe"),),
-    ),
-    Cell(
-        "slider",
-        "value",
-        (fill("Volume", "30", role="slider"),),
-        state={"volume": 30},
-        shows=(shows("volume", inner="input[type=range]", attr=("aria-valuenow", "30")),),
-    ),
-    Cell(
-        "rate",
-        "star",
-        (check("4 Stars", role="radio"),),
-        state={"rating": 4},
-        shows=(shows("rating", inner="input[value='4']:checked", visible=None),),
-    ),
-    Cell(
-        "tabs",
-        "click",
-        (click("Billing", role="tab"),),
-        state={"tab": "billing"},
-        shows=(shows("tabs", inner="[role=tabpanel]", text="Billing details"),),
-    ),
-    Cell(
-        "collapse",
-        "expand",
-        (click("Shipping", role="button"),),
-        state={"expanded": "shipping"},
-        shows=(shows("collapse", inner=".Mui-expanded", visible=True),),
-    ),
-    Cell(
-        "dropdown",
-        "click-menu",
-        (click("Actions", role="button"), click("Archive", role="menuitem")),
-        state={"command": "archive"},
-        shows=(shows("command", text="Last command: archive"),),
-    ),
-    Cell(
-        "modal",
-        "confirm",
-        (click("Open dialog", role="button"), click("Confirm", role="button")),
-        state={"confirmed": True, "dialogOpen": False},
-        shows=(shows("confirmed", text="Terms confirmed"),),
-    ),
-    Cell(
-        "pagination",
-        "page",
-        (click("Go to page 3", role="button"),),
-        state={"page": 3},
-        shows=(shows("pagination", inner="[aria-current=true]", text="3"),),
-    ),
-    Cell(
-        "table",
-        "row-select",
-        (check("Bob", role="checkbox"),),
-        state={"selectedRows": ["bob"]},
-        shows=(shows("table", inner="tr.Mui-selected[data-row=bob]", visible=True),),
-    ),
-    Cell(
-        "switch",
-        "on",
-        (check("Notifications"),),
-        state={"notify": True},
-        shows=(shows("notify", inner=".Mui-checked", visible=True),),
-    ),
-    Cell(
-        "checkbox",
-        "check",
-        (check("I agree", role="checkbox"),),
-        state={"agree": True},
-        shows=(shows("agree", inner=".Mui-checked", visible=True),),
-    ),
-    Cell(
-        "radio",
-        "check",
-        (check("Pro", role="radio"),),
-        state={"plan": "pro"},
-        shows=(shows("plan", inner="input[value=pro]:checked", visible=None),),
-    ),
+    cells.select_single(role="combobox", inner="[role=combobox]"),
+    # The page renders the chosen values (renderValue), not their labels.
+    cells.select_multiple(role="combobox", inner="[role=combobox]", shown=("red", "blue")),
+    # An Autocomplete: the model holds the option itself.
+    cells.select_search("Country", "Zimbabwe", key="country", value="Zimbabwe", role="combobox",
+                        inner="input"),
+    cells.slider(inner="input[type=range]"),
+    cells.rate(check("4 Stars", role="radio"), shows("rating", inner="input[value='4']:checked"),
+               variant="star"),
+    cells.tabs(inner="[role=tabpanel]", text="Billing details"),
+    cells.collapse("Shipping", state={"expanded": "shipping"}, inner=".Mui-expanded", text=None,
+                   visible=True),
+    cells.click_menu("menuitem", key="command"),
+    cells.modal(**cells.TERMS_DIALOG, state={"confirmed": True, "dialogOpen": False}),
+    cells.pagination("Go to page 3", "[aria-current=true]", role="button"),
+    cells.table_row(None, "tr.Mui-selected[data-row=bob]", label="Bob", state=cells.BOB),
+    cells.switch(".Mui-checked", role=None),
+    cells.checkbox(".Mui-checked"),
+    cells.radio("input[value=pro]:checked", text=None),
 ]
 
 

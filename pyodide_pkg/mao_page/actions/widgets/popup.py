@@ -31,7 +31,8 @@ from ... import facts as F
 from ...keyboard import parse_key
 from ...page import HitTest, Outcome
 from ...protocol import ErrorCode
-from .. import keyboard
+from ...textrules import OptionMatch, fold
+from .. import keyboard, options
 from ..context import ActionContext, Target
 from ..settle import FrameCounter
 
@@ -70,6 +71,8 @@ class Search:
     blocked: Blocked | None = None
     seen: list[str] = field(default_factory=list)
     typed: bool = False
+    # Several options match the wanted choice: the search stops, and the agent says which.
+    ambiguous: tuple[OptionMatch, list[str]] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,21 +81,6 @@ class Choice:
     label: str
     via: str  # option | popup | visible-text | keyboard
     hit: HitTest | None = None
-
-
-def find_option(facts: list[list[Any]], wanted: str) -> int | None:
-    """An option by value, exact label, then trimmed case-insensitive label."""
-    for index, (_label, value, *_rest) in enumerate(facts):
-        if value and value == wanted:
-            return index
-    for index, (label, *_rest) in enumerate(facts):
-        if label == wanted:
-            return index
-    folded = " ".join(wanted.split()).casefold()
-    for index, (label, *_rest) in enumerate(facts):
-        if " ".join(label.split()).casefold() == folded:
-            return index
-    return None
 
 
 def blocked_by(hit: HitTest, label: str) -> Blocked:
@@ -120,7 +108,11 @@ def find(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
     for fact in facts:
         if fact[0] and fact[0] not in search.seen:
             search.seen.append(fact[0])
-    match = find_option(facts, search.wanted)
+    found = options.find_option(facts, search.wanted)
+    if found.ambiguous:
+        search.ambiguous = (found, [fact[0] for fact in facts])
+        return None
+    match = found.index
     label = facts[match][0] if match is not None else search.wanted
     if match is not None and facts[match][4]:
         search.blocked = Blocked(ErrorCode.NOT_ENABLED, f"option {label!r} is disabled")
@@ -162,7 +154,7 @@ async def wait_for(
     with FrameCounter(ctx.page) as frames:
         while True:
             choice = find(ctx, target, search)
-            if choice is not None:
+            if choice is not None or search.ambiguous:
                 return choice
             waited = time.monotonic() - began
             if (waited >= limit_s and frames.count >= limit_frames) or waited >= OPTION_WAIT_CAP_S:
@@ -173,9 +165,11 @@ async def wait_for(
 async def locate(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
     """Every way of reaching the choice, cheapest first (module docstring)."""
     choice = await wait_for(ctx, target, search, first=True)
-    if choice is not None:
+    if choice is not None or search.ambiguous:
         return choice
     for reach in (_by_typing, _by_scrolling, _by_expanding, _by_keys):
+        if search.ambiguous:
+            return None
         choice = await reach(ctx, target, search)
         if choice is not None:
             return choice
@@ -324,13 +318,13 @@ def note_rows(ctx: ActionContext, search: Search) -> None:
 async def _by_keys(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
     page = ctx.page
     facts, _handles, _active = page.aria_options(target.handle)
-    match = find_option(facts, search.wanted)
+    match = options.find_option(facts, search.wanted).index
     if match is None:
         return None
-    label = facts[match][0].strip().casefold()
+    label = fold(facts[match][0])
     for _ in range(MAX_KEY_STEPS):
         _facts, _handles, active = page.aria_options(target.handle)
-        if active.strip().casefold() == label:
+        if fold(active) == label:
             return Choice(target.handle, facts[match][0], "keyboard")
         await keyboard.press(ctx, target.handle, parse_key("ArrowDown"))
         await page.next_frame()
@@ -347,16 +341,16 @@ async def activate(ctx: ActionContext, target: Target, choice: Choice) -> None:
 
 
 def failure(target: Target, search: Search) -> Exception:
-    """Why the choice was not made: what blocked a match, else that there is none."""
-    options = search.seen[:50]
+    """Why the choice was not made: several options match, what blocked a match, else that
+    there is none."""
+    if search.ambiguous is not None:
+        match, labels = search.ambiguous
+        return options.unmatched(target, match, labels)
     if search.blocked is not None:
         blocked = search.blocked
         return target.failure(
             blocked.code, f"{blocked.reason} in {target.name}; nothing was chosen",
-            {**blocked.details, "options": options},
+            {**blocked.details, "options": search.seen[: options.LISTED_OPTIONS]},
         )
     how = " (typed into its search field, scrolled its list)" if search.typed else ""
-    return target.failure(
-        ErrorCode.NOT_FOUND, f"no option {search.wanted!r} in {target.name}{how}",
-        {"options": options},
-    )
+    return options.unmatched(target, OptionMatch(search.wanted, (), ""), search.seen, how)

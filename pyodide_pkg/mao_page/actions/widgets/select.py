@@ -15,6 +15,7 @@ from typing import Any
 from ... import facts as F
 from ...keyboard import parse_key
 from ...protocol import ErrorCode
+from ...textrules import fold
 from .. import keyboard
 from ..actionability import ensure_actionable
 from ..context import ActionContext, Target
@@ -94,10 +95,10 @@ async def choose(ctx: ActionContext, target: Target, values: list[str]) -> dict[
 
     outcome = await ctx.guarded(perform)
     await _close(ctx, target, before)
-    shown = page.combobox_display(target.handle).casefold()
+    shown = page.combobox_display(target.handle)
     # A path widget (each pick kept the popup open, the last closed it) may show only the leaf.
     required = chosen[-1:] if closed_itself and len(chosen) > 1 else chosen
-    missing = [label for label in required if label.casefold() not in shown]
+    missing = [label for label in required if fold(label) not in fold(shown)]
     if missing:
         raise target.failure(
             ErrorCode.VERIFICATION_FAILED,
