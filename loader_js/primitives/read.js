@@ -28,6 +28,8 @@ const READ_PRIVATE = 2; // data-mao-private or data-mao-ignore on the element
 const READ_EDITABLE_ROOT = 8; // contenteditable, its parent not
 const READ_FRAME = 16; // a same-origin frame: its document's body follows as content
 const READ_BLOCKY = 32; // it or something inside it is block-level (see readText)
+// White space other than single spaces (most text has none: replacing would copy it).
+const READ_UNSQUASHED = /[\t\n\r\f]| [ \t\n\r\f]/;
 const READ_RAW_TAG = "pre"; // its text is read as it is (Python fences it)
 const READ_LINK = "\x01";
 const READ_LINK_TEXT = "\x02";
@@ -58,7 +60,9 @@ function readSpace(item) {
 // Python collapses again only where it joins texts).
 function readSquash(item) {
   const kids = item[7];
-  for (let i = 0; i < kids.length; i++) if (typeof kids[i] === "string") kids[i] = kids[i].replace(ASCII_SPACE_RUN, " ");
+  for (let i = 0; i < kids.length; i++) {
+    if (typeof kids[i] === "string" && READ_UNSQUASHED.test(kids[i])) kids[i] = kids[i].replace(ASCII_SPACE_RUN, " ");
+  }
 }
 
 // The text of an item whose content is text only ("" for none), else null.
