@@ -1,6 +1,6 @@
 """The rules the JS primitives share with the page's Python, run on both sides on the same
 inputs and held equal: Python in CPython, the primitives in Chromium, loaded on their own
-with the tables the asset build generates from the Python (mao_page/jstables.py).
+with the tables the asset build generates from the Python (mao_page/dom/jstables.py).
 
 White space: names keep NBSP (ASCII whitespace only collapses, as in Chromium's names and the
 WPT accname cases); matching what an agent asked for treats every space alike (SPEC S3, A1).
@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from mao_embed import assets
 from mao_embed.testing import PageServer
-from mao_page import facts as F
-from mao_page import textrules
-from mao_page.roles import WIDGET_ROLES
+from mao_page.dom import facts as F
+from mao_page.dom import textrules
+from mao_page.dom.roles import WIDGET_ROLES
 
 EXPOSE = """
 window.__mao = {

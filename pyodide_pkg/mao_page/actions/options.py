@@ -1,5 +1,5 @@
 """Which option a wanted choice names: one rule for native selects, ARIA listboxes and the
-options of a widget's popup (``mao_page.textrules.match_option``: value, exact label, then
+options of a widget's popup (``mao_page.dom.textrules.match_option``: value, exact label, then
 the label with case and white space aside), and the errors when none or several match."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..dom.textrules import OptionMatch, match_option
 from ..errors import ToolFailure
 from ..protocol import ErrorCode
-from ..textrules import OptionMatch, match_option
 from .context import Target
 
 # Option labels an error lists at most.

@@ -17,8 +17,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..dom.textrules import ASCII_SPACE_RUN
+from ..protocol import MAX_EXTRACT_CHARS
 from .pagetext import BLOCKY, CHILDREN, DISPLAY, EXTRA, FLAGS, FRAME, ROLE, TAG, TextNode
-from .protocol import MAX_EXTRACT_CHARS
 
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
@@ -47,7 +48,6 @@ INLINE_TAGS = frozenset({
 _STRUCTURE_TAGS = frozenset({
     *_SILENT_TAGS, *_CHROME_TAGS, *_HEADINGS, *_LIST_TAGS, "table", "pre", "blockquote", "hr",
 })
-_WS = re.compile(r"[ \t\n\r\f]+")
 _BREAK = "\x00"  # a <br> inside inline text, until the text is collapsed
 _BREAK_SPACES = re.compile(" ?\x00 ?")
 
@@ -103,7 +103,7 @@ def _collapse(text: str) -> str:
     if (" " not in text and "\n" not in text and "\t" not in text and "\r" not in text and "\f" not in text
             and _BREAK not in text):
         return text  # one word (most table cells): nothing to collapse
-    text = _WS.sub(" ", text).strip()
+    text = ASCII_SPACE_RUN.sub(" ", text).strip()
     if _BREAK in text:
         text = _BREAK_SPACES.sub("\n", text).strip("\n")
     return text
