@@ -41,11 +41,12 @@ PHASES = ("walk", "decode", "prune", "markdown", "other")
 _PYTHON = r"""
 import json
 import js
-from mao_page import bridge, extract, pagetext, reader as reader_module
-from mao_page.inspector import Inspector
+from mao_page.bridge import browser as bridge
+from mao_page.read import extract, pagetext, reader as reader_module
+from mao_page.snapshot.inspector import Inspector
 from mao_page.protocol import ExtractOptions, PageToolRequest, ToolName
-from mao_page.render import estimate_tokens
-from mao_page.snapshots import SnapshotStore
+from mao_page.snapshot.render import estimate_tokens
+from mao_page.snapshot.store import SnapshotStore
 
 bridge.BrowserPage.read_text = _timed("walk", bridge.BrowserPage.read_text)
 

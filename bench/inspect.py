@@ -71,12 +71,13 @@ PHASES = ("walk", "decode", "scan", "outline", "render", "other")
 _PYTHON = r"""
 import json
 import js
-from mao_page import bridge, scanner
-from mao_page import inspector as inspector_module
-from mao_page.inspector import Inspector
+from mao_page.bridge import browser as bridge
+from mao_page.snapshot import scanner
+from mao_page.snapshot import inspector as inspector_module
+from mao_page.snapshot.inspector import Inspector
 from mao_page.protocol import InspectOptions, PageToolResult
-from mao_page.render import estimate_tokens
-from mao_page.snapshots import SnapshotStore
+from mao_page.snapshot.render import estimate_tokens
+from mao_page.snapshot.store import SnapshotStore
 
 _page_class = bridge.BrowserPage
 _page_class.collect_main_document = _timed("collect", _page_class.collect_main_document)

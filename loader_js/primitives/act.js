@@ -1,6 +1,6 @@
 // Acting: fixed, named event sequences and the reads that verify them (see common.js).
 // Python decides whether and what to do (mao_page/actions/); these only perform it, and answer
-// a closed set of outcomes where they can fail (mao_page.page.Outcome).
+// a closed set of outcomes where they can fail (mao_page.bridge.page.Outcome).
 
 function viewOf(el) {
   return el.ownerDocument.defaultView;
@@ -33,7 +33,7 @@ function hitAt(doc, x, y) {
 // (SPEC A2): in the element's own document (descending into open shadow roots), then in each
 // enclosing same-origin frame, where the point must land on the frame element itself.
 // Answers [outcome, x, y, what is at the point]; outcome is one of "done", "not_connected",
-// "outside_viewport", "covered", "covered_by_sdk" (mao_page.page.Outcome).
+// "outside_viewport", "covered", "covered_by_sdk" (mao_page.bridge.page.Outcome).
 function hitTest(el, exclude) {
   if (!el.isConnected) return ["not_connected", 0, 0, ""];
   const doc = el.ownerDocument;
@@ -356,7 +356,7 @@ function readValue(el) {
 }
 
 // Every option of a native <select> (collect.js optionsOf, without the walk's limit): what
-// Python matches the wanted choices against (mao_page.textrules.match_option).
+// Python matches the wanted choices against (mao_page.dom.textrules.match_option).
 const selectOptions = (el) => optionsOf(el, Infinity);
 
 // Native <select>: choose the options at `indexes` (Python matched them) as a user's pick
@@ -439,7 +439,7 @@ function ariaOptions(el) {
 
 // Elements that became visible since `before` and whose text equals `label`: how a
 // portal-rendered option without ARIA roles is found after opening a combobox. Innermost wins.
-// Compared folded (mao_page.textrules.fold: case and white space aside).
+// Compared folded (mao_page.dom.textrules.fold: case and white space aside).
 function visibleTextMatches(doc, label, exclude) {
   const want = fold(label);
   const out = [];

@@ -5,9 +5,9 @@
 // document hanging under its <iframe> row. Cross-origin iframes and detectable closed
 // shadow hosts are rows too (flagged), so Python can give them placeholders (SPEC S6).
 // Nothing here decides anything: what is interactive, visible, clipped, named or in the
-// viewport is computed in Python (mao_page/scanner.py, names.py).
+// viewport is computed in Python (mao_page/snapshot/scanner.py, names.py).
 //
-// The fact columns (FACT.TAG ...) are mao_page/facts.py's, generated from it (jstables.py).
+// The fact columns (FACT.TAG ...) are mao_page/dom/facts.py's, generated from it (jstables.py).
 
 const TEXT_LIMIT = 300;
 const utf8 = new TextEncoder();
@@ -144,7 +144,7 @@ function childrenAndTexts(el, keep) {
   return [kids, texts];
 }
 
-// One row of facts per element; see mao_page/facts.py for the column names.
+// One row of facts per element; see mao_page/dom/facts.py for the column names.
 // `texts` is [position, text, position, text, ...]: the element's own text nodes in the
 // composed tree, each after `position` element children (so Python can interleave them).
 function factsOf(el, parentIndex, formIndex, style, scope, texts, pseudo, fresh) {
@@ -348,7 +348,7 @@ function countFrames(doc, frames) {
 // - for every element that may be listed (mayBeListed: a superset of the scanner's
 //   candidates): its whole subtree (name from content, its text, the "wrapper around one real
 //   control collapses" count of SPEC S1 over all its descendants, not just the visible ones),
-//   and the nearby-text fallback's preceding siblings (SPEC S3, mao_page.names.nearby_text:
+//   and the nearby-text fallback's preceding siblings (SPEC S3, mao_page.dom.names.nearby_text:
 //   back to the first one that surely has text, wherever it is on the page);
 // - labels, aria-labelledby / -describedby / -owns targets (with subtrees), the form owner,
 //   the hidden real input behind an in-viewport label, and every aria-owns owner of the page
@@ -360,21 +360,21 @@ function countFrames(doc, frames) {
 // Same-origin frames whose box misses the viewport are not entered: a frame's content never
 // paints outside its box (collectDocument still numbers the frames nested in them).
 // Returns the elements to keep, for collectDocument: a Map from each to the number of rows of
-// its whole subtree (what Python counts in a field container, mao_page.names.container_label,
+// its whole subtree (what Python counts in a field container, mao_page.dom.names.container_label,
 // whether the walk keeps all of it or not).
 const REFERENCE_ATTRIBUTES = ["aria-labelledby", "aria-describedby", "aria-owns"];
-// mao_page.scanner: the containers whose children are items, and how big a container of
+// mao_page.snapshot.scanner: the containers whose children are items, and how big a container of
 // appeared items may be.
 const ITEM_CONTAINER_ROLES = /(^|\s)(listbox|menu|menubar|tree)(\s|$)/i;
 const ITEM_CONTAINER_ROWS = 400;
 const LISTABLE_TAGS = new Set(["button", "select", "textarea", "summary", "input", "iframe", "frame"]);
 
-// Whether the scanner may list this element (mao_page.scanner.is_interactive and the opaque
+// Whether the scanner may list this element (mao_page.snapshot.scanner.is_interactive and the opaque
 // placeholders), erring towards yes: a yes only keeps more rows.
 function mayBeListed(el) {
   const tag = el.localName;
   if (LISTABLE_TAGS.has(tag) || el.isContentEditable || tag.indexOf("-") >= 0) return true;
-  // An item of a listbox, menu or tree container (mao_page.scanner.delegated_items).
+  // An item of a listbox, menu or tree container (mao_page.snapshot.scanner.delegated_items).
   const container = el.parentElement && el.parentElement.getAttribute("role");
   if (container && ITEM_CONTAINER_ROLES.test(container)) return true;
   if ((tag === "a" || tag === "area") && el.hasAttribute("href")) return true;
@@ -385,7 +385,7 @@ function mayBeListed(el) {
   return el.ownerDocument.defaultView.getComputedStyle(el).cursor === "pointer";
 }
 
-// Whether mao_page.names.nearby_text surely finds text in this sibling: rendered (not
+// Whether mao_page.dom.names.nearby_text surely finds text in this sibling: rendered (not
 // display:none, content-visibility:hidden or visibility:hidden), not a no-text element, and
 // a text node of its own in the composed tree holding more than ASCII whitespace.
 function surelyHasText(el) {
@@ -513,7 +513,7 @@ function viewportKeep(doc, exclude) {
       listed.push(i);
     }
   }
-  // Nearby text (SPEC S3, mao_page.names.nearby_text): the closest preceding sibling that is
+  // Nearby text (SPEC S3, mao_page.dom.names.nearby_text): the closest preceding sibling that is
   // not rendered-hidden and has text. Siblings are kept whole, back to the first one that
   // surely has text (a text node of its own); it may lie anywhere, above the viewport too.
   const texted = new Int8Array(count); // 0 unknown, 1 surely has text, -1 not sure
@@ -529,7 +529,7 @@ function viewportKeep(doc, exclude) {
       if (texted[j] > 0) break;
     }
   }
-  // A field container's label (SPEC S3, mao_page.names.container_label and stepper_label):
+  // A field container's label (SPEC S3, mao_page.dom.names.container_label and stepper_label):
   // the small ancestors of a listed element, whole, as far up as Python may look.
   for (const i of listed) {
     let node = i;
@@ -540,7 +540,7 @@ function viewportKeep(doc, exclude) {
       node = p;
     }
   }
-  // Items that appeared since the previous snapshot (SPEC S9, mao_page.scanner.delegated_items):
+  // Items that appeared since the previous snapshot (SPEC S9, mao_page.snapshot.scanner.delegated_items):
   // a small container of an appeared element in the viewport is kept whole, so its siblings
   // out of view count the same in both walks.
   if (paintedBefore !== null) {
@@ -550,7 +550,7 @@ function viewportKeep(doc, exclude) {
       if (p >= 0 && !whole[p] && end[p] - p + 1 <= ITEM_CONTAINER_ROWS) keepSubtree(p);
     }
   }
-  // aria-owns anywhere re-parents content in the scan's tree (mao_page.names: owner_of).
+  // aria-owns anywhere re-parents content in the scan's tree (mao_page.dom.names: owner_of).
   for (const root of scopeRoots) {
     if (!root.querySelectorAll) continue;
     for (const owner of root.querySelectorAll("[aria-owns]")) {
@@ -566,7 +566,7 @@ function viewportKeep(doc, exclude) {
 }
 
 // The rows Python needs to recompute one element's accessible name when a ref is used
-// (SPEC R2: a changed name makes the ref stale; mao_page/refs.py name_changed): the
+// (SPEC R2: a changed name makes the ref stale; mao_page/snapshot/refs.py name_changed): the
 // element's subtree, its <label>s and the elements its aria-labelledby points to, each with
 // their subtrees. roots[i] is the
 // row index of each walked root, hidden[i] whether that root is rendered-hidden; aliases
@@ -638,7 +638,7 @@ function rowOf(el) {
 // its subtree, rows being in preorder), the non-empty cells of the sparse string columns and
 // the text parts (their strings in the table), which Python would otherwise compute or parse
 // from JSON.
-// Python keeps the columns and builds a row only when one is asked for (mao_page/facts.py:
+// Python keeps the columns and builds a row only when one is asked for (mao_page/dom/facts.py:
 // rows_from_columns), a fraction of parsing the same rows from JSON. The column groups are
 // facts.py's (FACT_INT_COLUMNS ..., generated from it).
 // A string column crosses as pairs too when under this share of its cells is non-empty

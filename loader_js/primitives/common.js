@@ -9,11 +9,11 @@
 // The files in this folder are concatenated, common.js first, into one closure with the
 // loader (mao_embed/assets.py); each adds its functions to MaoDom with Object.assign. Before
 // them come the tables generated from the page's Python (FACT, WIDGET_ROLES, NO_TEXT_TAGS,
-// the white space classes: mao_page/jstables.py).
+// the white space classes: mao_page/dom/jstables.py).
 "use strict";
 
 const MaoDom = {};
-// Names and text (mao_page.textrules.squash): ASCII whitespace runs to one space, trimmed;
+// Names and text (mao_page.dom.textrules.squash): ASCII whitespace runs to one space, trimmed;
 // NBSP is content, as in the names Chromium computes.
 const squash = (s) => (s || "").replace(ASCII_SPACE_RUN, " ").replace(/^ | $/g, "");
 // Comparing with what was asked for (textrules.squash_any, fold): every space counts.
@@ -46,7 +46,7 @@ function composedContains(ancestor, node) {
 
 // The elements at `indices` (an Int32Array of row numbers) of a walk's `nodes`, in an array of
 // their own: what a snapshot holds on to, so that it keeps its listed elements alive and not
-// every element the walk visited (mao_page.bridge.DocumentFacts.handles).
+// every element the walk visited (mao_page.bridge.browser.DocumentFacts.handles).
 const nodesAt = (nodes, indices) => Array.from(indices, (i) => nodes[i]);
 
 Object.assign(MaoDom, { describe, isConnected: (el) => el.isConnected === true, nodesAt });

@@ -1,6 +1,6 @@
 // Screenshot: render the viewport from the DOM with @zumer/snapdom (see common.js).
 //
-// Python (mao_page.screenshot) decides what is masked, what is labelled, the output size,
+// Python (mao_page.read.screenshot) decides what is masked, what is labelled, the output size,
 // format and quality; these functions only run the library, draw on the output canvas and
 // report what could not be drawn. The library is imported on the first screenshot, never at
 // start-up; it is served by our backend next to Pyodide (SPEC E3), never from a CDN.

@@ -2,7 +2,7 @@
 // the target highlight, and the watch for real user input on the page.
 //
 // The loader builds the panel shell at once on init(), before Python runs (E4). The Python
-// runtime (mao_page.supervisor) then drives it through the object createPanel returns and
+// runtime (mao_page.supervision.supervisor) then drives it through the object createPanel returns and
 // receives what the user did through connect(handler). The panel decides nothing: every
 // click is reported with the browser's `isTrusted` flag and, for a card, that card's nonce;
 // Python accepts only trusted input carrying the nonce of the card it is waiting on (U2).
@@ -351,7 +351,7 @@ function markedPrivate(target) {
   return false;
 }
 
-// What the risk rules need about an action's target (mao_page.risk.Target): whether it
+// What the risk rules need about an action's target (mao_page.supervision.risk.Target): whether it
 // belongs to a form, where that form posts, the element's `type` property ("submit" for a
 // <button> without a type), its visible text, and whether the page owner marked it private.
 function riskFacts(target) {

@@ -31,7 +31,7 @@ function hasRenderedContent(root, budget) {
 }
 
 // Visible elements under `roots` (or the document) whose own text equals `label` folded
-// (mao_page.textrules.fold: case and white space aside), innermost first-found, outside `exclude` and the
+// (mao_page.dom.textrules.fold: case and white space aside), innermost first-found, outside `exclude` and the
 // widget `skip`; with their accessible roles, so Python can prefer options and tree items.
 function choicesIn(roots, label, skip, exclude) {
   const want = fold(label);

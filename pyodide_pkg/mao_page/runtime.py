@@ -10,16 +10,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from . import __version__, bridge, i18n
-from .authorization import (
-    AuthorizationCenter,
-    GrantKey,
-    GrantStore,
-    OptionsError,
-    parse_host_policy,
-)
-from .client import ClientState, Identity, SdkClient
-from .dispatcher import Dispatcher
+from . import __version__
+from .bridge import browser as bridge
 from .protocol import (
     ErrorCode,
     PageAuditEvent,
@@ -28,10 +20,20 @@ from .protocol import (
     PageToolResult,
     ToolError,
 )
-from .risk import Target
-from .snapshots import ElementEntry, SnapshotStore
-from .supervisor import Supervisor
-from .tools import PageTools
+from .session.client import ClientState, Identity, SdkClient
+from .session.dispatcher import Dispatcher
+from .session.tools import PageTools
+from .snapshot.store import ElementEntry, SnapshotStore
+from .supervision import i18n
+from .supervision.authorization import (
+    AuthorizationCenter,
+    GrantKey,
+    GrantStore,
+    OptionsError,
+    parse_host_policy,
+)
+from .supervision.risk import Target
+from .supervision.supervisor import Supervisor
 
 _CONNECTION_STATUS = {
     ClientState.CONNECTING: ("starting", "status.connecting"),

@@ -16,8 +16,6 @@ from typing import Any
 
 import websockets
 from mao_embed.security.tokens import issue_token
-from mao_page.client import Backoff, Identity, SdkClient
-from mao_page.dispatcher import Dispatcher
 from mao_page.protocol import (
     PROTOCOL_VERSION,
     Cancel,
@@ -31,6 +29,8 @@ from mao_page.protocol import (
     Welcome,
     parse_server_message,
 )
+from mao_page.session.client import Backoff, Identity, SdkClient
+from mao_page.session.dispatcher import Dispatcher
 from websockets.asyncio.client import ClientConnection
 
 PAGE_ORIGIN = "https://shop.example"

@@ -22,8 +22,8 @@ from cluster_servers import ServeProcess, free_port
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.security.tokens import issue_token
 from mao_embed.server import RunningServer
-from mao_page.client import ClientState
 from mao_page.protocol import PageToolRequest
+from mao_page.session.client import ClientState
 
 MakePage = Callable[..., FakePage]
 BATCH = {

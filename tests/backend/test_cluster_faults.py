@@ -18,7 +18,7 @@ import pytest
 from backend_fakes import RealPage
 from cluster_servers import Nginx, RedisServer, ServeProcess, free_port
 from mao_embed.testing import random_secret
-from mao_page.client import ClientState
+from mao_page.session.client import ClientState
 from mcp import Client
 
 FILL = {"snapshotId": "s1", "elementId": "e1", "value": "Ada"}

@@ -17,8 +17,6 @@ from typing import Any
 
 from fuzz_frames import FUZZ_SETTINGS, frames, server_templates
 from hypothesis import given
-from mao_page.client import ClientState, Identity, SdkClient
-from mao_page.dispatcher import Dispatcher
 from mao_page.protocol import (
     ChatEvent,
     PageInfo,
@@ -26,6 +24,8 @@ from mao_page.protocol import (
     PageToolResult,
     parse_server_message,
 )
+from mao_page.session.client import ClientState, Identity, SdkClient
+from mao_page.session.dispatcher import Dispatcher
 from pydantic import ValidationError
 
 SESSION = "ses-fuzz-1"

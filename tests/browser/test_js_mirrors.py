@@ -1,6 +1,6 @@
 """The rules the JS primitives share with the page's Python, run on both sides on the same
 inputs and held equal: Python in CPython, the primitives in Chromium, loaded on their own
-with the tables the asset build generates from the Python (mao_page/jstables.py).
+with the tables the asset build generates from the Python (mao_page/dom/jstables.py).
 
 White space: names keep NBSP (ASCII whitespace only collapses, as in Chromium's names and the
 WPT accname cases); matching what an agent asked for treats every space alike (SPEC S3, A1).
@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 from mao_embed import assets
 from mao_embed.testing import PageServer
-from mao_page import facts as F
-from mao_page import textrules
-from mao_page.roles import WIDGET_ROLES
+from mao_page.dom import facts as F
+from mao_page.dom import textrules
+from mao_page.dom.roles import WIDGET_ROLES
 
 EXPOSE = """
 window.__mao = {
@@ -56,14 +56,19 @@ def page(mao_browser, mao_pages) -> Iterator[Any]:
     mao_pages.add("/mirrors.js", script, {"content-type": "text/javascript; charset=utf-8"})
     mao_pages.add(
         "/mirrors.html",
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'><script src='/mirrors.js'></script>"
-        "</head><body></body></html>",
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        "<script src='/mirrors.js'></script></head><body></body></html>",
     )
     context = mao_browser.new_context(viewport={"width": 1000, "height": 800})
     page = context.new_page()
     page.goto(f"{mao_pages.origin}/mirrors.html")
     yield page
     context.close()
+
+
+def _as_lists(cell: Any) -> Any:
+    """A decoded cell as JSON has it (tuples as lists)."""
+    return [_as_lists(c) for c in cell] if isinstance(cell, (list, tuple)) else cell
 
 
 def _set_body(page: Any, html: str) -> None:
@@ -82,7 +87,10 @@ def test_the_generated_tables_are_the_python_definitions(page) -> None:  # SPEC 
 
 def test_white_space_rules_agree_on_every_kind_of_space(page) -> None:  # SPEC S3, A1
     ours = page.evaluate(
-        "(texts) => texts.map((t) => [window.__mao.squash(t), window.__mao.squashAny(t), window.__mao.fold(t)])",
+        """(texts) => {
+          const m = window.__mao;
+          return texts.map((t) => [m.squash(t), m.squashAny(t), m.fold(t)]);
+        }""",
         TEXTS,
     )
     python = [[textrules.squash(t), textrules.squash_any(t), textrules.fold(t)] for t in TEXTS]
@@ -97,11 +105,13 @@ def test_text_facts_keep_nbsp_as_chromium_names_do(page) -> None:  # SPEC S3
     _set_body(
         page,
         "<button id='b'>Save\u00a0 now\n  please</button>"
-        "<select id='s'><option id='o'>Jan\u00a0 1</option><option>  Two\n words </option></select>",
+        "<select id='s'><option id='o'>Jan\u00a0 1</option>"
+        "<option>  Two\n words </option></select>",
     )
     row = page.evaluate("() => window.__mao.MaoDom.rowOf(document.getElementById('b'))")
     select = page.evaluate("() => window.__mao.MaoDom.rowOf(document.getElementById('s'))")
-    assert row[F.OWN_TEXT] == textrules.squash("Save\u00a0 now\n  please") == "Save\u00a0 now please"
+    shown = "Save\u00a0 now\n  please"
+    assert row[F.OWN_TEXT] == textrules.squash(shown) == "Save\u00a0 now please"
     assert [o[1] for o in select[F.OPTIONS]] == ["Jan\u00a0 1", "Two words"]
     # Chromium's own accessible names of the same elements.
     cdp = page.context.new_cdp_session(page)
@@ -109,7 +119,8 @@ def test_text_facts_keep_nbsp_as_chromium_names_do(page) -> None:  # SPEC S3
         cdp.send("Accessibility.enable")
         names = []
         for element_id in ("b", "o"):
-            handle = cdp.send("Runtime.evaluate", {"expression": f"document.getElementById('{element_id}')"})
+            expression = f"document.getElementById('{element_id}')"
+            handle = cdp.send("Runtime.evaluate", {"expression": expression})
             nodes = cdp.send(
                 "Accessibility.getPartialAXTree",
                 {"objectId": handle["result"]["objectId"], "fetchRelatives": False},
@@ -127,7 +138,8 @@ def test_fact_columns_are_where_facts_py_says_across_both_transports(page) -> No
         "<input id='n' name='who' title='Your name' placeholder='Ada' aria-label='Full name' "
         "aria-describedby='hint' autocomplete='given-name' required value='Grace'>"
         "<span id='hint' role='note'>As on your card</span>"
-        "<img alt='' src='data:,'><select id='s'><option value='a' selected>A</option></select></form>",
+        "<img alt='' src='data:,'>"
+        "<select id='s'><option value='a' selected>A</option></select></form>",
     )
     row = page.evaluate("() => window.__mao.MaoDom.rowOf(document.getElementById('n'))")
     assert len(row) == F.COLUMNS
@@ -141,15 +153,23 @@ def test_fact_columns_are_where_facts_py_says_across_both_transports(page) -> No
     # The column transport decodes (facts.rows_from_columns) to the rows the walk made.
     walk = page.evaluate(
         """() => {
-          const b64 = (bytes) => { let s = ""; for (const b of bytes) s += String.fromCharCode(b); return btoa(s); };
-          const bytesOf = (typed) => new Uint8Array(typed.buffer, typed.byteOffset, typed.byteLength);
-          const c = window.__mao.MaoDom.collectDocumentColumns(document, null, false, false).columns;
-          return {count: c.count, ints: b64(bytesOf(c.ints)), floats: b64(bytesOf(c.floats)),
-                  strings: b64(c.strings), stringCount: c.stringCount, stringIndex: b64(bytesOf(c.stringIndex)),
-                  json: b64(c.json), rows: b64(c.rowsJson())};
+          const b64 = (bytes) => {
+            let s = "";
+            for (const b of bytes) s += String.fromCharCode(b);
+            return btoa(s);
+          };
+          const raw = (t) => b64(new Uint8Array(t.buffer, t.byteOffset, t.byteLength));
+          const dom = window.__mao.MaoDom;
+          const c = dom.collectDocumentColumns(document, null, false, false).columns;
+          return {
+            count: c.count, ints: raw(c.ints), floats: raw(c.floats), strings: b64(c.strings),
+            stringCount: c.stringCount, stringIndex: raw(c.stringIndex), json: b64(c.json),
+            rows: b64(c.rowsJson()),
+          };
         }"""
     )
-    raw = {k: base64.b64decode(walk[k]) for k in ("ints", "floats", "strings", "stringIndex", "json", "rows")}
+    keys = ("ints", "floats", "strings", "stringIndex", "json", "rows")
+    raw = {k: base64.b64decode(walk[k]) for k in keys}
     built = F.rows_from_columns(
         walk["count"], raw["ints"], raw["floats"], raw["strings"].decode(), walk["stringCount"],
         raw["stringIndex"], json.loads(raw["json"]),
@@ -157,8 +177,7 @@ def test_fact_columns_are_where_facts_py_says_across_both_transports(page) -> No
     assert built is not None
     rows, _scopes, _frames = built
     json_rows = json.loads(raw["rows"])[0]
-    normal = lambda cell: [normal(c) for c in cell] if isinstance(cell, (list, tuple)) else cell  # noqa: E731
-    assert [[normal(cell) for cell in r] for r in rows] == json_rows
+    assert [_as_lists(r) for r in rows] == json_rows
     tags = [r[F.TAG] for r in rows]
     assert "input" in tags and rows[tags.index("input")][F.ARIA_LABEL] == "Full name"
 
@@ -166,14 +185,17 @@ def test_fact_columns_are_where_facts_py_says_across_both_transports(page) -> No
 def test_a_cross_origin_frame_is_reported_never_thrown(page, other_origin) -> None:  # SPEC S6
     page.evaluate(
         """(src) => new Promise((done) => {
-          document.body.innerHTML = "<iframe id='x'></iframe><iframe id='same' srcdoc='<p>Here</p>'></iframe>";
+          document.body.innerHTML =
+            "<iframe id='x'></iframe><iframe id='same' srcdoc='<p>Here</p>'></iframe>";
           const frame = document.getElementById('x');
           frame.onload = () => done();
           frame.src = src;
         })""",
         f"{other_origin.origin}/frame.html",
     )
-    page.wait_for_function("() => document.getElementById('same').contentDocument?.body?.textContent === 'Here'")
+    page.wait_for_function(
+        "() => document.getElementById('same').contentDocument?.body?.textContent === 'Here'"
+    )
     found = page.evaluate(
         """() => {
           const m = window.__mao;
@@ -183,29 +205,33 @@ def test_a_cross_origin_frame_is_reported_never_thrown(page, other_origin) -> No
           const walk = m.MaoDom.collectDocument(document, null, null);
           return {
             cross: m.sameOriginDocument(x), same: !!m.sameOriginDocument(same),
-            rows: walk.facts.filter((r) => r[m.FACT.TAG] === 'iframe').map((r) => r[m.FACT.FRAME]),
+            rows: walk.facts.filter((r) => r[m.FACT.TAG] === 'iframe')
+              .map((r) => r[m.FACT.FRAME]),
             frames: walk.frames.length,
             active: m.MaoDom.deepActiveElement(document, null).localName,
           };
         }"""
     )
-    assert found == {"cross": None, "same": True, "rows": ["cross", "same"], "frames": 2, "active": "iframe"}
+    assert found == {
+        "cross": None, "same": True, "rows": ["cross", "same"], "frames": 2, "active": "iframe",
+    }
 
 
-OPTION_TEXTS = ["Jan\u00a01", "jan 1 ", "JAN\u2003 1", "Jan1", "Straße", "STRASSE", "İstanbul", "ΟΔΟΣ"]
+OPTION_TEXTS = [
+    "Jan\u00a01", "jan 1 ", "JAN\u2003 1", "Jan1", "Straße", "STRASSE", "İstanbul", "ΟΔΟΣ",
+]
 WANTED = ["jan 1", "Jan\u00a01", "straße", "strasse", "i̇stanbul", "οδος", "nothing"]
 
 
 def test_option_matching_in_the_page_folds_as_python_does(page) -> None:  # SPEC A1
-    _set_body(page, "".join(f"<div id='o{i}'>{text}</div>" for i, text in enumerate(OPTION_TEXTS)))
+    _set_body(page, "".join(f"<div id='o{i}'>{t}</div>" for i, t in enumerate(OPTION_TEXTS)))
     in_page = page.evaluate(
-        """(wanted) => wanted.map((w) => window.__mao.MaoDom.choicesIn([document.body], w, null, null).map((n) => n.id))""",
+        """(wanted) => wanted.map((w) =>
+          window.__mao.MaoDom.choicesIn([document.body], w, null, null).map((n) => n.id))""",
         WANTED,
     )
     # innerText is the text as rendered; these have no layout-dependent white space.
-    python = [
-        [f"o{i}" for i, text in enumerate(OPTION_TEXTS) if textrules.fold(text) == textrules.fold(w)]
-        for w in WANTED
-    ]
+    fold = textrules.fold
+    python = [[f"o{i}" for i, t in enumerate(OPTION_TEXTS) if fold(t) == fold(w)] for w in WANTED]
     assert in_page == python
     assert python[0] == ["o0", "o1", "o2"]  # which one is for the caller to decide (ambiguous)

@@ -17,10 +17,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 PYTHON = r"""
 import json
-from mao_page.bridge import decode_walk
-from mao_page.names import DocumentIndex
+from mao_page.bridge.browser import decode_walk
+from mao_page.dom.names import DocumentIndex
 from mao_page.protocol import Viewport
-from mao_page.scanner import scan_page
+from mao_page.snapshot.scanner import scan_page
 
 def names_of(columns, indices):
     rows, scopes, frames = decode_walk(columns)  # the SDK's own transport of the walk

@@ -11,13 +11,20 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from mao_page import facts as F
 from mao_page.actions import ActionContext, SettlePolicy, Target
 from mao_page.actions.changes import ChangeTracker
+from mao_page.bridge.page import (
+    HitTest,
+    NativeSelection,
+    Outcome,
+    PageState,
+    Submission,
+    read_state,
+)
+from mao_page.dom import facts as F
 from mao_page.errors import ToolFailure
-from mao_page.page import HitTest, NativeSelection, Outcome, PageState, Submission, read_state
 from mao_page.protocol import ErrorCode, Viewport
-from mao_page.snapshots import ElementEntry
+from mao_page.snapshot.store import ElementEntry
 
 from .page_rows import fact_row
 

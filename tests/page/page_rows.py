@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mao_page import facts as F
-from mao_page.element import Element
+from mao_page.dom import facts as F
 from mao_page.protocol import Viewport
-from mao_page.scanner import OutlineNode, scan, scan_page
+from mao_page.snapshot.element import Element
+from mao_page.snapshot.scanner import OutlineNode, scan, scan_page
 
 VIEWPORT = Viewport(width=1280, height=800, scroll_x=0, scroll_y=0)
 BODY = 1

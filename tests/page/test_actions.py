@@ -23,9 +23,9 @@ from mao_page.actions.actionability import (
     hit_blocker,
     state_blocker,
 )
+from mao_page.actions.keys import parse_key
+from mao_page.bridge.page import HitTest, Outcome, Submission
 from mao_page.errors import ToolFailure
-from mao_page.keyboard import parse_key
-from mao_page.page import HitTest, Outcome, Submission
 from mao_page.protocol import (
     ErrorCode,
     FillAction,

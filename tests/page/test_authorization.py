@@ -9,7 +9,18 @@ from dataclasses import replace
 from typing import Any
 
 import pytest
-from mao_page.authorization import (
+from mao_page.errors import ToolFailure
+from mao_page.protocol import (
+    ClickAction,
+    ErrorCode,
+    FillAction,
+    InspectOptions,
+    KeyboardAction,
+    PageToolRequest,
+    ToolName,
+)
+from mao_page.snapshot.store import ElementEntry
+from mao_page.supervision.authorization import (
     ACTIONS,
     AuthorizationCenter,
     Decision,
@@ -22,19 +33,8 @@ from mao_page.authorization import (
     encode_grant,
     parse_host_policy,
 )
-from mao_page.errors import ToolFailure
-from mao_page.protocol import (
-    ClickAction,
-    ErrorCode,
-    FillAction,
-    InspectOptions,
-    KeyboardAction,
-    PageToolRequest,
-    ToolName,
-)
-from mao_page.risk import RiskReason, Target, classify
-from mao_page.snapshots import ElementEntry
-from mao_page.supervisor import CARD_ARM_S, MASK, Supervisor
+from mao_page.supervision.risk import RiskReason, Target, classify
+from mao_page.supervision.supervisor import CARD_ARM_S, MASK, Supervisor
 
 PAGE = "https://shop.example"
 

@@ -9,9 +9,9 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
-from mao_page.client import Backoff, ClientState, Identity, SdkClient
-from mao_page.dispatcher import Dispatcher
 from mao_page.protocol import PageInfo, PageToolRequest, PageToolResult
+from mao_page.session.client import Backoff, ClientState, Identity, SdkClient
+from mao_page.session.dispatcher import Dispatcher
 
 URL = "wss://backend.example/ws/sdk"
 PAGE = PageInfo(url="https://shop.example/cart", title="Cart")

@@ -1,5 +1,5 @@
 """The JS primitives read the tables they share with the page's Python from the module the
-asset build generates (mao_page/jstables.py), not from copies; collect.js still mirrors a few
+asset build generates (mao_page/dom/jstables.py), not from copies; collect.js still mirrors a few
 of the scanner's rules to decide, in the page, which rows a viewport-limited walk must keep
 (SPEC S1, S4). tests/browser/test_js_mirrors.py runs the generated tables in Chromium."""
 
@@ -9,9 +9,10 @@ import json
 import re
 from pathlib import Path
 
-from mao_page import facts as F
-from mao_page import jstables, scanner, textrules
-from mao_page.roles import WIDGET_ROLES
+from mao_page.dom import facts as F
+from mao_page.dom import jstables, textrules
+from mao_page.dom.roles import WIDGET_ROLES
+from mao_page.snapshot import scanner
 
 PRIMITIVES = Path(__file__).resolve().parents[2] / "loader_js" / "primitives"
 COLLECT_JS = PRIMITIVES / "collect.js"

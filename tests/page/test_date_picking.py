@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from mao_page.actions.widgets import date as picker
 from mao_page.actions.widgets import datefmt
+from mao_page.bridge.page import CalendarRead
 from mao_page.errors import ToolFailure
-from mao_page.page import CalendarRead
 from mao_page.protocol import ErrorCode
 
 from .fake_page import Element, FakeInspector, FakePage, context, element

@@ -7,8 +7,8 @@ import json
 from typing import Any
 
 import pytest
-from mao_page.dispatcher import Dispatcher
 from mao_page.protocol import Cancel, PageToolRequest, PageToolResult, parse_server_message
+from mao_page.session.dispatcher import Dispatcher
 from pydantic import ValidationError
 
 SESSION = "sess-1"

@@ -8,8 +8,8 @@ import array
 import json
 from typing import Any
 
-from mao_page import facts as F
-from mao_page import names as N
+from mao_page.dom import facts as F
+from mao_page.dom import names as N
 
 from .page_rows import PageRows
 

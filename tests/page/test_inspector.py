@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from mao_page.element import ALWAYS, WIRE_FIELDS, WIRE_NAMES, Element
-from mao_page.inspector import Inspector
 from mao_page.protocol import FormOwner, InspectOptions, PageElement, PageOption, PageSnapshot, Rect
-from mao_page.render import ElementColumns, element_line, element_lines
-from mao_page.scanner import scan
-from mao_page.snapshots import SnapshotStore
+from mao_page.snapshot.element import ALWAYS, WIRE_FIELDS, WIRE_NAMES, Element
+from mao_page.snapshot.inspector import Inspector
+from mao_page.snapshot.render import ElementColumns, element_line, element_lines
+from mao_page.snapshot.scanner import scan
+from mao_page.snapshot.store import SnapshotStore
 
 from .page_rows import VIEWPORT, PageRows
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from mao_page import extract, find, pagetext
-from mao_page.pagetext import ARIA_HIDDEN, EDITABLE_ROOT, ORDER, PRIVATE, TextNode
+from mao_page.read import extract, find, pagetext
+from mao_page.read.pagetext import ARIA_HIDDEN, EDITABLE_ROOT, ORDER, PRIVATE, TextNode
 
 
 def el(tag: str, *children: Any, display: str = "block", **kwargs: Any) -> TextNode:

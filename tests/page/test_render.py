@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from mao_page.protocol import PageElement, PageOption, Rect
-from mao_page.render import element_line, render_text
+from mao_page.snapshot.render import element_line, render_text
 
 RECT = Rect(x=0, y=0, width=100, height=20)
 BLOCK = re.compile(r"<<<page-content (\w+) \(untrusted text from the page\)>>>\n(.*)\n<<<end page-content \1>>>", re.S)
@@ -120,7 +120,7 @@ def test_in_viewport_elements_are_kept_first_under_a_tight_budget() -> None:  # 
 
 
 def test_outline_lines_are_indented_under_their_container() -> None:  # SPEC S7
-    from mao_page.scanner import OutlineNode
+    from mao_page.snapshot.scanner import OutlineNode
 
     outline = [OutlineNode("container", 0, "form", "Login"), OutlineNode("element", 1, element=0),
                OutlineNode("heading", 0, "heading", "Welcome", level=2), OutlineNode("text", 0, name="Hello")]
@@ -131,7 +131,7 @@ def test_outline_lines_are_indented_under_their_container() -> None:  # SPEC S7
 
 
 def test_budget_drops_off_viewport_text_before_anything_else() -> None:  # SPEC S7
-    from mao_page.scanner import OutlineNode
+    from mao_page.snapshot.scanner import OutlineNode
 
     elements = [element("e1", label="Visible"), element("e2", label="Far away", in_viewport=False)]
     outline = [OutlineNode("element", 0, element=0), OutlineNode("text", 0, name="near " * 10),
@@ -144,14 +144,14 @@ def test_budget_drops_off_viewport_text_before_anything_else() -> None:  # SPEC 
 
 
 def test_token_estimate_counts_cjk_characters_one_each() -> None:  # SPEC S7
-    from mao_page.render import estimate_tokens
+    from mao_page.snapshot.render import estimate_tokens
 
     assert estimate_tokens("abcdefgh") == 2
     assert estimate_tokens("密码验证") == 4
 
 
 def test_lines_written_together_are_each_element_s_own_line() -> None:  # SPEC S7, S8
-    from mao_page.render import element_columns, element_lines
+    from mao_page.snapshot.render import element_columns, element_lines
 
     many = [PageOption(value=f"v{i}", label=f"Option {i}" if i % 2 else "") for i in range(14)]
     elements = [
@@ -168,7 +168,7 @@ def test_lines_written_together_are_each_element_s_own_line() -> None:  # SPEC S
 
 
 def test_line_costs_are_each_line_s_estimate_and_its_newline() -> None:  # SPEC S7
-    from mao_page.render import _line_costs, estimate_tokens
+    from mao_page.snapshot.render import _line_costs, estimate_tokens
 
     lines = ["", "a", "abcd", "abcde", '- button "Save" [ref=e1]', "- text: 密码验证", "- link \"café\"", "x" * 81]
     assert _line_costs(lines) == [estimate_tokens(line) + 1 for line in lines]

@@ -7,11 +7,11 @@ values (an inherited ``visibility: hidden`` or ``cursor: pointer`` appears on de
 from __future__ import annotations
 
 import pytest
-from mao_page import facts as F
-from mao_page.element import key_of
-from mao_page.names import DocumentIndex
-from mao_page.roles import role_of, roles_of_rows
-from mao_page.scanner import scan_page
+from mao_page.dom import facts as F
+from mao_page.dom.names import DocumentIndex
+from mao_page.dom.roles import role_of, roles_of_rows
+from mao_page.snapshot.element import key_of
+from mao_page.snapshot.scanner import scan_page
 
 from .page_rows import VIEWPORT, PageRows
 
@@ -926,7 +926,7 @@ def test_elements_in_a_same_origin_frame_get_top_viewport_rects_and_a_frame_labe
     button = page.add("button", body, scope=1, own_text="Inside", x=10.0, y=20.0)
     scopes = [["document", 0, -1], ["document", 1, frame]]
     frames = [[-1, "top", 0, 0, 1280, 800], [frame, "inner", 105.0, 205.0, 400, 200]]
-    from mao_page.scanner import scan
+    from mao_page.snapshot.scanner import scan
 
     from .page_rows import VIEWPORT
 
@@ -969,7 +969,7 @@ def test_outline_reads_a_table_row_as_one_text_line() -> None:  # SPEC S7
 @pytest.mark.parametrize(("kind", "fillable"), [("text", True), ("range", True), ("color", True), ("date", True),
                                                 ("checkbox", False), ("file", False), ("submit", False)])
 def test_which_inputs_take_a_filled_value(kind: str, fillable: bool) -> None:  # SPEC A1
-    from mao_page.scanner import is_fillable
+    from mao_page.snapshot.scanner import is_fillable
 
     from .page_rows import fact_row
 

@@ -10,10 +10,8 @@ from typing import Any
 
 import pytest
 from mao_page.errors import ToolFailure
-from mao_page.inspector import Inspector
 from mao_page.protocol import PageToolRequest, ScreenshotOptions
-from mao_page.scanner import scan
-from mao_page.screenshot import (
+from mao_page.read.screenshot import (
     DEFAULT_MAX_BYTES,
     RefuseUnmasked,
     Screenshotter,
@@ -22,7 +20,9 @@ from mao_page.screenshot import (
     mask_targets,
     output_scale,
 )
-from mao_page.snapshots import SnapshotStore
+from mao_page.snapshot.inspector import Inspector
+from mao_page.snapshot.scanner import scan
+from mao_page.snapshot.store import SnapshotStore
 
 from .page_rows import VIEWPORT, PageRows
 

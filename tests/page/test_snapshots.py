@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from mao_page import refs, snapshots
-from mao_page.element import key_of
 from mao_page.errors import ToolFailure
 from mao_page.protocol import ErrorCode, PageToolRequest
-from mao_page.refs import suggest_replacement
-from mao_page.snapshots import ElementEntry, Snapshot, SnapshotStore
+from mao_page.snapshot import refs
+from mao_page.snapshot import store as snapshots
+from mao_page.snapshot.element import key_of
+from mao_page.snapshot.refs import suggest_replacement
+from mao_page.snapshot.store import ElementEntry, Snapshot, SnapshotStore
 
 from .page_rows import fact_row
 
@@ -223,7 +224,7 @@ class _StillPage:
 @pytest.mark.parametrize(("opaque", "code"), [("cross_origin_frame", ErrorCode.CROSS_ORIGIN_FRAME),
                                               ("closed_shadow_root", ErrorCode.CLOSED_SHADOW_ROOT)])
 def test_placeholders_are_refused_with_their_own_code(opaque: str, code: ErrorCode) -> None:  # SPEC S6
-    from mao_page.inspector import Inspector
+    from mao_page.snapshot.inspector import Inspector
 
     store = SnapshotStore()
     snapshot = store.create(page_version="0.0", navigation_epoch=0, url=URL, title="Cart", mutations=0)

@@ -8,7 +8,7 @@ import asyncio
 import pytest
 from mao_page.errors import ToolFailure
 from mao_page.protocol import ErrorCode
-from mao_page.supervisor import TRANSITIONS, CardAnswer, InvalidTransition, TaskState
+from mao_page.supervision.supervisor import TRANSITIONS, CardAnswer, InvalidTransition, TaskState
 
 from .test_authorization import ENTRY, REQUEST, answer_first_card, make_supervisor
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from mao_page.actions.widgets import popup, rate, slider
 from mao_page.actions.widgets import select as custom_select
+from mao_page.bridge.page import HitTest, Outcome
 from mao_page.errors import ToolFailure
-from mao_page.page import HitTest, Outcome
 from mao_page.protocol import ErrorCode
 
 from .fake_page import Element, FakeInspector, FakePage, context, element
@@ -157,7 +157,7 @@ class OpenState:
     def __call__(self, handle: Element) -> list[Any]:
         row = list(handle.row)
         if handle is self.target:
-            from mao_page import facts as F
+            from mao_page.dom import facts as F
 
             row[F.ARIA_EXPANDED] = "true" if self.page.open else "false"
         return row
@@ -334,7 +334,7 @@ async def test_a_rating_clicks_the_nth_star_and_reads_the_stars_back() -> None:
     page.radios = [element(f"star{i}", "div", role="radio", aria_checked="false") for i in range(1, 6)]
 
     def rate_to(n: int) -> None:
-        from mao_page import facts as F
+        from mao_page.dom import facts as F
 
         for i, star in enumerate(page.radios, start=1):
             star.row[F.ARIA_CHECKED] = "true" if i <= n else "false"

@@ -15,13 +15,13 @@ through this API (cross-site requests, DNS rebinding).
 
 from __future__ import annotations
 
-import functools
 import hmac
 import ipaddress
 import json
 from typing import Any
 
 from mao_page.protocol import ErrorCode, PageToolResult, WireModel, single_action_from_json
+from starlette.datastructures import Headers
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
@@ -48,22 +48,12 @@ def error_body(code: ErrorCode, message: str) -> dict[str, Any]:
 
 def authorize(config: ServerConfig, connection: HTTPConnection) -> Response | None:
     """None when the caller may use the agent API, else the refusal to send."""
-    return _authorize(config, connection.scope, _headers_of(connection.scope))
+    return _authorize(config, connection.scope, connection.headers)
 
 
-def _headers_of(scope: Scope) -> dict[bytes, bytes]:
-    """The request's headers by lower-case name, the first of any repeated one (what
-    ``Headers.get`` answers): one pass over the list, where each ``Headers.get`` scans it,
-    decodes and, for an absent header, raises and catches a KeyError (a tool call reads up to
-    six)."""
-    return dict(reversed(scope["headers"]))
-
-
-def _authorize(
-    config: ServerConfig, scope: Scope, headers: dict[bytes, bytes]
-) -> Response | None:
+def _authorize(config: ServerConfig, scope: Scope, headers: Headers) -> Response | None:
     if config.api_key:
-        scheme, _, given = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
+        scheme, _, given = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(
             given.strip().encode(), config.api_key.encode()
         ):
@@ -84,29 +74,26 @@ def _authorize(
     return None
 
 
-@functools.lru_cache(maxsize=1024)
 def _is_loopback_address(host: str) -> bool:
-    # Cached: parsing the address was a third of a tool call's cost in the relay benchmark.
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 
 
-def _is_loopback_client(scope: Scope, headers: dict[bytes, bytes]) -> bool:
-    # The scope's (host, port) directly: ``connection.client`` builds a named tuple per call.
+def _is_loopback_client(scope: Scope, headers: Headers) -> bool:
     client = scope.get("client")
     if client is None or not _is_loopback_address(client[0]):
         return False
-    host = headers.get(b"host", b"").decode("latin-1")
+    host = headers.get("host", "")
     hostname = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
     if hostname.lower() not in _LOOPBACK_HOSTS:
         return False
-    origin = headers.get(b"origin")
+    origin = headers.get("origin")
     if origin is None:
         return True
     # A browser page calling us: only the backend's own pages (e.g. the demo) may.
-    return origin.decode("latin-1") in (f"http://{host}", f"https://{host}")
+    return origin in (f"http://{host}", f"https://{host}")
 
 
 class AgentApi:
@@ -156,13 +143,12 @@ class ToolCallEndpoint:
         self._relay = relay
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = _headers_of(scope)
+        headers = Headers(scope=scope)
         refusal = _authorize(self._config, scope, headers)
         if refusal is not None:
             await refusal(scope, receive, send)
             return
-        raw_request_id = headers.get(b"x-request-id")
-        request_id = raw_request_id.decode("latin-1") if raw_request_id is not None else None
+        request_id = headers.get("x-request-id")
         # Echo the caller's X-Request-Id in early refusals when it is usable as one.
         reply_id = (
             request_id if request_id and is_valid_request_id(request_id) else new_request_id()
@@ -181,7 +167,7 @@ class ToolCallEndpoint:
     async def _tool_result(
         self,
         scope: Scope,
-        headers: dict[bytes, bytes],
+        headers: Headers,
         body: bytes,
         request_id: str | None,
         reply_id: str,
@@ -205,9 +191,8 @@ class ToolCallEndpoint:
                 )
             args = parsed
         timeout_ms: int | None = None
-        raw_timeout_bytes = headers.get(b"x-timeout-ms")
-        if raw_timeout_bytes is not None:
-            raw_timeout = raw_timeout_bytes.decode("latin-1")
+        raw_timeout = headers.get("x-timeout-ms")
+        if raw_timeout is not None:
             if not raw_timeout.isdigit():
                 return failure(
                     reply_id,

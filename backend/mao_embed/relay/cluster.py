@@ -25,9 +25,11 @@ waiting calls ``backend_unavailable`` at once (docs/cluster.md has the compariso
 streams).
 
 Message formats on a channel (fields separated by newlines; JSON never holds a raw one):
-``R caller claimed request-json`` a request for a page here; ``A instance session request
-result-json`` its answer, from the page's instance; ``X session request reason`` cancel it; ``K session new-instance`` the session
-resumed elsewhere, drop it here.
+``R caller claimed session request tool timeout-ms write request-json`` a request for a page
+here, built and validated by the caller (the page's instance sends the JSON on as it is);
+``A instance session request result-json`` its answer, from the page's instance;
+``X session request reason`` cancel it; ``K session new-instance`` the session resumed
+elsewhere, drop it here.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from mao_page.protocol import (
@@ -47,7 +49,6 @@ from mao_page.protocol import (
     ErrorCode,
     Hello,
     PageInfo,
-    PageToolRequest,
     PageToolResult,
     WireModel,
     build_request,
@@ -62,6 +63,7 @@ from mao_embed.relay.local import (
     _TOOL_NAMES,
     Attachment,
     CloseCode,
+    ForwardedRequest,
     Relay,
     SessionIdentity,
     SessionTransport,
@@ -86,7 +88,8 @@ _REMOTE_MARGIN_S = 0.5
 # A claim outlives its call by this much: the page's instance always answers by the call's
 # timeout plus grace, and a claim that expired early could let a repeat run the call twice.
 _CLAIM_SLACK_MS = 10_000
-# How often a caller checks that the instances running its calls are still there.
+# How often a caller checks that the instances running its calls are still there, and ends
+# the calls past their deadline.
 _WATCH_INTERVAL_S = 0.25
 # Waiting for a requestId in flight on another instance: first poll, cap.
 _POLL_FIRST_S = 0.02
@@ -163,15 +166,22 @@ def namespace(config: ServerConfig) -> str:
 class _RemoteCall:
     """A tool call this instance took for a page on another instance."""
 
-    __slots__ = ("claimed", "is_write", "started", "target", "timer", "tool", "waiters")
+    __slots__ = (
+        "claimed", "deadline", "is_write", "started", "target", "timeout_ms", "tool", "waiters"
+    )
 
-    def __init__(self, tool: str, is_write: bool, claimed: bool, waiter: asyncio.Future[Any]):
+    def __init__(
+        self, tool: str, is_write: bool, timeout_ms: int, claimed: bool,
+        waiter: asyncio.Future[Any],
+    ) -> None:
         self.tool = tool
         self.is_write = is_write
+        self.timeout_ms = timeout_ms
         self.claimed = claimed
         self.waiters: list[asyncio.Future[PageToolResult]] = [waiter]
         self.target: str | None = None
-        self.timer: asyncio.TimerHandle | None = None
+        # Set once the request reached the page's instance: when this one stops waiting.
+        self.deadline = float("inf")
         self.started = time.monotonic()
 
 
@@ -278,21 +288,13 @@ class ClusterRelay(Relay):
         """The subscription dropped: answers for calls waiting on other instances can no
         longer arrive. They end now, rather than at their timeout."""
         logger.warning("instance %s lost Redis: %s", self.instance, error)
-        for key in list(self._remote):
-            call = self._remote.get(key)
-            if call is None:
-                continue
-            self._finish_remote(
-                key,
-                failure(
-                    key[1],
-                    ErrorCode.BACKEND_UNAVAILABLE,
-                    "the connection to the cluster's Redis was lost while the page's instance "
-                    "was running the request; it is not retried",
-                    {"mayHaveApplied": call.is_write},
-                ),
-                store=False,
-            )
+        self._end_remote(
+            lambda call: True,
+            ErrorCode.BACKEND_UNAVAILABLE,
+            lambda call: "the connection to the cluster's Redis was lost while the page's "
+            "instance was running the request; it is not retried",
+            store=False,
+        )
 
     async def _leave(self) -> None:
         try:
@@ -678,12 +680,14 @@ class ClusterRelay(Relay):
         request = self._build_request(session_id, tool, args, request_id, timeout_ms)
         if isinstance(request, PageToolResult):
             return request
-        call = _RemoteCall(tool, request.is_write, claim, waiter)
+        is_write = request.is_write
+        call = _RemoteCall(tool, is_write, request.timeout_ms, claim, waiter)
         self._remote[key] = call
-        message = b"R\n%s\n%s\n%s" % (
-            self.instance.encode(), b"1" if claim else b"0",
-            request.model_dump_json(exclude_none=True).encode(),
-        )
+        message = b"\n".join((
+            b"R", self.instance.encode(), b"1" if claim else b"0", session_id.encode(),
+            request_id.encode(), tool.encode(), b"%d" % request.timeout_ms,
+            b"1" if is_write else b"0", request.model_dump_json(exclude_none=True).encode(),
+        ))
         try:
             reply = await self._link.evalsha(
                 _ROUTE,
@@ -716,9 +720,8 @@ class ClusterRelay(Relay):
             ), store=False)
         else:
             call.target = reply[1].decode()
-            call.timer = loop.call_later(
-                request.timeout_ms / 1000 + self._grace_s + _REMOTE_MARGIN_S,
-                self._expire_remote, key, request.timeout_ms,
+            call.deadline = (
+                time.monotonic() + request.timeout_ms / 1000 + self._grace_s + _REMOTE_MARGIN_S
             )
             self._watch_targets()
         return await waiter
@@ -731,8 +734,6 @@ class ClusterRelay(Relay):
         call = self._remote.pop(key, None)
         if call is None:
             return
-        if call.timer is not None:
-            call.timer.cancel()
         self._audit_remote(key, call, result)
         _deliver_all(call, result)
         if store and call.claimed and call.target is not None:
@@ -752,17 +753,21 @@ class ClusterRelay(Relay):
             detail=f"page on instance {call.target}" if call.target else None,
         )
 
-    def _expire_remote(self, key: tuple[str, str], timeout_ms: int) -> None:
-        call = self._remote.get(key)
-        if call is None:
-            return
-        self._finish_remote(key, failure(
-            key[1],
-            ErrorCode.TIMEOUT,
-            f"no answer from the page's instance {call.target} within {timeout_ms} ms; "
-            "the request is not retried",
-            {"mayHaveApplied": call.is_write},
-        ))
+    def _end_remote(
+        self,
+        ended: Callable[[_RemoteCall], bool],
+        code: ErrorCode,
+        why: Callable[[_RemoteCall], str],
+        *,
+        store: bool = True,
+    ) -> None:
+        """End the remote calls ``ended`` selects with ``code``; a write may have applied."""
+        for key, call in [(k, c) for k, c in self._remote.items() if ended(c)]:
+            self._finish_remote(
+                key,
+                failure(key[1], code, why(call), {"mayHaveApplied": call.is_write}),
+                store=store,
+            )
 
     def _watch_targets(self) -> None:
         if self._watch is None and self._remote:
@@ -771,8 +776,18 @@ class ClusterRelay(Relay):
             )
 
     async def _check_targets(self) -> None:
-        """End the calls whose page instance died (SPEC W3: they may have applied)."""
+        """End the calls whose page instance died (SPEC W3: they may have applied), and those
+        past their deadline."""
         self._watch = None
+        now = time.monotonic()
+        # Past the deadline: the answer was lost (the page's instance answers a timeout of
+        # its own before that).
+        self._end_remote(
+            lambda call: call.deadline <= now,
+            ErrorCode.TIMEOUT,
+            lambda call: f"no answer from the page's instance {call.target} within "
+            f"{call.timeout_ms} ms; the request is not retried",
+        )
         targets = sorted({c.target for c in self._remote.values() if c.target is not None})
         if targets:
             try:
@@ -780,15 +795,12 @@ class ClusterRelay(Relay):
             except (RedisUnavailable, RedisError):
                 alive = [1] * len(targets)  # the subscription's own loss ends them if need be
             dead = {t for t, live in zip(targets, alive, strict=True) if not live}
-            for key, call in list(self._remote.items()):
-                if call.target in dead:
-                    self._finish_remote(key, failure(
-                        key[1],
-                        ErrorCode.DISCONNECTED,
-                        f"the page's instance {call.target} stopped before answering; "
-                        "the request is not retried",
-                        {"mayHaveApplied": call.is_write},
-                    ))
+            self._end_remote(
+                lambda call: call.target in dead,
+                ErrorCode.DISCONNECTED,
+                lambda call: f"the page's instance {call.target} stopped before answering; "
+                "the request is not retried",
+            )
         self._watch_targets()
 
     async def cancel(self, session_id: str, request_id: str, reason: str = "") -> bool:
@@ -830,8 +842,18 @@ class ClusterRelay(Relay):
                 return
             self._finish_remote(key, result, store=False)
         elif kind == b"R\n":
-            _, caller, claimed, payload = data.split(b"\n", 3)
-            self._spawn_tracked(self._serve(caller.decode(), claimed == b"1", payload))
+            try:
+                _, caller, claimed, session_id, request_id, tool, timeout_ms, write, frame = (
+                    data.split(b"\n", 8)
+                )
+                request = ForwardedRequest(
+                    request_id.decode(), session_id.decode(), tool.decode(), int(timeout_ms),
+                    write == b"1", frame.decode(),
+                )
+            except ValueError:  # a message of another version of this code
+                logger.error("malformed request %r", data[:80])
+                return
+            self._spawn_tracked(self._serve(caller.decode(), claimed == b"1", request))
         elif kind == b"X\n":
             _, session_id, request_id, reason = data.split(b"\n", 3)
             self._spawn_tracked(
@@ -843,13 +865,8 @@ class ClusterRelay(Relay):
         else:
             logger.error("unknown cluster message %r", data[:40])
 
-    async def _serve(self, caller: str, claimed: bool, payload: bytes) -> None:
+    async def _serve(self, caller: str, claimed: bool, request: ForwardedRequest) -> None:
         """Run a request another instance routed here, and send it the answer."""
-        try:
-            request = PageToolRequest.model_validate_json(payload)
-        except ValidationError as error:
-            logger.error("malformed request from instance %s: %s", caller, error)
-            return
         result = await self.call_request(request)
         session_id, request_id = request.session_id, request.request_id
         session = self._sessions.get(session_id)

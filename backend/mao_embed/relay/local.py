@@ -90,10 +90,11 @@ class SessionTransport(Protocol):
 
     Protocol messages are passed as models so the transport can serialize them in one step
     (``model_dump_json``) instead of building a dict first; backend-initiated messages
-    (``notify``) and ``mao_embed.testing.RelayProbe`` pass dicts.
+    (``notify``) and ``mao_embed.testing.RelayProbe`` pass dicts; a str is a message's JSON
+    already (a ``ForwardedRequest``'s frame).
     """
 
-    async def send(self, message: WireModel | dict[str, Any]) -> None: ...
+    async def send(self, message: WireModel | dict[str, Any] | str) -> None: ...
 
     async def close(self, code: int, reason: str) -> None: ...
 
@@ -143,10 +144,24 @@ class Attachment:
     resumed: bool
 
 
+class ForwardedRequest(NamedTuple):
+    """A request another instance of the cluster built and validated (``build_request``) for
+    a page here: what the relay needs to know of it, and ``frame``, its JSON as the page gets
+    it. It is not validated again: only instances of the cluster reach this one (``cluster``
+    module docstring), and the page checks every request it is sent."""
+
+    request_id: str
+    session_id: str
+    tool: str
+    timeout_ms: int
+    is_write: bool
+    frame: str
+
+
 # _Pending is made once per tool call: a named tuple is built in about half
 # the time of a frozen dataclass (which sets its fields one object.__setattr__ at a time).
 class _Pending(NamedTuple):
-    request: PageToolRequest
+    request: PageToolRequest | ForwardedRequest
     # One future per caller waiting for this requestId (the first caller, then any repeat of
     # the requestId while in flight): each gets the result once its audit record committed.
     # Separate futures, so a cancelled caller cancels only its own wait.
@@ -475,7 +490,7 @@ class Relay:
         except ArgumentError as error:
             return failure(request_id, ErrorCode.INVALID_REQUEST, str(error))
 
-    async def call_request(self, request: PageToolRequest) -> PageToolResult:
+    async def call_request(self, request: PageToolRequest | ForwardedRequest) -> PageToolResult:
         """``call_tool`` for a request already built and validated (by another instance of
         a cluster), with the same guarantees."""
         session_id = request.session_id
@@ -521,7 +536,9 @@ class Relay:
         session.pending[request_id].waiters.append(waiter)
         return waiter
 
-    async def _dispatch(self, session: _Session, request: PageToolRequest) -> PageToolResult:
+    async def _dispatch(
+        self, session: _Session, request: PageToolRequest | ForwardedRequest
+    ) -> PageToolResult:
         """Send a new request to the page and wait for its answer, its timeout or the drop."""
         loop = asyncio.get_running_loop()
         session_id = session.session_id
@@ -532,7 +549,9 @@ class Relay:
         )
         session.pending[request_id] = _Pending(request, [waiter], timer, self._clock())
         try:
-            await session.transport.send(request)
+            await session.transport.send(
+                request.frame if isinstance(request, ForwardedRequest) else request
+            )
         except TransportClosed:
             # The socket died under us; whether any byte left is unknowable, so a write is
             # reported as possibly applied, like any other drop (SPEC W3).

@@ -4,9 +4,9 @@ Two connections per instance, both ``redis.asyncio.Connection`` (the client's ow
 AUTH, SELECT, TLS and hiredis parser):
 
 - ``CommandLink``: the commands of the tool-call path (route a request, settle a result).
-  Many callers share the one connection: each command is written at once and its reply is
-  read, in order, by one reader task, so there is no pool checkout, lock or timer per
-  command. ``redis.asyncio.Redis`` spent ~90-120 us of CPU per command on this machine
+  Many callers share the one connection: one writer task writes the commands of each loop
+  iteration in one write, and one reader task reads their replies in order, so there is no
+  pool checkout, lock, task or timer per command. ``redis.asyncio.Redis`` spent ~90-120 us of CPU per command on this machine
   (pool, per-command timeout context, observability hooks) against ~25-50 here, and a
   routed tool call makes two of them (docs/cluster.md).
 - ``Subscriber``: the instance's own pub/sub channel, read message by message.
@@ -66,11 +66,11 @@ def _connection_for(url: str) -> Connection:
 
 
 def pack(*parts: str | bytes) -> bytes:
-    """One command in RESP, ready for ``CommandLink.send``."""
+    """One command in RESP, ready for ``CommandLink.command``."""
     out = [b"*%d\r\n" % len(parts)]
     for part in parts:
-        data = part.encode() if isinstance(part, str) else part
-        out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+        data = part if isinstance(part, bytes) else part.encode()
+        out += (b"$%d\r\n" % len(data), data, b"\r\n")
     return b"".join(out)
 
 
@@ -92,15 +92,16 @@ class CommandLink:
         self._connection: Connection | None = None
         self._connecting: asyncio.Task[Connection] | None = None
         self._reader: asyncio.Task[None] | None = None
+        self._writer: asyncio.Task[None] | None = None
         # One entry per command written, in order: its future (None: nobody waits) and when.
         self._waiting: collections.deque[tuple[asyncio.Future[Any] | None, float]] = (
             collections.deque()
         )
         self._watchdog: asyncio.TimerHandle | None = None
-        # Commands waiting for this loop iteration's write (``command``).
+        # Commands not written yet, in the order of ``_waiting``; the writer takes them all.
         self._outbox: list[bytes] = []
-        # The writes under way (``_flush``), kept so none is collected before it finishes.
-        self._sending: set[asyncio.Task[None]] = set()
+        # Set while the writer waits for commands: resolving it wakes the writer.
+        self._wake: asyncio.Future[None] | None = None
 
     @property
     def connected(self) -> bool:
@@ -115,39 +116,40 @@ class CommandLink:
         host), and under load many calls share an iteration."""
         if self._connection is None:
             await self._connect()
-        loop = asyncio.get_running_loop()
-        future: asyncio.Future[Any] = loop.create_future()
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting.append((future, time.monotonic()))
-        if not self._outbox:
-            loop.call_soon(self._flush)
         self._outbox.append(packed)
+        wake = self._wake
+        if wake is not None:
+            # The writer runs once this iteration's callbacks have run, so it finds every
+            # command they made.
+            self._wake = None
+            wake.set_result(None)
         return await future
 
-    def _flush(self) -> None:
-        connection = self._connection
-        batch, self._outbox = self._outbox, []
-        if connection is None or not batch:
-            return  # broken meanwhile: its commands were failed with it
-        # A task of its own, not a caller's: cancelling a tool call mid-write would make the
-        # client drop the connection every caller shares.
-        task = asyncio.get_running_loop().create_task(self._send(connection, batch))
-        self._sending.add(task)
-        task.add_done_callback(self._sending.discard)
-
-    async def _send(self, connection: Connection, batch: list[bytes]) -> None:
-        if self._connection is not connection:
-            return  # broken meanwhile: its commands were failed with it
-        if not connection.is_connected:
-            # send_packed_command would connect again behind the reader's back.
-            self._broken(connection, RedisUnavailable("not connected"))
-            return
-        try:
-            # Connected, no health check and no socket timeout (``_connection_for``): the
-            # batch is written before the first await, so batches go out in the order the
-            # tasks start, which is the order of ``_waiting``.
-            await connection.send_packed_command(batch, check_health=False)
-        except (RedisError, OSError, RuntimeError) as error:  # a transport closed under us
-            self._broken(connection, error)
+    async def _write(self, connection: Connection) -> None:
+        """The connection's one writer, for as long as it lives: a task of its own, not a
+        caller's (cancelling a tool call mid-write would make the client drop the connection
+        every caller shares), and one writer, so commands go out in the order of
+        ``_waiting``."""
+        loop = asyncio.get_running_loop()
+        while True:
+            if not self._outbox:
+                self._wake = loop.create_future()
+                await self._wake
+                continue
+            batch, self._outbox = self._outbox, []
+            if not connection.is_connected:
+                # send_packed_command would connect again behind the reader's back.
+                self._broken(connection, RedisUnavailable("not connected"))
+                return
+            try:
+                # No health check and no socket timeout (``_connection_for``): the
+                # watchdog notices a Redis that stopped answering.
+                await connection.send_packed_command(b"".join(batch), check_health=False)
+            except (RedisError, OSError, RuntimeError) as error:  # a transport closed under us
+                self._broken(connection, error)
+                return
 
     async def evalsha(self, script: Script, keys: list[str], args: list[str | bytes]) -> Any:
         try:
@@ -178,7 +180,9 @@ class CommandLink:
         except (RedisError, OSError) as error:
             raise RedisUnavailable(f"cannot connect to Redis: {error}") from None
         self._connection = connection
-        self._reader = asyncio.get_running_loop().create_task(self._read(connection))
+        loop = asyncio.get_running_loop()
+        self._reader = loop.create_task(self._read(connection))
+        self._writer = loop.create_task(self._write(connection))
         self._arm_watchdog()
         return connection
 
@@ -213,9 +217,10 @@ class CommandLink:
         if self._watchdog is not None:
             self._watchdog.cancel()
             self._watchdog = None
-        if self._reader is not None and self._reader is not asyncio.current_task():
-            self._reader.cancel()
-        self._reader = None
+        for task in (self._reader, self._writer):
+            if task is not None and task is not asyncio.current_task():
+                task.cancel()
+        self._reader = self._writer = self._wake = None
         waiting, self._waiting = self._waiting, collections.deque()
         self._outbox = []
         unavailable = RedisUnavailable(f"Redis connection lost: {error}")

@@ -99,7 +99,7 @@ class WebSocketTransport:
                 self._opened.set_result(None)
             self._opened = None
 
-    async def send(self, message: WireModel | dict[str, Any]) -> None:
+    async def send(self, message: WireModel | dict[str, Any] | str) -> None:
         if not self._open:
             if self._opened is None:
                 self._opened = asyncio.get_running_loop().create_future()
@@ -107,10 +107,12 @@ class WebSocketTransport:
             await asyncio.shield(self._opened)
         await self.send_now(message)
 
-    async def send_now(self, message: WireModel | dict[str, Any]) -> None:
+    async def send_now(self, message: WireModel | dict[str, Any] | str) -> None:
         if self.closed:
             raise TransportClosed
-        if isinstance(message, WireModel):
+        if isinstance(message, str):
+            text = message  # serialized already
+        elif isinstance(message, WireModel):
             # The same JSON as to_wire() + json.dumps, serialized in one pass: every result and
             # request crosses here, so the intermediate dict was measurable under load.
             text = message.model_dump_json(exclude_none=True)

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
-from .. import facts as F
+from ..bridge.page import HitTest, Outcome
+from ..dom import facts as F
 from ..errors import ToolFailure
-from ..page import HitTest, Outcome
 from ..protocol import ErrorCode
 from .context import ActionContext, Target
 

@@ -9,9 +9,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..bridge.page import Page, PageState
 from ..errors import ToolFailure
-from ..inspector import Inspector, InspectResult
-from ..page import Page, PageState
 from ..protocol import (
     ActionBatchResult,
     CheckAction,
@@ -33,7 +32,8 @@ from ..protocol import (
     WaitAction,
     WireModel,
 )
-from ..snapshots import ElementEntry, Snapshot
+from ..snapshot.inspector import Inspector, InspectResult
+from ..snapshot.store import ElementEntry, Snapshot
 from . import check, click, fill, focus, hover, keyboard, scroll, select, wait
 from .changes import ChangeTracker, Summary, dialog_count, structural_change
 from .context import ActingListener, ActionContext, StepRecord, Target

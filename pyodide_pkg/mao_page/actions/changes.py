@@ -7,14 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import facts as F
-from ..page import Page, PageState, read_state
+from ..bridge.page import Page, PageState, read_state
+from ..dom import facts as F
 from ..protocol import PageChanges, PageDialog
-from ..snapshots import ElementEntry, Snapshot
+from ..snapshot.store import ElementEntry, Snapshot
 
 if TYPE_CHECKING:
-    from ..element import SnapshotElement
-    from ..inspector import Inspector, InspectResult
+    from ..snapshot.element import SnapshotElement
+    from ..snapshot.inspector import Inspector, InspectResult
 
 Signature = tuple[str, str, str, str]
 Summary = list[tuple[Signature, tuple[Any, ...]]]

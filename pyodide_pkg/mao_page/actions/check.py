@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import facts as F
+from ..dom import facts as F
 from ..protocol import CheckAction, ErrorCode, UncheckAction
 from .actionability import ensure_actionable
 from .changes import checked_of

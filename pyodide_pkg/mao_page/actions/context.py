@@ -7,14 +7,14 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..bridge.page import Page
 from ..errors import ToolFailure
-from ..page import Page
 from ..protocol import ErrorCode, PageDialog
-from ..snapshots import ElementEntry
+from ..snapshot.store import ElementEntry
 from .settle import SettlePolicy, guarded, settle
 
 if TYPE_CHECKING:
-    from ..inspector import Inspector
+    from ..snapshot.inspector import Inspector
     from .changes import ChangeTracker
 
 # Called once per step on the element about to be acted on, after the actionability checks

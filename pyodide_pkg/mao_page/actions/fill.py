@@ -8,11 +8,11 @@ import unicodedata
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from .. import facts as F
+from ..dom import facts as F
+from ..dom.textrules import squash_any
 from ..errors import ToolFailure
 from ..protocol import ErrorCode, FillAction
-from ..scanner import is_fillable
-from ..textrules import squash_any
+from ..snapshot.scanner import is_fillable
 from . import select
 from .actionability import ensure_actionable
 from .context import ActionContext, Target

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..page import Outcome
+from ..bridge.page import Outcome
 from ..protocol import ErrorCode, FocusAction
 from .actionability import ensure_actionable
 from .context import ActionContext, Target

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import facts as F
-from ..keyboard import KeyPress, parse_key, text_keys
-from ..page import Submission
+from ..bridge.page import Submission
+from ..dom import facts as F
 from ..protocol import KeyboardAction
-from ..scanner import is_fillable
+from ..snapshot.scanner import is_fillable
 from .actionability import ensure_actionable
 from .context import ActionContext, Target
+from .keys import KeyPress, parse_key, text_keys
 
 TYPED_CHARS_LIMIT = 500  # per-character key events beyond this are inserted in one piece
 

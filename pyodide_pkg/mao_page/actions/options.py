@@ -1,5 +1,5 @@
 """Which option a wanted choice names: one rule for native selects, ARIA listboxes and the
-options of a widget's popup (``mao_page.textrules.match_option``: value, exact label, then
+options of a widget's popup (``mao_page.dom.textrules.match_option``: value, exact label, then
 the label with case and white space aside), and the errors when none or several match."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..dom.textrules import OptionMatch, match_option
 from ..errors import ToolFailure
 from ..protocol import ErrorCode
-from ..textrules import OptionMatch, match_option
 from .context import Target
 
 # Option labels an error lists at most.
@@ -26,7 +26,9 @@ def find_native(options: Sequence[Sequence[Any]], wanted: str) -> OptionMatch:
     return match_option([(option[1], option[0]) for option in options], wanted)
 
 
-def unmatched(target: Target, match: OptionMatch, labels: Sequence[str], how: str = "") -> ToolFailure:
+def unmatched(
+    target: Target, match: OptionMatch, labels: Sequence[str], how: str = ""
+) -> ToolFailure:
     """The error for a choice that names no option (``not_found``) or several
     (``invalid_request``: which one is for the agent to say), listing what there is."""
     listed = list(labels[:LISTED_OPTIONS])

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import facts as F
-from ..page import Outcome
+from ..bridge.page import Outcome
+from ..dom import facts as F
 from ..protocol import ErrorCode, SelectAction
 from . import options
 from .actionability import ensure_actionable

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..page import Page
+from ..bridge.page import Page
 from ..protocol import PageDialog
 
 # How a page dialog raised during an action was answered (SPEC A6): dismissed, so a page never waits on a prompt nobody sees.

@@ -27,11 +27,11 @@ import time
 from datetime import date
 from typing import Any
 
-from ... import facts as F
-from ...keyboard import parse_key
+from ...dom import facts as F
 from ...protocol import ErrorCode
 from ..actionability import ensure_actionable
 from ..context import ActionContext, Target
+from ..keys import parse_key
 from ..settle import FrameCounter
 from . import datefmt, popup
 

@@ -27,13 +27,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ... import facts as F
-from ...keyboard import parse_key
-from ...page import HitTest, Outcome
+from ...bridge.page import HitTest, Outcome
+from ...dom import facts as F
+from ...dom.textrules import OptionMatch, fold
 from ...protocol import ErrorCode
-from ...textrules import OptionMatch, fold
 from .. import keyboard, options
 from ..context import ActionContext, Target
+from ..keys import parse_key
 from ..settle import FrameCounter
 
 # An option that is not visible yet gets this long, and at least this many animation frames

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import facts as F
+from ...dom import facts as F
 from ...protocol import ErrorCode
 from ..actionability import ensure_actionable
 from ..context import ActionContext, Target

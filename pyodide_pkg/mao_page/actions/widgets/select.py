@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ... import facts as F
-from ...keyboard import parse_key
+from ...dom import facts as F
+from ...dom.textrules import fold
 from ...protocol import ErrorCode
-from ...textrules import fold
 from .. import keyboard
 from ..actionability import ensure_actionable
 from ..context import ActionContext, Target
+from ..keys import parse_key
 from . import popup
 
 # Text fields that may be a select's face: a read-only one is a picker's display, an editable

@@ -17,11 +17,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ...keyboard import parse_key
 from ...protocol import ErrorCode
 from .. import keyboard
 from ..actionability import ensure_actionable
 from ..context import ActionContext, Target
+from ..keys import parse_key
 
 MAX_KEY_STEPS = 1000
 # Where the value came from (sliderRange): stated, the thumb's place, the place in an assumed range.

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..dom.textrules import ASCII_SPACE_RUN
+from ..protocol import MAX_EXTRACT_CHARS
 from .pagetext import (
     BLOCKY,
     CELL,
@@ -35,7 +37,6 @@ from .pagetext import (
     plain,
     plain_cells,
 )
-from .protocol import MAX_EXTRACT_CHARS
 
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
@@ -64,7 +65,6 @@ INLINE_TAGS = frozenset({
 _STRUCTURE_TAGS = frozenset({
     *_SILENT_TAGS, *_CHROME_TAGS, *_HEADINGS, *_LIST_TAGS, "table", "pre", "blockquote", "hr",
 })
-_WS = re.compile(r"[ \t\n\r\f]+")
 _BREAK = "\x00"  # a <br> inside inline text, until the text is collapsed
 _BREAK_SPACES = re.compile(" ?\x00 ?")
 
@@ -120,7 +120,7 @@ def _squash(text: str) -> str:
     """Runs of white space as one space. read.js squashes each text it sends, so this is
     mostly a check: a regular expression costs ten times the ``in`` tests."""
     if "  " in text or "\n" in text or "\t" in text or "\r" in text or "\f" in text:
-        return _WS.sub(" ", text)
+        return ASCII_SPACE_RUN.sub(" ", text)
     return text
 
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .scanner import OutlineNode
 
 if TYPE_CHECKING:
+    from ..protocol import PageElement
     from .element import SnapshotElement
-    from .protocol import PageElement
 
     ElementLike = PageElement | SnapshotElement
 

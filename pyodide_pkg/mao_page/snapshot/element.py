@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, overload
 
 from pydantic.alias_generators import to_camel
 
-from . import facts as F
+from ..dom import facts as F
 
 
 class Element(NamedTuple):

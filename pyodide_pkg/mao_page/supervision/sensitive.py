@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from . import facts as F
+from ..dom import facts as F
 
 _SENSITIVE_AUTOCOMPLETE = re.compile(r"(^|\s)(cc-[a-z-]+|one-time-code|current-password|new-password)(\s|$)")
 _SUBSTRINGS = (

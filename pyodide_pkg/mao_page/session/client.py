@@ -19,8 +19,7 @@ from typing import Any, Protocol
 
 from pydantic import ValidationError
 
-from .dispatcher import Dispatcher
-from .protocol import (
+from ..protocol import (
     PROTOCOL_VERSION,
     Cancel,
     ChatEvent,
@@ -37,6 +36,7 @@ from .protocol import (
     Welcome,
     parse_server_message,
 )
+from .dispatcher import Dispatcher
 
 HANDSHAKE_TIMEOUT_S = 10.0
 # Refusals that another attempt with the same credentials cannot fix.

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from pydantic import ValidationError
 
-from .protocol import (
+from ..protocol import (
     Cancel,
     ErrorCode,
     PageToolRequest,

@@ -12,11 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from . import extract, find, pagetext, refs
-from .errors import ToolFailure
-from .inspector import Inspector, InspectResult, collector_paused
-from .page import read_state
-from .protocol import (
+from ..bridge.page import read_state
+from ..errors import ToolFailure
+from ..protocol import (
     ErrorCode,
     ExtractOptions,
     ExtractResult,
@@ -27,6 +25,9 @@ from .protocol import (
     PageToolRequest,
     PageToolResult,
 )
+from ..snapshot import refs
+from ..snapshot.inspector import Inspector, InspectResult, collector_paused
+from . import extract, find, pagetext
 
 # Characters of text read from the page before the walk stops: more than the Markdown cap,
 # since chrome and markup come off and on, yet bounded on any page.

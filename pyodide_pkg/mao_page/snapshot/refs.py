@@ -21,14 +21,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ..bridge.page import Page, read_state
+from ..dom.names import DocumentIndex
+from ..dom.roles import role_of
+from ..errors import ToolFailure
+from ..protocol import ErrorCode
 from .element import Element, key_of
-from .errors import ToolFailure
-from .names import DocumentIndex
-from .page import Page, read_state
-from .protocol import ErrorCode
-from .roles import role_of
 from .scanner import element_label
-from .snapshots import ElementEntry, Snapshot, SnapshotStore
+from .store import ElementEntry, Snapshot, SnapshotStore
 
 # Label sources made from text around the element (names.py fallbacks): the element alone
 # cannot recompute them, so a ref's name is not re-checked against them.

@@ -37,10 +37,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
-from . import i18n
-from .authorization import AuthorizationCenter, Decision, Level, LevelChange
-from .errors import ToolFailure
-from .protocol import (
+from ..errors import ToolFailure
+from ..protocol import (
     AuditKind,
     ChatEvent,
     ChatEventKind,
@@ -49,8 +47,10 @@ from .protocol import (
     PageToolRequest,
     PageToolResult,
 )
+from ..snapshot.store import ElementEntry
+from . import i18n
+from .authorization import AuthorizationCenter, Decision, Level, LevelChange
 from .risk import Risk, RiskReason, Target, classify
-from .snapshots import ElementEntry
 
 TASK_IDLE_S = 60.0
 # A card's buttons ignore answers for this long after it appears, so a click already on its

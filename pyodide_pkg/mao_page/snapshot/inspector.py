@@ -8,17 +8,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from . import facts as F
+from ..bridge.page import Page, PageState, read_state
+from ..dom import facts as F
+from ..dom.names import DocumentIndex
+from ..errors import ToolFailure
+from ..protocol import InspectOptions, PageSnapshot, PageToolRequest, Viewport
+from ..supervision.sensitive import is_sensitive
 from . import refs
 from .element import Element, SnapshotElements
-from .errors import ToolFailure
-from .names import DocumentIndex
-from .page import Page, PageState, read_state
-from .protocol import InspectOptions, PageSnapshot, PageToolRequest, Viewport
 from .render import ElementColumns, render_text
 from .scanner import Scan, element_label, scan_page
-from .sensitive import is_sensitive
-from .snapshots import ElementEntry, SnapshotStore
+from .store import ElementEntry, SnapshotStore
 
 
 class SensitiveRelease(Protocol):

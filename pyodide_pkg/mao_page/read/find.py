@@ -16,10 +16,10 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from ..dom.textrules import ASCII_SPACE_RUN
 from .pagetext import BLOCKY, CHILDREN, DISPLAY, EXTRA, FLAGS, LISTED, ORDER, TAG, TextNode, plain
 
 CONTEXT_CHARS = 60
-_WS = re.compile(r"[ \t\n\r\f]+")
 _TOO_WIDE = frozenset({"body", "html"})
 
 
@@ -99,7 +99,7 @@ def search_text(root: TextNode | None, limit: int) -> SearchText:
             if length >= limit:
                 break
             if child.__class__ is str:
-                piece = _WS.sub(" ", plain(child))
+                piece = ASCII_SPACE_RUN.sub(" ", plain(child))
                 if piece:  # a folded link with no text
                     add(piece, order)
             else:
@@ -126,7 +126,7 @@ def context_of(text: str, start: int, end: int, chars: int = CONTEXT_CHARS) -> s
     """The match with up to ``chars`` characters either side, on one line."""
     before = max(start - chars, 0)
     after = min(end + chars, len(text))
-    snippet = _WS.sub(" ", text[before:after]).strip()
+    snippet = ASCII_SPACE_RUN.sub(" ", text[before:after]).strip()
     return ("…" if before > 0 else "") + snippet + ("…" if after < len(text) else "")
 
 

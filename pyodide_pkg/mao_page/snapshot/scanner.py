@@ -18,9 +18,8 @@ from itertools import chain, compress, repeat
 from operator import eq, itemgetter, or_, sub
 from typing import Any, NamedTuple
 
-from . import facts as F
-from .element import Element, keys_of
-from .names import (
+from ..dom import facts as F
+from ..dom.names import (
     ControlRows,
     DocumentIndex,
     ascending_once,
@@ -31,12 +30,13 @@ from .names import (
     replaced_control_label,
     stepper_label,
 )
-from .protocol import Viewport
-from .roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
-from .sensitive import FIELD_TAGS, is_sensitive_field
-from .textrules import INLINE_DISPLAYS as _INLINE_DISPLAYS
-from .textrules import NO_TEXT_TAGS as _NO_TEXT_TAGS
-from .textrules import squash
+from ..dom.roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
+from ..dom.textrules import INLINE_DISPLAYS as _INLINE_DISPLAYS
+from ..dom.textrules import NO_TEXT_TAGS as _NO_TEXT_TAGS
+from ..dom.textrules import squash
+from ..protocol import Viewport
+from ..supervision.sensitive import FIELD_TAGS, is_sensitive_field
+from .element import Element, keys_of
 
 _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})

@@ -6,7 +6,7 @@ structured errors here. Tools whose issue has not landed answer ``unsupported``.
 
 from __future__ import annotations
 
-from .actions import (
+from ..actions import (
     ActingListener,
     Authorizer,
     BatchRunner,
@@ -14,13 +14,13 @@ from .actions import (
     StepListener,
     allow_everything,
 )
-from .errors import ToolFailure
-from .inspector import Inspector, KeepSensitiveMasked, SensitiveRelease
-from .page import Page, read_state
-from .protocol import InspectOptions, PageToolRequest, PageToolResult, ToolName
-from .reader import PageReader
-from .screenshot import Screenshotter
-from .snapshots import SnapshotStore
+from ..bridge.page import Page, read_state
+from ..errors import ToolFailure
+from ..protocol import InspectOptions, PageToolRequest, PageToolResult, ToolName
+from ..read.reader import PageReader
+from ..read.screenshot import Screenshotter
+from ..snapshot.inspector import Inspector, KeepSensitiveMasked, SensitiveRelease
+from ..snapshot.store import SnapshotStore
 
 
 class PageTools:

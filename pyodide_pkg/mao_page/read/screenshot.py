@@ -28,12 +28,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from . import facts as F
-from . import refs
-from .errors import ToolFailure
-from .inspector import Inspector
-from .page import read_state
-from .protocol import (
+from ..bridge.page import read_state
+from ..dom import facts as F
+from ..errors import ToolFailure
+from ..protocol import (
     Annotation,
     ErrorCode,
     InspectOptions,
@@ -48,6 +46,8 @@ from .protocol import (
     UnrenderedRegion,
     Viewport,
 )
+from ..snapshot import refs
+from ..snapshot.inspector import Inspector
 
 DEFAULT_MAX_BYTES = 1_000_000
 RENDER_TIMEOUT_S = 20.0

@@ -4,7 +4,7 @@ https://www.w3.org/TR/accname-1.2/#computation-steps. Each step below cites its 
 Where we deviate on purpose, the comment says ``SPEC DIFFERENCE:`` and why. Conformance is
 measured against the WPT accname suite in a real browser (tests/conformance/).
 
-Everything reads the rows of one ``collectDocument`` walk (``mao_page.facts``) through a
+Everything reads the rows of one ``collectDocument`` walk (``mao_page.dom.facts``) through a
 ``DocumentIndex`` built once per scan; names computed during a scan are cached in it, and
 the cache dies with it (like Playwright's ``beginAriaCaches``/``endAriaCaches``).
 """

@@ -19,7 +19,7 @@ from typing import Any
 import js  # type: ignore[import-not-found]
 from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull  # type: ignore[import-not-found]
 
-from . import facts as F
+from ..dom import facts as F
 from .page import CalendarRead, HitTest, NativeSelection, Outcome, Submission
 
 HOST_MODULE = "_mao_host"

@@ -8,8 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import ToolFailure
-from .protocol import ErrorCode
+from ..errors import ToolFailure
+from ..protocol import ErrorCode
 
 # key -> (code, keyCode), per UI Events KeyboardEvent key/code values.
 NAMED_KEYS: dict[str, tuple[str, int]] = {

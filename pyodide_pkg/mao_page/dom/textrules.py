@@ -2,7 +2,7 @@
 elements hold no text, which displays flow inline, and how a wanted option is matched.
 
 The asset build writes the tables here (and the fact layout, the widget roles) into the
-loader as JavaScript (``mao_page.jstables``), so ``loader_js/primitives`` use these very
+loader as JavaScript (``mao_page.dom.jstables``), so ``loader_js/primitives`` use these very
 definitions; tests/browser/test_js_mirrors.py runs both sides on the same inputs. Standard
 library only: the asset build imports this module outside Pyodide, with no dependencies.
 """
@@ -32,8 +32,9 @@ def char_class(chars: str) -> str:
     return "[" + "".join(f"\\u{ord(c):04x}" for c in chars) + "]"
 
 
-_ASCII_RUN = re.compile(char_class(ASCII_WHITESPACE) + "+")
-_ANY_RUN = re.compile(char_class(ANY_WHITESPACE) + "+")
+# Runs of each kind (ASCII_SPACE_RUN and ANY_SPACE_RUN in the page, generated from these).
+ASCII_SPACE_RUN = re.compile(char_class(ASCII_WHITESPACE) + "+")
+ANY_SPACE_RUN = re.compile(char_class(ANY_WHITESPACE) + "+")
 
 # Elements whose content is never text a user reads (not rendered; an SVG <title> is a name).
 NO_TEXT_TAGS = frozenset({"script", "style", "noscript", "template", "head", "title"})
@@ -46,7 +47,7 @@ INLINE_DISPLAYS = frozenset({"inline", "contents", ""})
 def squash(text: str) -> str:
     """Accessible-name white space: ASCII whitespace runs to one space, trimmed; NBSP kept."""
     if "  " in text or "\n" in text or "\t" in text or "\r" in text or "\f" in text:
-        return _ASCII_RUN.sub(" ", text).strip(" ")
+        return ASCII_SPACE_RUN.sub(" ", text).strip(" ")
     # Single spaces only (most texts: the walk squashed each text node already): nothing to
     # collapse, and a substring test is far cheaper than a regular-expression substitution.
     return text.strip(" ")
@@ -55,7 +56,7 @@ def squash(text: str) -> str:
 def squash_any(text: str) -> str:
     """Every white space run (``ANY_WHITESPACE``) to one space, trimmed: a value as a person
     reads it, for comparing with what was asked for."""
-    return _ANY_RUN.sub(" ", text).strip(" ")
+    return ANY_SPACE_RUN.sub(" ", text).strip(" ")
 
 
 def fold(text: str) -> str:

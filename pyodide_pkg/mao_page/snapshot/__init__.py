@@ -1,0 +1,2 @@
+"""page_inspect: which elements an agent sees, their text form, and the snapshots that
+keep their refs."""
