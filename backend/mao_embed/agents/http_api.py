@@ -22,10 +22,10 @@ from typing import Any
 
 from mao_page.protocol import ErrorCode, PageToolResult, WireModel, single_action_from_json
 from starlette.datastructures import Headers
-from starlette.requests import HTTPConnection, Request
+from starlette.requests import ClientDisconnect, HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Scope
 
 from mao_embed.agents.tools import tool_catalog
 from mao_embed.agents.untrusted import agent_view_json
@@ -104,76 +104,41 @@ class AgentApi:
     def routes(self) -> list[Route]:
         # Tool calls first: the router tries routes in order (``app.create_app``).
         return [
-            Route(
-                "/api/sessions/{session_id}/tools/{tool}",
-                ToolCallEndpoint(self._config, self._relay),
-                methods=["POST"],
-            ),
+            Route("/api/sessions/{session_id}/tools/{tool}", self.call_tool, methods=["POST"]),
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/tools", self.list_tools, methods=["GET"]),
         ]
 
-    async def list_sessions(self, request: Request) -> Response:
+    async def call_tool(self, request: Request) -> Response:
+        """``POST /api/sessions/{sessionId}/tools/{tool}``: the ``PageToolResult`` JSON plus the
+        additive ``untrusted`` marking (SPEC B5)."""
         refusal = authorize(self._config, request)
         if refusal is not None:
             return refusal
-        return JSONResponse(await self._relay.list_sessions())
-
-    async def list_tools(self, request: Request) -> Response:
-        refusal = authorize(self._config, request)
-        if refusal is not None:
-            return refusal
-        return JSONResponse(tool_catalog())
-
-
-class ToolCallEndpoint:
-    """``POST /api/sessions/{sessionId}/tools/{tool}``, as a plain ASGI app.
-
-    The hot path of the agent API (it must carry 1,000 calls/s through one event loop). Starlette
-    wraps a route's function or method in its request/response handling (a ``Request``, a
-    per-request exception wrapper, a ``Response`` building its headers: ~4.6 of ~10 us per
-    request in process) and calls anything else as ASGI; this reads the body and sends its two
-    ASGI messages itself. The router, the methods check and the app's error middleware still
-    apply. Reading the body here also refuses an oversized one as soon as it passes the limit
-    instead of buffering all of it first.
-    """
-
-    def __init__(self, config: ServerConfig, relay: Relay) -> None:
-        self._config = config
-        self._relay = relay
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = Headers(scope=scope)
-        refusal = _authorize(self._config, scope, headers)
-        if refusal is not None:
-            await refusal(scope, receive, send)
-            return
-        request_id = headers.get("x-request-id")
+        request_id = request.headers.get("x-request-id")
         # Echo the caller's X-Request-Id in early refusals when it is usable as one.
         reply_id = (
             request_id if request_id and is_valid_request_id(request_id) else new_request_id()
         )
-        body = await _read_body(receive, self._config.max_message_bytes)
-        if body is None:  # the client went away mid-request: nobody to answer
-            return
-        if body is _TOO_LARGE:
-            await _send_answer(
-                send, failure(reply_id, ErrorCode.MESSAGE_TOO_LARGE, "request body is too large")
-            )
-            return
-        result = await self._tool_result(scope, headers, body, request_id, reply_id)
-        await _send_answer(send, result)
+        try:
+            body = await _read_body(request, self._config.max_message_bytes)
+        except ClientDisconnect:  # the client went away mid-request: nobody to answer
+            return Response(status_code=400)
+        if body is None:
+            result = failure(reply_id, ErrorCode.MESSAGE_TOO_LARGE, "request body is too large")
+        else:
+            result = await self._tool_result(request, body, request_id, reply_id)
+        code = result.error.code.value if result.error else None
+        return Response(
+            agent_view_json(result),
+            status_code=_STATUS_FOR_CODE.get(code or "", 200),
+            media_type="application/json",
+        )
 
     async def _tool_result(
-        self,
-        scope: Scope,
-        headers: Headers,
-        body: bytes,
-        request_id: str | None,
-        reply_id: str,
+        self, request: Request, body: bytes, request_id: str | None, reply_id: str
     ) -> PageToolResult:
-        path_params = scope["path_params"]
-        tool = path_params["tool"]
+        tool = request.path_params["tool"]
         # One action's fields, the common call, are validated straight from the body; any
         # other body is parsed here and validated by the relay (``build_request``).
         args: dict[str, Any] | WireModel | None = single_action_from_json(tool, body)
@@ -191,7 +156,7 @@ class ToolCallEndpoint:
                 )
             args = parsed
         timeout_ms: int | None = None
-        raw_timeout = headers.get("x-timeout-ms")
+        raw_timeout = request.headers.get("x-timeout-ms")
         if raw_timeout is not None:
             if not raw_timeout.isdigit():
                 return failure(
@@ -201,29 +166,33 @@ class ToolCallEndpoint:
                 )
             timeout_ms = int(raw_timeout)
         return await self._relay.call_tool(
-            path_params["session_id"], tool, args, request_id=request_id, timeout_ms=timeout_ms
+            request.path_params["session_id"], tool, args, request_id=request_id,
+            timeout_ms=timeout_ms,
         )
 
+    async def list_sessions(self, request: Request) -> Response:
+        refusal = authorize(self._config, request)
+        if refusal is not None:
+            return refusal
+        return JSONResponse(await self._relay.list_sessions())
 
-_TOO_LARGE = b"<too large>"
+    async def list_tools(self, request: Request) -> Response:
+        refusal = authorize(self._config, request)
+        if refusal is not None:
+            return refusal
+        return JSONResponse(tool_catalog())
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request body; ``_TOO_LARGE`` (by identity) once it passes ``limit`` bytes, without
-    reading the rest; None if the client disconnected first."""
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The request body; None as soon as it passes ``limit`` bytes, without reading the rest."""
     chunks: list[bytes] = []
     size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":  # http.disconnect
-            return None
-        chunk = message.get("body", b"")
+    async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            return _TOO_LARGE
+            return None
         chunks.append(chunk)
-        if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)
 
 
 async def unknown_endpoint(request: Request, exc: Exception) -> Response:
@@ -240,18 +209,3 @@ async def unknown_endpoint(request: Request, exc: Exception) -> Response:
             status_code=404,
         )
     return PlainTextResponse("Not Found", status_code=404)
-
-
-async def _send_answer(send: Send, result: PageToolResult) -> None:
-    """The CONTRACT ``PageToolResult`` JSON plus the additive ``untrusted`` marking (SPEC B5)."""
-    code = result.error.code.value if result.error else None
-    body = agent_view_json(result).encode()
-    await send({
-        "type": "http.response.start",
-        "status": _STATUS_FOR_CODE.get(code or "", 200),
-        "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode("latin-1")),
-        ],
-    })
-    await send({"type": "http.response.body", "body": body})
