@@ -1,10 +1,18 @@
-// Reading the page's text for page_extract and page_find (mao_page/reader.py, pagetext.py).
+// Reading the page's text for page_extract and page_find (mao_page/read/reader.py, pagetext.py).
 //
 // One walk of the composed tree (open shadow roots with slots in assignment order, same-origin
 // frames in place: collect.js's composedChildNodes, common.js's sameOriginDocument) returns what the
 // browser renders as a tree, serialised once: an element is an item
 //   [tag, display, role, flags, extra, order, listed, children]
-// whose children are items and strings (its text, raw; Python collapses white space).
+// whose children are items and strings (its text, each run of white space squashed to one
+// space as its item closes, except inside <pre>, whose text Python keeps as it is).
+// Two kinds of item, the commonest on a page, are folded into text as they close, so that
+// Python gets one string where it would get an item per element (mao_page.pagetext has the
+// format): a link holding only text becomes READ_LINK href READ_LINK_TEXT text READ_LINK_END
+// in its parent's text (its text alone without an href), and a table row whose cells hold
+// only text becomes one string, each cell's text after READ_CELL (td) or READ_HEADER_CELL
+// (th). Anything with a role, a flag, spans or a listed position keeps its item. These
+// characters are taken out of the page's own text so that only the walk writes them.
 // What is not rendered is not read at all, like innerText: display:none subtrees, the
 // content of closed <details> and of hidden="until-found", text whose computed visibility is
 // not visible, and the SDK's own UI (`exclude`, as in collectDocument). Two computed styles
@@ -20,6 +28,17 @@ const READ_PRIVATE = 2; // data-mao-private or data-mao-ignore on the element
 const READ_EDITABLE_ROOT = 8; // contenteditable, its parent not
 const READ_FRAME = 16; // a same-origin frame: its document's body follows as content
 const READ_BLOCKY = 32; // it or something inside it is block-level (see readText)
+// White space other than single spaces (most text has none: replacing would copy it).
+const READ_UNSQUASHED = /[\t\n\r\f]| [ \t\n\r\f]/;
+const READ_RAW_TAG = "pre"; // its text is read as it is (Python fences it)
+const READ_LINK = "\x01";
+const READ_LINK_TEXT = "\x02";
+const READ_LINK_END = "\x03";
+const READ_HEADER_CELL = "\x1e";
+const READ_CELL = "\x1f";
+// The marks above, and NUL (Python's line break inside collapsed text).
+const READ_MARK = /[\x00-\x03\x1e\x1f]/;
+const READ_MARKS = /[\x00-\x03\x1e\x1f]/g;
 // The attributes readText reads (aria-hidden, data-mao-*, contenteditable, role, hidden).
 const READ_MARKED = "[aria-hidden],[data-mao-private],[data-mao-ignore],[contenteditable],[role],[hidden]";
 // Elements read without their content: their children are values, options or graphics.
@@ -35,6 +54,58 @@ function readSpace(item) {
   const last = kids.length - 1;
   if (last < 0 || typeof kids[last] !== "string") kids.push(" ");
   else if (!kids[last].endsWith(" ")) kids[last] += " ";
+}
+
+// Each run of white space in an item's own text as one space (HTML's white-space: normal;
+// Python collapses again only where it joins texts).
+function readSquash(item) {
+  const kids = item[7];
+  for (let i = 0; i < kids.length; i++) {
+    if (typeof kids[i] === "string" && READ_UNSQUASHED.test(kids[i])) kids[i] = kids[i].replace(ASCII_SPACE_RUN, " ");
+  }
+}
+
+// The text of an item whose content is text only ("" for none), else null.
+function readOnlyText(item) {
+  const kids = item[7];
+  if (kids.length === 0) return "";
+  return kids.length === 1 && typeof kids[0] === "string" ? kids[0] : null;
+}
+
+// A link that has just closed, as text in `parent` (whose last child it is), when it holds
+// only text and nothing marks it out (role, flag, listed).
+function readFoldLink(parent, link) {
+  const text = readOnlyText(link);
+  if (text === null || text.includes(READ_LINK)) return;
+  const kids = parent[7];
+  kids.pop();
+  const folded = link[4] ? READ_LINK + link[4] + READ_LINK_TEXT + text + READ_LINK_END : text;
+  const last = kids.length - 1;
+  if (last >= 0 && typeof kids[last] === "string") kids[last] += folded;
+  else kids.push(folded);
+}
+
+// A table row that has just closed, as one string, when its cells are plain td / th boxes
+// holding only text (no spans, roles, flags or listed positions) and nothing else is in it
+// but white space.
+function readFoldRow(row) {
+  const kids = row[7];
+  let folded = "";
+  let cells = 0;
+  for (const kid of kids) {
+    if (typeof kid === "string") {
+      if (NOT_ASCII_SPACE.test(kid)) return;
+      continue;
+    }
+    const tag = kid[0];
+    if ((tag !== "td" && tag !== "th") || kid[1] !== "table-cell" || kid[2] !== "" || kid[3] !== READ_BLOCKY
+        || kid[4] !== "" || kid[6] >= 0) return;
+    const text = readOnlyText(kid);
+    if (text === null) return;
+    folded += (tag === "th" ? READ_HEADER_CELL : READ_CELL) + text;
+    cells++;
+  }
+  if (cells) row[7] = [folded];
 }
 
 // The flags a subtree's root inherits from above it: reading one element must not return what
@@ -100,6 +171,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
   let flagged = 0; // items flagged aria-hidden or private
   let truncated = false;
   let top = null; // the innermost open item; its children are item[7]
+  let rawDepth = 0; // open <pre> items
   const open = [];
   let result = null;
   let doc = null; // the document of the last element read, and what goes with it
@@ -115,7 +187,15 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
     if (entry === 0) {
       const done = open.pop();
       top = open.length ? open[open.length - 1] : null;
-      if (top && done[3] & READ_BLOCKY) top[3] |= READ_BLOCKY;
+      if (done[0] === READ_RAW_TAG) rawDepth--;
+      else if (rawDepth === 0) readSquash(done);
+      if (top) {
+        if (done[3] & READ_BLOCKY) top[3] |= READ_BLOCKY;
+        if (done[2] === "" && done[6] < 0) {
+          if (done[0] === "a" && done[3] === 0) readFoldLink(top, done);
+          else if (done[0] === "tr" && done[3] === READ_BLOCKY) readFoldRow(done);
+        }
+      }
       continue;
     }
     if (Array.isArray(entry)) {
@@ -128,6 +208,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
         let text = node.data;
         if (text) {
           if (!NOT_ASCII_SPACE.test(text)) text = " "; // white space only (indentation)
+          else if (READ_MARK.test(text)) text = text.replace(READ_MARKS, "");
           const kids = top[7];
           const last = kids.length - 1;
           if (last >= 0 && typeof kids[last] === "string") kids[last] += text;
@@ -179,6 +260,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       if (flags & READ_EDITABLE_ROOT) editable.push(nodes.length);
       if (flags & (READ_ARIA_HIDDEN | READ_PRIVATE)) flagged++;
       nodes.push(el);
+      if (tag === READ_RAW_TAG) rawDepth++;
       if (top) top[7].push(item);
       else result = item;
       open.push(item);
@@ -232,7 +314,10 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
     }
   }
   // A walk cut short still hands on what it read, and what that holds.
-  if (truncated) for (let i = open.length - 1; i > 0; i--) if (open[i][3] & READ_BLOCKY) open[i - 1][3] |= READ_BLOCKY;
+  if (truncated) {
+    for (let i = open.length - 1; i > 0; i--) if (open[i][3] & READ_BLOCKY) open[i - 1][3] |= READ_BLOCKY;
+    for (let i = 0; i < open.length && open[i][0] !== READ_RAW_TAG; i++) readSquash(open[i]);
+  }
   return { nodes, truncated, editable, flagged, json: readEncoder.encode(JSON.stringify(result)) };
 }
 

@@ -51,8 +51,15 @@ PINNED = {
 }
 
 # dayjs's UMD plugins, which Ant Design Vue's global build expects as ``dayjs_plugin_*``.
-_DAYJS_PLUGINS = ("advancedFormat", "customParseFormat", "localeData", "quarterOfYear",
-                  "weekOfYear", "weekYear", "weekday")
+_DAYJS_PLUGINS = (
+    "advancedFormat",
+    "customParseFormat",
+    "localeData",
+    "quarterOfYear",
+    "weekOfYear",
+    "weekYear",
+    "weekday",
+)
 
 
 def pinned_version(package: str) -> str:
@@ -85,42 +92,66 @@ def _css(package: str, path: str) -> VendorFile:
 
 # React and ReactDOM; Vue 3 with its template compiler (the pages write templates, no build
 # step). The component libraries expect them as globals, loaded before them.
-_REACT = (_js("react", "umd/react.production.min.js"),
-          _js("react-dom", "umd/react-dom.production.min.js"))
+_REACT = (
+    _js("react", "umd/react.production.min.js"),
+    _js("react-dom", "umd/react-dom.production.min.js"),
+)
 _VUE = (_js("vue", "dist/vue.global.prod.js"),)
 
 # Global builds, in the order a page loads them: each library after the globals it needs.
 VENDOR: dict[str, tuple[VendorFile, ...]] = {
     "react": _REACT,
     "vue": _VUE,
-    "antd": (*_REACT, _js("dayjs", "dayjs.min.js"), _css("antd", "dist/reset.css"),
-             _js("antd", "dist/antd.min.js")),
-    "element-plus": (*_VUE, _css("element-plus", "dist/index.css"),
-                     _js("element-plus", "dist/index.full.min.js")),
+    "antd": (
+        *_REACT,
+        _js("dayjs", "dayjs.min.js"),
+        _css("antd", "dist/reset.css"),
+        _js("antd", "dist/antd.min.js"),
+    ),
+    "element-plus": (
+        *_VUE,
+        _css("element-plus", "dist/index.css"),
+        _js("element-plus", "dist/index.full.min.js"),
+    ),
     # MaterialUI global; styles come from its bundled emotion at run time.
     "mui": (*_REACT, _js("@mui/material", "umd/material-ui.production.min.js")),
     # TDesign global (dayjs is bundled).
-    "tdesign-react": (*_REACT, _css("tdesign-react", "dist/tdesign.min.css"),
-                      _js("tdesign-react", "dist/tdesign.min.js")),
+    "tdesign-react": (
+        *_REACT,
+        _css("tdesign-react", "dist/tdesign.min.css"),
+        _js("tdesign-react", "dist/tdesign.min.js"),
+    ),
     # An old-style page: Bootstrap 5 (Popper bundled) and jQuery with the Select2 plugin.
     "bootstrap-select2": (
         _css("bootstrap", "dist/css/bootstrap.min.css"),
         _css("select2", "dist/css/select2.min.css"),
-        _js("jquery", "dist/jquery.min.js"), _js("bootstrap", "dist/js/bootstrap.bundle.min.js"),
+        _js("jquery", "dist/jquery.min.js"),
+        _js("bootstrap", "dist/js/bootstrap.bundle.min.js"),
         _js("select2", "dist/js/select2.full.min.js"),
     ),
     "ant-design-vue": (
-        *_VUE, _js("dayjs", "dayjs.min.js"),
+        *_VUE,
+        _js("dayjs", "dayjs.min.js"),
         *(_js("dayjs", f"plugin/{name}.js") for name in _DAYJS_PLUGINS),
-        _css("ant-design-vue", "dist/reset.css"), _js("ant-design-vue", "dist/antd.min.js"),
+        _css("ant-design-vue", "dist/reset.css"),
+        _js("ant-design-vue", "dist/antd.min.js"),
     ),
-    "tdesign-vue-next": (*_VUE, _css("tdesign-vue-next", "dist/tdesign.min.css"),
-                         _js("tdesign-vue-next", "dist/tdesign.min.js")),
-    "vuetify": (*_VUE, _css("vuetify", "dist/vuetify.min.css"),
-                _js("vuetify", "dist/vuetify.min.js")),
+    "tdesign-vue-next": (
+        *_VUE,
+        _css("tdesign-vue-next", "dist/tdesign.min.css"),
+        _js("tdesign-vue-next", "dist/tdesign.min.js"),
+    ),
+    "vuetify": (
+        *_VUE,
+        _css("vuetify", "dist/vuetify.min.css"),
+        _js("vuetify", "dist/vuetify.min.js"),
+    ),
     # Vue 2.7's full build (with the template compiler) as the global ``Vue``.
-    "element-ui": (_js("vue2", "dist/vue.min.js"), _css("element-ui", "lib/theme-chalk/index.css"),
-                   _js("element-ui", "lib/index.js")),
+    "element-ui": (
+        _js("vue2", "dist/vue.min.js"),
+        _css("element-ui", "lib/theme-chalk/index.css"),
+        _js("element-ui", "lib/index.js"),
+    ),
 }
 
 
@@ -155,12 +186,26 @@ def ensure_installed() -> Path:
             completed = subprocess.run(
                 # Legacy peer resolution: Vue 2 and Vue 3 stacks side by side cannot satisfy
                 # each other's peers, and the pages load global builds, never npm's tree.
-                [npm, "install", "--no-audit", "--no-fund", "--ignore-scripts", "--legacy-peer-deps",
-                 "--prefix", str(NODE_PREFIX), *specs],
-                capture_output=True, text=True, timeout=600, check=False,
+                [
+                    npm,
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--ignore-scripts",
+                    "--legacy-peer-deps",
+                    "--prefix",
+                    str(NODE_PREFIX),
+                    *specs,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=600,
+                check=False,
             )
             if completed.returncode != 0 or _missing():
-                pytest.fail(f"npm install of {specs} failed:\n{completed.stdout}\n{completed.stderr}")
+                pytest.fail(
+                    f"npm install of {specs} failed:\n{completed.stdout}\n{completed.stderr}"
+                )
     return NODE_PREFIX / "node_modules"
 
 
@@ -171,7 +216,9 @@ def serve_vendor(pages, framework: str) -> str:
     for item in VENDOR[framework]:
         if item.url_path not in pages.pages:
             source = node_modules / item.package / item.path
-            pages.add(item.url_path, source.read_text(encoding="utf-8"), content_type=item.content_type)
+            pages.add(
+                item.url_path, source.read_text(encoding="utf-8"), content_type=item.content_type
+            )
         if item.content_type == _CSS:
             tags.append(f'<link rel="stylesheet" href="{item.url_path}">')
         else:
@@ -203,7 +250,9 @@ class ReusablePages:
         self._context: Any = None
         self._open: dict[str, EmbeddedPage] = {}
 
-    def open(self, key: str, body: str, *, head: str = "", title: str = "Test page") -> EmbeddedPage:
+    def open(
+        self, key: str, body: str, *, head: str = "", title: str = "Test page"
+    ) -> EmbeddedPage:
         embedded = self._open.get(key)
         if embedded is not None and renderer_crashes.crashed(embedded.page):
             embedded.page.close()  # a crashed renderer answers nothing; boot a fresh page
@@ -247,7 +296,10 @@ class ReusablePages:
         user_id, agent_id = "test-user", "test-agent"
         token = self._backend.issue_token(user_id, agent_id, origin=self._pages.origin)
         snippet = embed_snippet(self._backend.url, agent_id=agent_id, user_id=user_id, token=token)
-        url = self._pages.add(f"/reusable-{key}-{next(self._counter)}.html", page_html(body, snippet, title=title, head=head))
+        url = self._pages.add(
+            f"/reusable-{key}-{next(self._counter)}.html",
+            page_html(body, snippet, title=title, head=head),
+        )
         known = {s["sessionId"] for s in self._agent.sessions()}
         page = self._context.new_page()
         page.goto(url)
@@ -301,4 +353,7 @@ def failure(result: dict[str, Any]) -> str:
     error = result.get("error") or {}
     steps = (result.get("result") or {}).get("steps") or []
     failed = [s for s in steps if not s.get("success")]
-    return f"{error.get('code')}: {error.get('message')} (stoppedAt={result.get('stoppedAt')}, details={error.get('details')}, failed steps={failed})"
+    return (
+        f"{error.get('code')}: {error.get('message')} (stoppedAt={result.get('stoppedAt')}, "
+        f"details={error.get('details')}, failed steps={failed})"
+    )

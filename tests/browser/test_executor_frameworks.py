@@ -62,8 +62,10 @@ def open_form(reusable_pages, mao_pages):
 
     def open_(fixture: Fixture) -> Form:
         embedded = reusable_pages.open(
-            fixture.framework, fixture_body(fixture.file),
-            head=serve_vendor(mao_pages, fixture.framework), title=f"{fixture} form",
+            fixture.framework,
+            fixture_body(fixture.file),
+            head=serve_vendor(mao_pages, fixture.framework),
+            title=f"{fixture} form",
         )
         return Form(embedded, fixture)
 
@@ -176,24 +178,32 @@ def test_batch_fills_the_whole_form_and_submits(open_form, fixture):
     # SPEC A5: one ordered batch; the submit handler sees every value the framework stored.
     form = open_form(fixture)
     step = form.step
-    result = form.embedded.call("page_fill", actions=[
-        step("fill", "Name", value="Ada"),
-        step("fill", "Age", value="42"),
-        step("fill", "Start date", value="2024-05-17"),
-        step("fill", "Notes", value="hello"),
-        step("select", "Country", values=["Japan"]),
-        step("check", "Subscribe", "checkbox"),
-        step("check", "Pro", "radio"),
-        step("click", "Save", "button"),
-    ])
+    result = form.embedded.call(
+        "page_fill",
+        actions=[
+            step("fill", "Name", value="Ada"),
+            step("fill", "Age", value="42"),
+            step("fill", "Start date", value="2024-05-17"),
+            step("fill", "Notes", value="hello"),
+            step("select", "Country", values=["Japan"]),
+            step("check", "Subscribe", "checkbox"),
+            step("check", "Pro", "radio"),
+            step("click", "Save", "button"),
+        ],
+    )
     assert result["success"], failure(result)
     assert [s["success"] for s in result["result"]["steps"]] == [True] * 8
     assert result.get("stoppedAt") is None
     submitted = form.state()["submitted"]
     submitted.pop("langs", None)  # the Vue fixture also submits its untouched multi-select
     assert submitted == {
-        "name": "Ada", "age": fixture.age_42, "start": "2024-05-17", "notes": "hello",
-        "country": "jp", "subscribe": True, "plan": "pro",
+        "name": "Ada",
+        "age": fixture.age_42,
+        "start": "2024-05-17",
+        "notes": "hello",
+        "country": "jp",
+        "subscribe": True,
+        "plan": "pro",
     }
 
 
@@ -315,7 +325,9 @@ def test_library_controls_work_while_the_user_is_in_another_tab(open_form, reusa
 
 
 @pytest.mark.parametrize("fixture", COMPONENT_LIBRARIES)
-def test_library_date_picker_commits_while_the_window_has_no_focus(open_form, reusable_pages, fixture):
+def test_library_date_picker_commits_while_the_window_has_no_focus(
+    open_form, reusable_pages, fixture
+):
     # SPEC A3: the user types in another application. Chromium then fires no focus or blur
     # events for focus() and blur(); pickers that commit on blur would never commit unless the
     # executor dispatches the focus events the browser withheld.
@@ -353,20 +365,29 @@ def test_library_batch_fills_every_control_then_submits(open_form, fixture):
     # SPEC A5: one batch over every control, portals included; the submit handler receives it all.
     form = open_form(fixture)
     step = form.step
-    result = form.embedded.call("page_fill", actions=[
-        step("fill", "Name", "textbox", value="Ada"),
-        step("fill", "Age", "spinbutton", value="42"),
-        step("select", "City", "combobox", values=["Paris"]),
-        step("select", "Tags", "combobox", values=["Green"]),
-        step("fill", "Start date", value="2024-05-17"),
-        step("check", "I agree", "checkbox"),
-        step("check", "Pro", "radio"),
-        step("check", "Notifications", "switch"),
-        step("click", "Submit", "button"),
-    ])
+    result = form.embedded.call(
+        "page_fill",
+        actions=[
+            step("fill", "Name", "textbox", value="Ada"),
+            step("fill", "Age", "spinbutton", value="42"),
+            step("select", "City", "combobox", values=["Paris"]),
+            step("select", "Tags", "combobox", values=["Green"]),
+            step("fill", "Start date", value="2024-05-17"),
+            step("check", "I agree", "checkbox"),
+            step("check", "Pro", "radio"),
+            step("check", "Notifications", "switch"),
+            step("click", "Submit", "button"),
+        ],
+    )
     assert result["success"], failure(result)
     assert result.get("stoppedAt") is None
     assert form.state()["submitted"] == {
-        "name": "Ada", "age": 42, "city": "paris", "tags": ["green"], "start": "2024-05-17",
-        "agree": True, "plan": "pro", "notify": True,
+        "name": "Ada",
+        "age": 42,
+        "city": "paris",
+        "tags": ["green"],
+        "start": "2024-05-17",
+        "agree": True,
+        "plan": "pro",
+        "notify": True,
     }

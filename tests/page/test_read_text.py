@@ -60,6 +60,15 @@ def test_a_link_wrapping_blocks_stays_one_link():
     assert markdown(page) == "[Card title Card text](https://e.x/c)"
 
 
+@pytest.mark.parametrize("role", ["", "link"])
+def test_a_link_reads_the_same_folded_into_text_or_kept_as_a_node(role):
+    # read.js folds a text-only link into its parent's text; one with a role keeps its node.
+    item = el("li", inline("a", " Item\n 3 ", extra="https://e.x/i(3)", role=role), " note", display="list-item")
+    assert isinstance(item[pagetext.CHILDREN][0], str) == (not role)
+    page = el("body", el("ul", item), el("p", "Go ", inline("a", " ", extra="https://e.x/empty", role=role), "on."))
+    assert markdown(page) == "- [Item 3](https://e.x/i%283%29) note\n\nGo on."
+
+
 def test_ordered_lists_number_their_items_and_indent_nested_content():
     page = el("body", el("ol", el("li", "One", el("ul", el("li", "a", display="list-item")), display="list-item"),
                          el("li", "Two", display="list-item")))
@@ -74,6 +83,19 @@ def test_rowspan_past_a_short_row_leaves_its_columns_empty():
                row(cell("6"), cell("7"), cell("8")), display="table")
     assert markdown(el("body", table)) == (
         "| A | B | C |\n|---|---|---|\n| 1 | 2 | tall |\n| 3 |  |  |\n| 4 | 5 |  |\n| 6 | 7 | 8 |"
+    )
+
+
+def test_folded_rows_keep_header_cells_escaped_pipes_and_links():
+    # Rows of text-only cells arrive as one string each (pagetext.CELL); a row with a span keeps
+    # its nodes, white space between its cells included.
+    table = el("table", row(cell("Name", tag="th"), cell("Total", tag="th")),
+               row(cell(" Acme | Co "), el("td", inline("a", "Open", extra="https://e.x/o"), display="table-cell")),
+               row(" ", cell("Both", "2,1"), " "), display="table")
+    folded = table[pagetext.CHILDREN][0][pagetext.CHILDREN]
+    assert len(folded) == 1 and folded[0].startswith(pagetext.HEADER_CELL)
+    assert markdown(el("body", table)) == (
+        "| Name | Total |\n|---|---|\n| Acme \\| Co | [Open](https://e.x/o) |\n| Both |  |"
     )
 
 
@@ -125,6 +147,12 @@ def test_the_cap_cuts_the_whole_markdown_at_a_block_boundary():
 def test_search_text_puts_blocks_on_lines_and_cells_side_by_side():
     page = el("body", el("p", "Total:", inline("b", " $5")), el("table", row(cell("a"), cell("b")), display="table"))
     assert searched(page).text == "Total: $5\na b\n"
+
+
+def test_search_text_reads_folded_links_as_their_text():
+    page = el("body", el("p", "See ", inline("a", "the terms", extra="https://e.x/t"), " first."),
+              el("table", row(cell("x"), cell("y")), display="table"))
+    assert searched(page).text == "See the terms first.\nx y\n"
 
 
 def test_a_literal_query_matches_across_white_space_and_case():

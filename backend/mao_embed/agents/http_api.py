@@ -15,17 +15,17 @@ through this API (cross-site requests, DNS rebinding).
 
 from __future__ import annotations
 
-import functools
 import hmac
 import ipaddress
 import json
 from typing import Any
 
 from mao_page.protocol import ErrorCode, PageToolResult, WireModel, single_action_from_json
-from starlette.requests import HTTPConnection, Request
+from starlette.datastructures import Headers
+from starlette.requests import ClientDisconnect, HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import Scope
 
 from mao_embed.agents.tools import tool_catalog
 from mao_embed.agents.untrusted import agent_view_json
@@ -48,22 +48,12 @@ def error_body(code: ErrorCode, message: str) -> dict[str, Any]:
 
 def authorize(config: ServerConfig, connection: HTTPConnection) -> Response | None:
     """None when the caller may use the agent API, else the refusal to send."""
-    return _authorize(config, connection.scope, _headers_of(connection.scope))
+    return _authorize(config, connection.scope, connection.headers)
 
 
-def _headers_of(scope: Scope) -> dict[bytes, bytes]:
-    """The request's headers by lower-case name, the first of any repeated one (what
-    ``Headers.get`` answers): one pass over the list, where each ``Headers.get`` scans it,
-    decodes and, for an absent header, raises and catches a KeyError (a tool call reads up to
-    six)."""
-    return dict(reversed(scope["headers"]))
-
-
-def _authorize(
-    config: ServerConfig, scope: Scope, headers: dict[bytes, bytes]
-) -> Response | None:
+def _authorize(config: ServerConfig, scope: Scope, headers: Headers) -> Response | None:
     if config.api_key:
-        scheme, _, given = headers.get(b"authorization", b"").decode("latin-1").partition(" ")
+        scheme, _, given = headers.get("authorization", "").partition(" ")
         if scheme.lower() == "bearer" and hmac.compare_digest(
             given.strip().encode(), config.api_key.encode()
         ):
@@ -84,29 +74,26 @@ def _authorize(
     return None
 
 
-@functools.lru_cache(maxsize=1024)
 def _is_loopback_address(host: str) -> bool:
-    # Cached: parsing the address was a third of a tool call's cost in the relay benchmark.
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
 
 
-def _is_loopback_client(scope: Scope, headers: dict[bytes, bytes]) -> bool:
-    # The scope's (host, port) directly: ``connection.client`` builds a named tuple per call.
+def _is_loopback_client(scope: Scope, headers: Headers) -> bool:
     client = scope.get("client")
     if client is None or not _is_loopback_address(client[0]):
         return False
-    host = headers.get(b"host", b"").decode("latin-1")
+    host = headers.get("host", "")
     hostname = host.rsplit(":", 1)[0] if not host.startswith("[") else host.split("]")[0] + "]"
     if hostname.lower() not in _LOOPBACK_HOSTS:
         return False
-    origin = headers.get(b"origin")
+    origin = headers.get("origin")
     if origin is None:
         return True
     # A browser page calling us: only the backend's own pages (e.g. the demo) may.
-    return origin.decode("latin-1") in (f"http://{host}", f"https://{host}")
+    return origin in (f"http://{host}", f"https://{host}")
 
 
 class AgentApi:
@@ -117,77 +104,41 @@ class AgentApi:
     def routes(self) -> list[Route]:
         # Tool calls first: the router tries routes in order (``app.create_app``).
         return [
-            Route(
-                "/api/sessions/{session_id}/tools/{tool}",
-                ToolCallEndpoint(self._config, self._relay),
-                methods=["POST"],
-            ),
+            Route("/api/sessions/{session_id}/tools/{tool}", self.call_tool, methods=["POST"]),
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/tools", self.list_tools, methods=["GET"]),
         ]
 
-    async def list_sessions(self, request: Request) -> Response:
+    async def call_tool(self, request: Request) -> Response:
+        """``POST /api/sessions/{sessionId}/tools/{tool}``: the ``PageToolResult`` JSON plus the
+        additive ``untrusted`` marking (SPEC B5)."""
         refusal = authorize(self._config, request)
         if refusal is not None:
             return refusal
-        return JSONResponse(await self._relay.list_sessions())
-
-    async def list_tools(self, request: Request) -> Response:
-        refusal = authorize(self._config, request)
-        if refusal is not None:
-            return refusal
-        return JSONResponse(tool_catalog())
-
-
-class ToolCallEndpoint:
-    """``POST /api/sessions/{sessionId}/tools/{tool}``, as a plain ASGI app.
-
-    The hot path of the agent API (it must carry 1,000 calls/s through one event loop). Starlette
-    wraps a route's function or method in its request/response handling (a ``Request``, a
-    per-request exception wrapper, a ``Response`` building its headers: ~4.6 of ~10 us per
-    request in process) and calls anything else as ASGI; this reads the body and sends its two
-    ASGI messages itself. The router, the methods check and the app's error middleware still
-    apply. Reading the body here also refuses an oversized one as soon as it passes the limit
-    instead of buffering all of it first.
-    """
-
-    def __init__(self, config: ServerConfig, relay: Relay) -> None:
-        self._config = config
-        self._relay = relay
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        headers = _headers_of(scope)
-        refusal = _authorize(self._config, scope, headers)
-        if refusal is not None:
-            await refusal(scope, receive, send)
-            return
-        raw_request_id = headers.get(b"x-request-id")
-        request_id = raw_request_id.decode("latin-1") if raw_request_id is not None else None
+        request_id = request.headers.get("x-request-id")
         # Echo the caller's X-Request-Id in early refusals when it is usable as one.
         reply_id = (
             request_id if request_id and is_valid_request_id(request_id) else new_request_id()
         )
-        body = await _read_body(receive, self._config.max_message_bytes)
-        if body is None:  # the client went away mid-request: nobody to answer
-            return
-        if body is _TOO_LARGE:
-            await _send_answer(
-                send, failure(reply_id, ErrorCode.MESSAGE_TOO_LARGE, "request body is too large")
-            )
-            return
-        result = await self._tool_result(scope, headers, body, request_id, reply_id)
-        await _send_answer(send, result)
+        try:
+            body = await _read_body(request, self._config.max_message_bytes)
+        except ClientDisconnect:  # the client went away mid-request: nobody to answer
+            return Response(status_code=400)
+        if body is None:
+            result = failure(reply_id, ErrorCode.MESSAGE_TOO_LARGE, "request body is too large")
+        else:
+            result = await self._tool_result(request, body, request_id, reply_id)
+        code = result.error.code.value if result.error else None
+        return Response(
+            agent_view_json(result),
+            status_code=_STATUS_FOR_CODE.get(code or "", 200),
+            media_type="application/json",
+        )
 
     async def _tool_result(
-        self,
-        scope: Scope,
-        headers: dict[bytes, bytes],
-        body: bytes,
-        request_id: str | None,
-        reply_id: str,
+        self, request: Request, body: bytes, request_id: str | None, reply_id: str
     ) -> PageToolResult:
-        path_params = scope["path_params"]
-        tool = path_params["tool"]
+        tool = request.path_params["tool"]
         # One action's fields, the common call, are validated straight from the body; any
         # other body is parsed here and validated by the relay (``build_request``).
         args: dict[str, Any] | WireModel | None = single_action_from_json(tool, body)
@@ -205,9 +156,8 @@ class ToolCallEndpoint:
                 )
             args = parsed
         timeout_ms: int | None = None
-        raw_timeout_bytes = headers.get(b"x-timeout-ms")
-        if raw_timeout_bytes is not None:
-            raw_timeout = raw_timeout_bytes.decode("latin-1")
+        raw_timeout = request.headers.get("x-timeout-ms")
+        if raw_timeout is not None:
             if not raw_timeout.isdigit():
                 return failure(
                     reply_id,
@@ -216,29 +166,33 @@ class ToolCallEndpoint:
                 )
             timeout_ms = int(raw_timeout)
         return await self._relay.call_tool(
-            path_params["session_id"], tool, args, request_id=request_id, timeout_ms=timeout_ms
+            request.path_params["session_id"], tool, args, request_id=request_id,
+            timeout_ms=timeout_ms,
         )
 
+    async def list_sessions(self, request: Request) -> Response:
+        refusal = authorize(self._config, request)
+        if refusal is not None:
+            return refusal
+        return JSONResponse(await self._relay.list_sessions())
 
-_TOO_LARGE = b"<too large>"
+    async def list_tools(self, request: Request) -> Response:
+        refusal = authorize(self._config, request)
+        if refusal is not None:
+            return refusal
+        return JSONResponse(tool_catalog())
 
 
-async def _read_body(receive: Receive, limit: int) -> bytes | None:
-    """The request body; ``_TOO_LARGE`` (by identity) once it passes ``limit`` bytes, without
-    reading the rest; None if the client disconnected first."""
+async def _read_body(request: Request, limit: int) -> bytes | None:
+    """The request body; None as soon as it passes ``limit`` bytes, without reading the rest."""
     chunks: list[bytes] = []
     size = 0
-    while True:
-        message = await receive()
-        if message["type"] != "http.request":  # http.disconnect
-            return None
-        chunk = message.get("body", b"")
+    async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            return _TOO_LARGE
+            return None
         chunks.append(chunk)
-        if not message.get("more_body", False):
-            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    return b"".join(chunks)
 
 
 async def unknown_endpoint(request: Request, exc: Exception) -> Response:
@@ -255,18 +209,3 @@ async def unknown_endpoint(request: Request, exc: Exception) -> Response:
             status_code=404,
         )
     return PlainTextResponse("Not Found", status_code=404)
-
-
-async def _send_answer(send: Send, result: PageToolResult) -> None:
-    """The CONTRACT ``PageToolResult`` JSON plus the additive ``untrusted`` marking (SPEC B5)."""
-    code = result.error.code.value if result.error else None
-    body = agent_view_json(result).encode()
-    await send({
-        "type": "http.response.start",
-        "status": _STATUS_FOR_CODE.get(code or "", 200),
-        "headers": [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode("latin-1")),
-        ],
-    })
-    await send({"type": "http.response.body", "body": body})

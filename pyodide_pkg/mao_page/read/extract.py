@@ -19,7 +19,24 @@ from dataclasses import dataclass
 
 from ..dom.textrules import ASCII_SPACE_RUN
 from ..protocol import MAX_EXTRACT_CHARS
-from .pagetext import BLOCKY, CHILDREN, DISPLAY, EXTRA, FLAGS, FRAME, ROLE, TAG, TextNode
+from .pagetext import (
+    BLOCKY,
+    CELL,
+    CHILDREN,
+    DISPLAY,
+    EXTRA,
+    FLAGS,
+    FRAME,
+    HEADER_CELL,
+    LINK,
+    LINK_END,
+    LINK_TEXT,
+    ROLE,
+    TAG,
+    TextNode,
+    plain,
+    plain_cells,
+)
 
 _HEADINGS = {"h1": 1, "h2": 2, "h3": 3, "h4": 4, "h5": 5, "h6": 6}
 _CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
@@ -62,7 +79,7 @@ class ExtractPart:
 
 
 def render_markdown(root: TextNode | None) -> str:
-    """The Markdown of a read.js tree (``mao_page.pagetext``, already ``prune``d), chrome
+    """The Markdown of a read.js tree (``mao_page.read.pagetext``, already ``prune``d), chrome
     dropped (kept when that leaves nothing), not yet capped."""
     if root is None:
         return ""
@@ -99,18 +116,63 @@ def _cut(text: str, start: int, limit: int) -> int:
     return limit
 
 
+def _squash(text: str) -> str:
+    """Runs of white space as one space. read.js squashes each text it sends, so this is
+    mostly a check: a regular expression costs ten times the ``in`` tests."""
+    if "  " in text or "\n" in text or "\t" in text or "\r" in text or "\f" in text:
+        return ASCII_SPACE_RUN.sub(" ", text)
+    return text
+
+
 def _collapse(text: str) -> str:
-    if (" " not in text and "\n" not in text and "\t" not in text and "\r" not in text and "\f" not in text
-            and _BREAK not in text):
-        return text  # one word (most table cells): nothing to collapse
-    text = ASCII_SPACE_RUN.sub(" ", text).strip()
+    """Inline text as Markdown on collapsed white space: folded links rendered, breaks as line
+    breaks."""
+    if CELL in text or HEADER_CELL in text:
+        text = plain_cells(text)  # a folded row read as text (a table inside a heading, a link)
+    if LINK in text:
+        text = _folded_links(text)
+    text = _squash(text).strip()
     if _BREAK in text:
         text = _BREAK_SPACES.sub("\n", text).strip("\n")
     return text
 
 
-def _link_target(href: str) -> str:
-    return href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+def _link(href: str, text: str) -> str:
+    """``[text](href)`` for collapsed link text; a script link is its text, an empty link nothing."""
+    text = text.replace("\n", " ")
+    if not text:
+        return ""
+    if href.lower().startswith("javascript:"):
+        return text
+    text = text.replace("[", "\\[").replace("]", "\\]")
+    target = href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
+    return f"[{text}]({target})"
+
+
+def _folded_links(text: str) -> str:
+    """Text with the links read.js folded into it (``pagetext.LINK``) as Markdown links."""
+    pieces = text.split(LINK)
+    out = [pieces[0]]
+    for piece in pieces[1:]:
+        href, _, rest = piece.partition(LINK_TEXT)
+        label, _, after = rest.partition(LINK_END)
+        out.append(_link(href, _collapse(label)))
+        out.append(after)
+    return "".join(out)
+
+
+def _folded_cells(line: str) -> tuple[list[str], bool]:
+    """The cells of a row read.js folded into one string (``pagetext``), as their collapsed,
+    escaped text; whether they are all header cells."""
+    header = CELL not in line
+    if LINK in line:
+        line = _folded_links(line)
+    line = _squash(line)
+    if "|" in line:
+        line = line.replace("|", "\\|")
+    if HEADER_CELL in line:
+        line = line.replace(HEADER_CELL, CELL)
+    return [cell.strip() for cell in line.split(CELL)[1:]], header
 
 
 def _escape_cell(text: str) -> str:
@@ -118,6 +180,8 @@ def _escape_cell(text: str) -> str:
 
 
 def _indent(text: str, prefix: str, first: str) -> str:
+    if "\n" not in text:
+        return first + text  # most list items: one line
     lines = text.split("\n")
     return "\n".join([first + lines[0], *(prefix + line if line else line for line in lines[1:])])
 
@@ -238,14 +302,7 @@ class _Renderer:
         if tag == "img":
             return node[EXTRA]
         if tag == "a" and node[EXTRA]:
-            text = _collapse(self._inline_text(node)).replace("\n", " ")
-            if not text:
-                return ""
-            href = node[EXTRA]
-            if href.lower().startswith("javascript:"):
-                return text
-            text = text.replace("[", "\\[").replace("]", "\\]")
-            return f"[{text}]({_link_target(href)})"
+            return _link(node[EXTRA], _collapse(self._inline_text(node)))
         if tag in _CODE_TAGS and not node[FLAGS] & BLOCKY:
             text = _collapse(self._inline_text(node))
             if text and "`" not in text and "\n" not in text:
@@ -306,10 +363,17 @@ class _Renderer:
                 if caption:
                     out.append(caption)
                 continue
-            texts: list[str] = []
+            kids = child[CHILDREN]
+            if len(kids) == 1 and kids[0].__class__ is str and kids[0][:1] in (CELL, HEADER_CELL):
+                texts, header_only = _folded_cells(kids[0])  # most rows: text-only td and th
+                rows.append(_Row(texts, [_NO_SPAN] * len(texts), in_head or header_only))
+                continue
+            texts = []
             spans: list[tuple[int, int]] = []
             header_only = True
             for cell in _row_cells(child):
+                if cell.__class__ is str:
+                    continue  # white space between cells, text outside any
                 tag, role = cell[TAG], cell[ROLE]
                 if tag != "td" and tag != "th" and role not in _CELL_ROLES:
                     continue
@@ -447,7 +511,7 @@ def _raw_text(node: TextNode) -> str:
     parts: list[str] = []
     for child in node[CHILDREN]:
         if child.__class__ is str:
-            parts.append(child)
+            parts.append(plain(child))
         elif child[TAG] == "br":
             parts.append("\n")
         elif child[TAG] not in _SILENT_TAGS:

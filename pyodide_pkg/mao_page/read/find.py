@@ -17,7 +17,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 
 from ..dom.textrules import ASCII_SPACE_RUN
-from .pagetext import BLOCKY, CHILDREN, DISPLAY, EXTRA, FLAGS, LISTED, ORDER, TAG, TextNode
+from .pagetext import BLOCKY, CHILDREN, DISPLAY, EXTRA, FLAGS, LISTED, ORDER, TAG, TextNode, plain
 
 CONTEXT_CHARS = 60
 _TOO_WIDE = frozenset({"body", "html"})
@@ -99,7 +99,9 @@ def search_text(root: TextNode | None, limit: int) -> SearchText:
             if length >= limit:
                 break
             if child.__class__ is str:
-                add(ASCII_SPACE_RUN.sub(" ", child), order)
+                piece = ASCII_SPACE_RUN.sub(" ", plain(child))
+                if piece:  # a folded link with no text
+                    add(piece, order)
             else:
                 end = walk(child, order)
         if block:

@@ -11,6 +11,17 @@ node's position among the walk's items (preorder), ``listed`` its position in th
 elements given to the walk (-1 when not listed), ``extra`` a link's absolute URL, an image's
 alt text, a cell's "colspan,rowspan" or a heading's aria-level.
 
+Two kinds of element, the commonest on a page, arrive folded into text instead (read.js
+takes these marks out of the page's own text, so only the walk writes them):
+
+* a link holding only text: ``LINK + url + LINK_TEXT + text + LINK_END`` inside its parent's
+  text (a link without an ``href``: its text alone);
+* a table row whose cells are plain ``td`` / ``th`` holding only text: the row's one child,
+  each cell's text after ``CELL`` (``td``) or ``HEADER_CELL`` (``th``).
+
+Whatever has a role, a flag, spans or a ``listed`` position keeps its node, so every rule
+still sees them; what folds is only what those rules would read as plain text.
+
 ``excluded`` says which subtrees no read tool may return: ``aria-hidden`` content, the page
 owner's ``data-mao-private`` / ``data-mao-ignore`` content, and editable regions the snapshot
 engine's rules call sensitive (SPEC P5, S4). What counts as page chrome is the Markdown's
@@ -19,6 +30,7 @@ business (``extract``), not the tree's: a find also searches the navigation.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 # Positions in a node.
@@ -31,6 +43,12 @@ EDITABLE_ROOT = 8
 FRAME = 16
 BLOCKY = 32  # it or something inside it is block-level: its content is not one line of text
 _HIDDEN = ARIA_HIDDEN | PRIVATE
+
+# The marks of folded text (see the module docstring; read.js READ_LINK...).
+LINK, LINK_TEXT, LINK_END = "\x01", "\x02", "\x03"
+HEADER_CELL, CELL = "\x1e", "\x1f"
+FOLDED_LINK = re.compile("\x01([^\x02]*)\x02([^\x03]*)\x03")
+_CELLS = str.maketrans({HEADER_CELL: " ", CELL: " "})
 
 # A node (see the module docstring).
 TextNode = list[Any]
@@ -65,13 +83,60 @@ def prune(root: TextNode | None, sensitive: frozenset[int] | set[int]) -> TextNo
     return root
 
 
+def plain(text: str) -> str:
+    """Folded text as the page shows it: a link's text without its URL, cells apart."""
+    if LINK in text:
+        text = FOLDED_LINK.sub(r"\2", text)
+    return plain_cells(text)
+
+
+def plain_cells(text: str) -> str:
+    """Folded text with the cells of a row apart (a row read as a line of text)."""
+    if CELL in text or HEADER_CELL in text:
+        return text.translate(_CELLS)
+    return text
+
+
 def node(tag: str, *children: Any, display: str = "block", role: str = "", flags: int = 0, extra: str = "",
          order: int = 0, listed: int = -1) -> TextNode:
-    """A node as read.js makes one (for tests and tools that build trees by hand); BLOCKY is
-    set as read.js sets it."""
+    """A node as read.js makes one (for tests and tools that build trees by hand): BLOCKY set,
+    adjacent texts joined, and links and rows folded as read.js folds them."""
     if display not in INLINE_DISPLAYS or any(isinstance(c, list) and c[FLAGS] & BLOCKY for c in children):
         flags |= BLOCKY
-    return [tag, display, role, flags, extra, order, listed, list(children)]
+    kids: list[Any] = []
+    for child in children:
+        if isinstance(child, list) and child[TAG] == "a" and child[FLAGS] == 0 and not child[ROLE] \
+                and child[LISTED] < 0 and (text := _only_text(child)) is not None and LINK not in text:
+            child = LINK + child[EXTRA] + LINK_TEXT + text + LINK_END if child[EXTRA] else text
+        if isinstance(child, str) and kids and isinstance(kids[-1], str):
+            kids[-1] += child
+        else:
+            kids.append(child)
+    if tag == "tr" and not role and flags == BLOCKY and listed < 0:
+        kids = _folded_row(kids) or kids
+    return [tag, display, role, flags, extra, order, listed, kids]
+
+
+def _only_text(item: TextNode) -> str | None:
+    kids = item[CHILDREN]
+    if not kids:
+        return ""
+    return kids[0] if len(kids) == 1 and isinstance(kids[0], str) else None
+
+
+def _folded_row(kids: list[Any]) -> list[str] | None:
+    folded = []
+    for kid in kids:
+        if isinstance(kid, str):
+            if kid.strip(" \t\n\r\f"):
+                return None
+            continue
+        text = _only_text(kid)
+        if kid[TAG] not in ("td", "th") or kid[DISPLAY] != "table-cell" or kid[ROLE] or kid[FLAGS] != BLOCKY \
+                or kid[EXTRA] or kid[LISTED] >= 0 or text is None:
+            return None
+        folded.append((HEADER_CELL if kid[TAG] == "th" else CELL) + text)
+    return ["".join(folded)] if folded else None
 
 
 def number(root: TextNode) -> TextNode:

@@ -107,8 +107,9 @@ class Call:
         return f"{self.tool}{target}{extra}"
 
 
-def select(label: str, values: list[Any], *, role: str | None = None,
-           nth: int | None = None) -> Call:
+def select(
+    label: str, values: list[Any], *, role: str | None = None, nth: int | None = None
+) -> Call:
     return Call("page_select", label, role, {"values": values}, nth=nth)
 
 
@@ -132,7 +133,9 @@ def uncheck(label: str, *, role: str | None = None) -> Call:
     return Call("page_uncheck", label, role)
 
 
-def keyboard(label: str | None, *, key: str | None = None, text: str | None = None, role: str | None = None) -> Call:
+def keyboard(
+    label: str | None, *, key: str | None = None, text: str | None = None, role: str | None = None
+) -> Call:
     args = {"key": key} if key is not None else {"text": text}
     return Call("page_keyboard", label, role, args)
 
@@ -155,8 +158,14 @@ class Display:
         return f"{self.selector} {' '.join(what)}"
 
 
-def shows(widget: str, *, inner: str = "", text: str | None = None, attr: tuple[str, str] | None = None,
-          visible: bool | None = None) -> Display:
+def shows(
+    widget: str,
+    *,
+    inner: str = "",
+    text: str | None = None,
+    attr: tuple[str, str] | None = None,
+    visible: bool | None = None,
+) -> Display:
     """A display check inside ``[data-widget=widget]`` (``inner`` narrows it further)."""
     selector = f'[data-widget="{widget}"] {inner}'.strip()
     return Display(selector, text=text, attr=attr, visible=visible)
@@ -181,7 +190,9 @@ class Cell:
 
 
 def cells_params(
-    cells: Iterable[Cell], known_failures: dict[str, str] | None = None, pending: dict[str, str] | None = None
+    cells: Iterable[Cell],
+    known_failures: dict[str, str] | None = None,
+    pending: dict[str, str] | None = None,
 ) -> list[Any]:
     """The cells as pytest parameters, with their ids and xfail marks: strict from the cell's
     ``xfail`` or ``known_failures`` (cell id -> why); not strict from ``pending``, for cells
@@ -197,7 +208,9 @@ def cells_params(
         elif cell.id in waiting:
             marks.append(pytest.mark.xfail(strict=False, reason=waiting.pop(cell.id)))
         params.append(pytest.param(cell, id=cell.id, marks=marks))
-    assert not known and not waiting, f"marks for cells that do not exist: {sorted(known) + sorted(waiting)}"
+    assert not known and not waiting, (
+        f"marks for cells that do not exist: {sorted(known) + sorted(waiting)}"
+    )
     return params
 
 
@@ -249,18 +262,23 @@ class WidgetPage(AgentView):
         # actions scroll their target into view as a user would.
         self.snapshot = self.embedded.inspect(includeOffscreen=True)
         matches = [
-            e for e in self.snapshot["elements"]
+            e
+            for e in self.snapshot["elements"]
             if _same_name(e["label"], call.label) and (call.role is None or e["role"] == call.role)
         ]
         if call.nth is not None:
-            matches = matches[call.nth:call.nth + 1]
+            matches = matches[call.nth : call.nth + 1]
         if len(matches) != 1:
             return None
         ref = {"snapshotId": self.snapshot["snapshotId"], "elementId": matches[0]["elementId"]}
         return {**ref, **call.args}
 
     def _listed(self, label: str) -> list[tuple[str, str]]:
-        return [(e["role"], e["label"]) for e in self.snapshot["elements"] if label.lower() in e["label"].lower()]
+        return [
+            (e["role"], e["label"])
+            for e in self.snapshot["elements"]
+            if label.lower() in e["label"].lower()
+        ]
 
     def run(self, cell: Cell) -> None:
         outcome = Outcome(self.library.name, cell.id, "pass")
@@ -269,7 +287,8 @@ class WidgetPage(AgentView):
             args = self._resolve(call)
             if args is None:
                 outcome.verdict = "unreachable"
-                outcome.detail = f"{call}: target not exactly one element; similar: {self._listed(call.label or '')}"
+                similar = self._listed(call.label or "")
+                outcome.detail = f"{call}: target not exactly one element; similar: {similar}"
                 raise CellFailed(f"UNREACHABLE {outcome.detail}")
             result = self.embedded.call(call.tool, **args)
             if not result.get("success"):
@@ -290,7 +309,9 @@ class WidgetPage(AgentView):
     def _verify(self, cell: Cell) -> list[str]:
         deadline = time.monotonic() + SETTLE_S
         while True:
-            problems = self._state_problems(cell) + [p for d in cell.shows if (p := self._display_problem(d))]
+            problems = self._state_problems(cell) + [
+                p for d in cell.shows if (p := self._display_problem(d))
+            ]
             if not problems or time.monotonic() > deadline:
                 return problems
             time.sleep(0.1)
@@ -307,7 +328,9 @@ class WidgetPage(AgentView):
         return problems
 
     def _display_problem(self, display: Display) -> str | None:
-        found = self.embedded.page.evaluate(_READ_DISPLAY, [display.selector, display.attr[0] if display.attr else None])
+        found = self.embedded.page.evaluate(
+            _READ_DISPLAY, [display.selector, display.attr[0] if display.attr else None]
+        )
         if not found["exists"]:
             return None if display.visible is False else f"display {display}: no element matches"
         if display.visible is not None and found["visible"] != display.visible:
@@ -330,10 +353,10 @@ _READ_DISPLAY = """([selector, attr]) => {
   if (!el) return {exists: false};
   const style = getComputedStyle(el);
   const rect = el.getBoundingClientRect();
-  const visible = rect.width > 0 && rect.height > 0 && style.visibility !== 'hidden' && style.display !== 'none'
-    && Number(style.opacity) > 0.05;
-  const values = [el, ...el.querySelectorAll('input, textarea')].filter(e => 'value' in e && e.value)
-    .map(e => e.value);
+  const visible = rect.width > 0 && rect.height > 0 && style.visibility !== 'hidden'
+    && style.display !== 'none' && Number(style.opacity) > 0.05;
+  const values = [el, ...el.querySelectorAll('input, textarea')]
+    .filter(e => 'value' in e && e.value).map(e => e.value);
   const text = [el.innerText || el.textContent || '', ...values].join(' | ');
   return {exists: true, visible, text, attr: attr === null ? null : el.getAttribute(attr)};
 }"""
@@ -342,7 +365,9 @@ _READ_DISPLAY = """([selector, attr]) => {
 def opener(reusable_pages: Any, mao_pages: Any) -> Callable[[Library], WidgetPage]:
     def open_(library: Library) -> WidgetPage:
         embedded = reusable_pages.open(
-            library.name, library.body(), head=serve_vendor(mao_pages, library.vendor),
+            library.name,
+            library.body(),
+            head=serve_vendor(mao_pages, library.vendor),
             title=f"{library.name} widgets",
         )
         return WidgetPage(embedded, library)
@@ -379,15 +404,25 @@ def summary(outcomes: list[Outcome]) -> str:
     counts = Counter(o.verdict for o in outcomes)
     total = len(outcomes)
     passed = counts.get("pass", 0)
-    return (f"{passed}/{total} cells pass ({100 * passed / total:.0f}%); "
-            f"false successes: {counts.get('false_success', 0)}; "
-            + ", ".join(f"{k}: {v}" for k, v in sorted(counts.items()) if k not in ("pass", "false_success")))
+    return (
+        f"{passed}/{total} cells pass ({100 * passed / total:.0f}%); "
+        f"false successes: {counts.get('false_success', 0)}; "
+        + ", ".join(
+            f"{k}: {v}" for k, v in sorted(counts.items()) if k not in ("pass", "false_success")
+        )
+    )
 
 
 def save(outcomes: list[Outcome]) -> None:
     RESULTS_FILE.parent.mkdir(parents=True, exist_ok=True)
     rows = [
-        {"library": o.library, "cell": o.cell, "verdict": o.verdict, "code": o.code, "detail": o.detail}
+        {
+            "library": o.library,
+            "cell": o.cell,
+            "verdict": o.verdict,
+            "code": o.code,
+            "detail": o.detail,
+        }
         for o in outcomes
     ]
     RESULTS_FILE.write_text(json.dumps(rows, indent=1, ensure_ascii=False))

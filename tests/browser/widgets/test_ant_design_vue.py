@@ -19,8 +19,13 @@ SELECTOR = ".ant-select-selector"
 CELLS = [
     # antd's label colon is an ::after pseudo-element that vertical forms hide (display: none);
     # the field's name is the label the user sees, without it.
-    Cell("label", "hidden-colon", (fill("Nickname", "Ada"),), state={"nickname": "Ada"},
-         shows=(shows("nickname", text="Ada"),)),
+    Cell(
+        "label",
+        "hidden-colon",
+        (fill("Nickname", "Ada"),),
+        state={"nickname": "Ada"},
+        shows=(shows("nickname", text="Ada"),),
+    ),
     cells.select_single(role="combobox", inner=SELECTOR),
     cells.select_multiple(role="combobox", inner=SELECTOR),
     # A virtual list: Strawberry is not rendered until the list scrolls or the user types.
@@ -34,9 +39,11 @@ CELLS = [
     cells.date_range(),
     cells.time(),
     cells.slider(),
-    cells.rate(fill("Rating", "4", role="radiogroup"),
-               shows("rating", inner="li:nth-child(4).ant-rate-star-full", visible=True),
-               shows("rating", inner="li:nth-child(5).ant-rate-star-zero", visible=True)),
+    cells.rate(
+        fill("Rating", "4", role="radiogroup"),
+        shows("rating", inner="li:nth-child(4).ant-rate-star-full", visible=True),
+        shows("rating", inner="li:nth-child(5).ant-rate-star-zero", visible=True),
+    ),
     cells.tabs(),
     # The panel header's name starts with its arrow icon's aria-label.
     cells.collapse("right Returns"),

@@ -20,8 +20,13 @@ CELLS = [
     cells.select_single(role="combobox", inner=SELECTOR),
     cells.select_multiple(role="combobox", inner=SELECTOR),
     cells.select_search("Country", "Zimbabwe", key="country", role="combobox", inner=SELECTOR),
-    Cell("select", "virtual-far", (select("Currency", ["USD"], role="combobox"),),
-         state={"currency": "USD"}, shows=(shows("currency", inner=SELECTOR, text="USD"),)),
+    Cell(
+        "select",
+        "virtual-far",
+        (select("Currency", ["USD"], role="combobox"),),
+        state={"currency": "USD"},
+        shows=(shows("currency", inner=SELECTOR, text="USD"),),
+    ),
     cells.cascader(("Zhejiang", "Hangzhou"), role="combobox", inner=SELECTOR),
     cells.tree_select(role="combobox", inner=SELECTOR),
     cells.date("start"),
@@ -30,10 +35,12 @@ CELLS = [
     cells.slider(),
     # The stars are radios named "star star" and the list has no name: the 4th radio, as an
     # agent reading the snapshot would pick it.
-    cells.rate(check("star star", role="radio", nth=3),
-               shows("rating", inner="li.ant-rate-star-full:nth-child(4)", visible=True),
-               shows("rating", inner="li.ant-rate-star-zero:nth-child(5)", visible=True),
-               variant="star"),
+    cells.rate(
+        check("star star", role="radio", nth=3),
+        shows("rating", inner="li.ant-rate-star-full:nth-child(4)", visible=True),
+        shows("rating", inner="li.ant-rate-star-zero:nth-child(5)", visible=True),
+        variant="star",
+    ),
     cells.tabs(inner=".ant-tabs-tabpane-active", text="Billing details"),
     cells.collapse("collapsed Shipping", text="Ships in 3 days"),
     cells.click_menu("menuitem", key="command"),

@@ -20,14 +20,16 @@ RENDERED = ".select2-selection__rendered"
 CELLS = [
     cells.select_single("Choose a city", role="combobox", inner=RENDERED),
     cells.select_multiple(role="combobox", inner=".select2-selection"),
-    cells.select_search("Choose a country", "Zimbabwe", key="country", role="combobox",
-                        inner=RENDERED),
+    cells.select_search(
+        "Choose a country", "Zimbabwe", key="country", role="combobox", inner=RENDERED
+    ),
     cells.tabs(inner=".tab-pane.active", text="Billing details"),
     cells.collapse("Shipping", inner="#shipping", text=None, visible=True),
     cells.click_menu("link", key="command"),
     # The page keeps no open flag: the dialog itself must be gone.
-    cells.modal(**cells.TERMS_DIALOG, state={"confirmed": True},
-                also=(Display("#terms", visible=False),)),
+    cells.modal(
+        **cells.TERMS_DIALOG, state={"confirmed": True}, also=(Display("#terms", visible=False),)
+    ),
     cells.pagination("3", ".page-item.active", role="link"),
     # Bob's row (the second); the row boxes have no label.
     cells.table_row(1, "tr[data-row=bob] input:checked", state=cells.BOB),

@@ -26,8 +26,9 @@ CELLS = [
     cells.date_range(("Check-in", "Check-out")),
     cells.time(),
     # Element UI keeps aria-valuetext at "0"; the bar's width shows the value.
-    cells.slider("slider between 0 and 100", inner=".el-slider__bar",
-                 attr=("style", "width: 30%; left: 0%;")),
+    cells.slider(
+        "slider between 0 and 100", inner=".el-slider__bar", attr=("style", "width: 30%; left: 0%;")
+    ),
     cells.ELEMENT_RATE,
     cells.tabs(),
     cells.collapse(),

@@ -19,14 +19,19 @@ CELLS = [
     # The page renders the chosen values (renderValue), not their labels.
     cells.select_multiple(role="combobox", inner="[role=combobox]", shown=("red", "blue")),
     # An Autocomplete: the model holds the option itself.
-    cells.select_search("Country", "Zimbabwe", key="country", value="Zimbabwe", role="combobox",
-                        inner="input"),
+    cells.select_search(
+        "Country", "Zimbabwe", key="country", value="Zimbabwe", role="combobox", inner="input"
+    ),
     cells.slider(inner="input[type=range]"),
-    cells.rate(check("4 Stars", role="radio"), shows("rating", inner="input[value='4']:checked"),
-               variant="star"),
+    cells.rate(
+        check("4 Stars", role="radio"),
+        shows("rating", inner="input[value='4']:checked"),
+        variant="star",
+    ),
     cells.tabs(inner="[role=tabpanel]", text="Billing details"),
-    cells.collapse("Shipping", state={"expanded": "shipping"}, inner=".Mui-expanded", text=None,
-                   visible=True),
+    cells.collapse(
+        "Shipping", state={"expanded": "shipping"}, inner=".Mui-expanded", text=None, visible=True
+    ),
     cells.click_menu("menuitem", key="command"),
     cells.modal(**cells.TERMS_DIALOG, state={"confirmed": True, "dialogOpen": False}),
     cells.pagination("Go to page 3", "[aria-current=true]", role="button"),

@@ -26,11 +26,14 @@ CELLS = [
     cells.time("Meeting time", "14:30", key="meeting", inner="input"),
     cells.slider(role=None, inner=".t-slider__button-wrapper", attr=("style", "left: 30%;")),
     # The stars have no role or name: each is named by its place after the row's label.
-    cells.rate(click("Rating 4 of 5"),
-               shows("rating", inner="li:nth-child(4).t-rate__item--full", visible=True)),
+    cells.rate(
+        click("Rating 4 of 5"),
+        shows("rating", inner="li:nth-child(4).t-rate__item--full", visible=True),
+    ),
     cells.tabs(role=None, inner=".t-tab-panel", text="Billing details"),
-    cells.collapse("Shipping", role=None, inner=".t-collapse-panel__content", text=None,
-                   visible=True),
+    cells.collapse(
+        "Shipping", role=None, inner=".t-collapse-panel__content", text=None, visible=True
+    ),
     cells.click_menu(key="command"),
     cells.hover_menu(**cells.EXPORT_MENU),
     cells.modal(**cells.TERMS_DIALOG, state={"confirmed": True, "dialogOpen": False}),

@@ -29,9 +29,11 @@ CELLS = [
     # TDesign Vue never sets aria-valuenow: the thumb's place on the rail shows the value.
     cells.slider(inner=".t-slider__button-wrapper", attr=("style", "left: 30%;")),
     # The stars have no role or name: each is named by its place after the row's label.
-    cells.rate(click("Rating 4 of 5"),
-               shows("rating", inner="li:nth-child(4).t-rate__item--full", visible=True),
-               shows("rating", inner="li:nth-child(5).t-rate__item--full", visible=False)),
+    cells.rate(
+        click("Rating 4 of 5"),
+        shows("rating", inner="li:nth-child(4).t-rate__item--full", visible=True),
+        shows("rating", inner="li:nth-child(5).t-rate__item--full", visible=False),
+    ),
     cells.tabs(role=None),
     cells.collapse(role=None),
     *cells.VUE_MENUS_AND_DIALOG,
