@@ -237,7 +237,7 @@ class _CpuMeter:
 
 
 class _Page:
-    """A protocol-faithful fake SDK session (what ``mao_page.client`` sends, nothing more)."""
+    """A protocol-faithful fake SDK session (what ``mao_page.session.client`` sends, nothing more)."""
 
     def __init__(self, url: str, token: str, index: int, received: dict[str, int],
                  home: int = 0) -> None:

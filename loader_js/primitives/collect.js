@@ -5,7 +5,7 @@
 // document hanging under its <iframe> row. Cross-origin iframes and detectable closed
 // shadow hosts are rows too (flagged), so Python can give them placeholders (SPEC S6).
 // Nothing here decides anything: what is interactive, visible, clipped, named or in the
-// viewport is computed in Python (mao_page/snapshot/scanner.py, names.py).
+// viewport is computed in Python (mao_page/snapshot/scanner.py, dom/names.py).
 //
 // The fact columns (FACT.TAG ...) are mao_page/dom/facts.py's, generated from it (jstables.py).
 
@@ -550,7 +550,7 @@ function viewportKeep(doc, exclude) {
       if (p >= 0 && !whole[p] && end[p] - p + 1 <= ITEM_CONTAINER_ROWS) keepSubtree(p);
     }
   }
-  // aria-owns anywhere re-parents content in the scan's tree (mao_page.dom.names: owner_of).
+  // aria-owns anywhere re-parents content in the scan's tree (mao_page.dom.index: owner_of).
   for (const root of scopeRoots) {
     if (!root.querySelectorAll) continue;
     for (const owner of root.querySelectorAll("[aria-owns]")) {

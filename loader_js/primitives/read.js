@@ -1,4 +1,4 @@
-// Reading the page's text for page_extract and page_find (mao_page/reader.py, pagetext.py).
+// Reading the page's text for page_extract and page_find (mao_page/read/reader.py, pagetext.py).
 //
 // One walk of the composed tree (open shadow roots with slots in assignment order, same-origin
 // frames in place: collect.js's composedChildNodes, common.js's sameOriginDocument) returns what the

@@ -269,7 +269,7 @@ async def test_the_sdk_client_sends_chat_and_hands_events_to_its_callback(
     make_server: Callable[..., RunningServer],
     stand_in: Callable[..., ChatCompletionsStandIn],
 ) -> None:
-    # The real page-side client (mao_page.client) over a real socket.
+    # The real page-side client (mao_page.session.client) over a real socket.
     model = stand_in(say("Hello from the model"))
     server = make_server(llm=llm(model))
     events: list[ChatEvent] = []

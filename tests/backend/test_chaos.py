@@ -3,7 +3,7 @@ and duplicate results, cancellation mid-wait; and audit durability under ``kill 
 W2-W4, P6; issue 7).
 
 The kill tests run the real ``mao-embed serve`` in a subprocess. The page is the real
-``mao_page.client.SdkClient`` and ``Dispatcher`` on CPython over a real WebSocket (its
+``mao_page.session.client.SdkClient`` and ``Dispatcher`` on CPython over a real WebSocket (its
 reconnect, resume and dedup code), or the fake page of ``backend_fakes`` where a test needs
 to misbehave on purpose; no browser.
 """

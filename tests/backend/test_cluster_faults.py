@@ -1,7 +1,7 @@
 """A cluster instance killed with ``kill -9`` behind a real nginx (SPEC B6, W3, W4).
 
 Two ``mao-embed serve --redis`` processes behind nginx (round robin, WebSocket upgrade, the
-README's configuration); the page is the real ``mao_page.client.SdkClient`` and
+README's configuration); the page is the real ``mao_page.session.client.SdkClient`` and
 ``Dispatcher`` on CPython, connecting through nginx, so its reconnect and resume code runs as
 in a browser. The agent calls the other instance directly and through nginx.
 """

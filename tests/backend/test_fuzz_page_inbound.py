@@ -1,6 +1,6 @@
 """Property-based fuzzing of everything the page runtime receives (SPEC W1; issue 7).
 
-The real ``mao_page.client.SdkClient`` and ``Dispatcher`` on CPython, fed hostile frames
+The real ``mao_page.session.client.SdkClient`` and ``Dispatcher`` on CPython, fed hostile frames
 through an in-memory transport after a normal handshake: malformed JSON, wrong types, huge
 strings, smuggled ``selector``/``script``/``xpath``, requests for another session. The oracle
 is the shared protocol: a request executes only if it validates and names this session;

@@ -18,7 +18,8 @@ REPO = Path(__file__).resolve().parents[2]
 PYTHON = r"""
 import json
 from mao_page.bridge.browser import decode_walk
-from mao_page.dom.names import DocumentIndex
+from mao_page.dom.index import DocumentIndex
+from mao_page.dom.names import accessible_name
 from mao_page.protocol import Viewport
 from mao_page.snapshot.scanner import scan_page
 
@@ -27,7 +28,7 @@ def names_of(columns, indices):
     doc = DocumentIndex(rows)
     out = []
     for i in indices.to_py():
-        out.append(None if i < 0 else [doc.accessible_name(i)[0], doc.role(i)])
+        out.append(None if i < 0 else [accessible_name(doc, i)[0], doc.role(i)])
     return json.dumps(out)
 
 def scan_of(columns, width, height):
@@ -38,7 +39,7 @@ def scan_of(columns, width, height):
     out = []
     for e in result.elements:
         index = e.index if e.control is None else e.control
-        name = doc.accessible_name(index, hidden_ok=e.control is not None)[0]
+        name = accessible_name(doc, index, hidden_ok=e.control is not None)[0]
         out.append([index, e.role, name, e.label, e.opaque])
     return json.dumps(out)
 """

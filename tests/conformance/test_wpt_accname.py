@@ -2,7 +2,7 @@
 license and source) through our engine in Chromium.
 
 Every case's element is found in the WPT page, loaded in the harness page's iframe; its name
-is computed by mao_page.names in Pyodide over the rows of our collect primitive. The report
+is computed by mao_page.dom.names in Pyodide over the rows of our collect primitive. The report
 (every case, pass or miss) goes to build/conformance/wpt-accname.json.
 """
 

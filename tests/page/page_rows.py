@@ -1,7 +1,7 @@
 """Synthetic fact rows for the scanner tests.
 
 A row mirrors ``factsOf`` in ``loader_js/primitives/collect.js`` (column layout in
-``mao_page.facts``). ``PageRows`` builds one document: ``html`` and ``body`` first, then the
+``mao_page.dom.facts``). ``PageRows`` builds one document: ``html`` and ``body`` first, then the
 elements a test adds, each with defaults of an ordinary visible block inside the viewport.
 """
 
@@ -37,7 +37,7 @@ assert len(_DEFAULTS) == F.COLUMNS
 
 
 def fact_row(tag: str, parent: int = -1, **columns: Any) -> list[Any]:
-    """One row; keyword names are the ``mao_page.facts`` column names in lower case."""
+    """One row; keyword names are the ``mao_page.dom.facts`` column names in lower case."""
     row = [_DEFAULTS[i] for i in range(F.COLUMNS)]
     row[F.TAG] = tag
     row[F.PARENT] = parent

@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from mao_page.dom import facts as F
-from mao_page.dom import names as N
+from mao_page.dom.index import DocumentIndex
 
 from .page_rows import PageRows
 
@@ -97,9 +97,9 @@ def test_decoded_rows_bring_the_subtree_ends() -> None:
     # The page sends each row's subtree end; DocumentIndex takes it instead of computing it.
     page = _page()
     rows, _, _ = F.rows_from_columns(*_encode(page.rows, [], []))
-    assert rows.end == N.DocumentIndex(page.rows).end
+    assert rows.end == DocumentIndex(page.rows).end
     assert rows.end != list(range(len(page.rows)))  # the page has subtrees
-    assert N.DocumentIndex(rows).end is rows.end
+    assert DocumentIndex(rows).end is rows.end
 
 
 def test_rows_from_columns_single_row_and_empty() -> None:

@@ -1,4 +1,4 @@
-"""page_screenshot decisions on CPython (mao_page.screenshot): what is masked, the size and the
+"""page_screenshot decisions on CPython (mao_page.read.screenshot): what is masked, the size and the
 byte-cap ladder, the unmasked refusal, and failures turned into screenshot_failed. Rendering
 itself is tested in real Chromium (tests/browser/test_screenshot*.py)."""
 

@@ -1,4 +1,4 @@
-"""The task state machine of ``mao_page.supervisor`` (SPEC U2, U3): every move goes through one
+"""The task state machine of ``mao_page.supervision.supervisor`` (SPEC U2, U3): every move goes through one
 checked transition, and card answers are a closed set."""
 
 from __future__ import annotations

@@ -67,6 +67,8 @@ from mao_embed.relay.local import (
     Relay,
     SessionIdentity,
     SessionTransport,
+    _code_of,
+    _deliver,
     failure,
     is_valid_request_id,
     new_request_id,
@@ -215,7 +217,6 @@ class ClusterRelay(Relay):
         )
         self._remote: dict[tuple[str, str], _RemoteCall] = {}
         self._watch: asyncio.TimerHandle | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
         self._last_refresh = 0.0
 
     # ------------------------------------------------------------------ lifecycle
@@ -443,7 +444,7 @@ class ClusterRelay(Relay):
         owned = session is not None and session.transport is transport
         super().detach(session_id, transport, reason=reason)
         if owned:
-            self._spawn_tracked(self._unregister(session_id))
+            self._spawn(self._unregister(session_id))
 
     async def _unregister(self, session_id: str) -> None:
         if session_id in self._sessions:  # resumed here meanwhile
@@ -460,7 +461,7 @@ class ClusterRelay(Relay):
         )
         super().touch(session_id, page)
         if changed:
-            self._spawn_tracked(self._register(session_id))
+            self._spawn(self._register(session_id))
 
     async def list_sessions(self) -> list[dict[str, Any]]:
         local = await super().list_sessions()
@@ -564,7 +565,7 @@ class ClusterRelay(Relay):
         """Keep ``result`` (``text``: its JSON, if the caller has it) as the requestId's first
         result, or release the claim if the request never reached a page; then publish
         ``message`` if given."""
-        if _code(result) in _NOT_DISPATCHED:
+        if _code_of(result) in _NOT_DISPATCHED:
             kept = ""
         else:
             kept = "R|" + (text if text is not None else result.model_dump_json(exclude_unset=True))
@@ -600,7 +601,7 @@ class ClusterRelay(Relay):
                     session_id=session_id,
                     request_id=request_id,
                     tool=tool,
-                    code=_code(result),
+                    code=_code_of(result),
                     duration_ms=round((time.monotonic() - started) * 1000, 3),
                     detail="repeated requestId answered with the first result",
                 )
@@ -702,7 +703,7 @@ class ClusterRelay(Relay):
             return await waiter
         if reply[0] == 0:
             self._remote.pop(key, None)
-            _deliver_all(call, failure(
+            _deliver(call.waiters, failure(
                 request_id, ErrorCode.SESSION_NOT_FOUND, f"no connected page session {session_id!r}"
             ))
         elif reply[0] == 1:
@@ -710,7 +711,7 @@ class ClusterRelay(Relay):
             result = await self._answer_from_claim(
                 session_id, tool, args, request_id, timeout_ms, reply[1]
             )
-            _deliver_all(call, result)
+            _deliver(call.waiters, result)
         elif reply[2] == 0:
             self._finish_remote(key, failure(
                 request_id,
@@ -735,10 +736,10 @@ class ClusterRelay(Relay):
         if call is None:
             return
         self._audit_remote(key, call, result)
-        _deliver_all(call, result)
+        _deliver(call.waiters, result)
         if store and call.claimed and call.target is not None:
             marker = f"P|{self.instance}|{call.target}"
-            self._spawn_tracked(self._settle_claim(self._request_key(*key), marker, result))
+            self._spawn(self._settle_claim(self._request_key(*key), marker, result))
 
     def _audit_remote(
         self, key: tuple[str, str], call: _RemoteCall, result: PageToolResult
@@ -748,7 +749,7 @@ class ClusterRelay(Relay):
             session_id=key[0],
             request_id=key[1],
             tool=call.tool,
-            code=_code(result),
+            code=_code_of(result),
             duration_ms=round((time.monotonic() - call.started) * 1000, 3),
             detail=f"page on instance {call.target}" if call.target else None,
         )
@@ -772,7 +773,7 @@ class ClusterRelay(Relay):
     def _watch_targets(self) -> None:
         if self._watch is None and self._remote:
             self._watch = asyncio.get_running_loop().call_later(
-                _WATCH_INTERVAL_S, lambda: self._spawn_tracked(self._check_targets())
+                _WATCH_INTERVAL_S, lambda: self._spawn(self._check_targets())
             )
 
     async def _check_targets(self) -> None:
@@ -853,10 +854,10 @@ class ClusterRelay(Relay):
             except ValueError:  # a message of another version of this code
                 logger.error("malformed request %r", data[:80])
                 return
-            self._spawn_tracked(self._serve(caller.decode(), claimed == b"1", request))
+            self._spawn(self._serve(caller.decode(), claimed == b"1", request))
         elif kind == b"X\n":
             _, session_id, request_id, reason = data.split(b"\n", 3)
-            self._spawn_tracked(
+            self._spawn(
                 super().cancel(session_id.decode(), request_id.decode(), reason.decode())
             )
         elif kind == b"K\n":
@@ -899,21 +900,6 @@ class ClusterRelay(Relay):
                 "session resumed elsewhere",
                 reason=f"resumed on instance {new_owner}",
             )
-
-    def _spawn_tracked(self, coroutine: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-
-def _deliver_all(call: _RemoteCall, result: PageToolResult) -> None:
-    for waiter in call.waiters:
-        if not waiter.done():
-            waiter.set_result(result)
-
-
-def _code(result: PageToolResult) -> str:
-    return result.error.code.value if result.error else ("ok" if result.success else "failed")
 
 
 def _is_write(

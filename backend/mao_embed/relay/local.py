@@ -272,7 +272,7 @@ class Relay:
         self._sessions: dict[str, _Session] = {}
         self._detached: dict[str, _Detached] = {}
         self._session_added = asyncio.Event()
-        self._background: set[asyncio.Task[None]] = set()
+        self._background: set[asyncio.Task[Any]] = set()
         self._result_listeners: list[ResultListener] = []
 
     # ------------------------------------------------------------------ sessions
@@ -732,7 +732,7 @@ class Relay:
             detail=reason,
         )
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, Any]) -> None:
         # The loop keeps only weak references to tasks; hold them until they finish.
         task = asyncio.get_running_loop().create_task(coroutine)
         self._background.add(task)

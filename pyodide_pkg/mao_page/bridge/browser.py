@@ -78,7 +78,7 @@ class ElementHandle:
 
 class DocumentFacts:
     """Facts of one walk: ``rows[i]`` describes the element behind ``handle(i)``; ``scopes``
-    and ``frames`` are the tree-scope and frame tables (``mao_page.facts``)."""
+    and ``frames`` are the tree-scope and frame tables (``mao_page.dom.facts``)."""
 
     __slots__ = ("rows", "scopes", "frames", "_nodes", "_primitives")
 
@@ -116,7 +116,7 @@ class DocumentFacts:
 
 
 class TextWalk:
-    """A ``readText`` walk: its tree (``mao_page.pagetext``), the orders of the editable
+    """A ``readText`` walk: its tree (``mao_page.read.pagetext``), the orders of the editable
     regions in it, how many nodes are flagged aria-hidden or private, and the elements."""
 
     __slots__ = ("tree", "truncated", "editable", "flagged", "_nodes")

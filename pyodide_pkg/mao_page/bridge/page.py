@@ -1,6 +1,6 @@
 """What the page runtime needs from the DOM, and the page's state counters.
 
-``bridge.BrowserPage`` implements ``Page`` in the browser; tests of pure logic can pass a fake.
+``bridge.browser.BrowserPage`` implements ``Page`` in the browser; tests of pure logic can pass a fake.
 Acts that can fail report one of a closed set of ``Outcome``s (``loader_js/primitives/act.js``);
 the Python caller maps each to one typed ``ToolFailure`` (``actions.actionability``).
 """
@@ -70,7 +70,7 @@ class CalendarRead:
 
 
 class Page(Protocol):
-    """DOM reads and acts, one crossing each (implemented by ``bridge.BrowserPage``)."""
+    """DOM reads and acts, one crossing each (implemented by ``bridge.browser.BrowserPage``)."""
 
     # -- reads
     def collect_main_document(self, *, viewport_only: bool = False, snapshot: bool = False) -> Any: ...

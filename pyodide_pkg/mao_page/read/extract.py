@@ -79,7 +79,7 @@ class ExtractPart:
 
 
 def render_markdown(root: TextNode | None) -> str:
-    """The Markdown of a read.js tree (``mao_page.pagetext``, already ``prune``d), chrome
+    """The Markdown of a read.js tree (``mao_page.read.pagetext``, already ``prune``d), chrome
     dropped (kept when that leaves nothing), not yet capped."""
     if root is None:
         return ""

@@ -44,7 +44,7 @@ _INLINE_TAGS = sorted(extract.INLINE_TAGS)
 
 
 class TextWalk(Protocol):
-    """A ``read_text`` walk (``bridge.TextWalk``)."""
+    """A ``read_text`` walk (``bridge.browser.TextWalk``)."""
 
     tree: pagetext.TextNode | None
     truncated: bool

@@ -62,7 +62,7 @@ _UNRENDERED_KINDS = frozenset(UnrenderedKind.__args__)  # type: ignore[attr-defi
 
 
 # ---------------------------------------------------------------------------
-# What the screenshot needs from the page (``bridge.BrowserPage`` implements it).
+# What the screenshot needs from the page (``bridge.browser.BrowserPage`` implements it).
 # ---------------------------------------------------------------------------
 
 
@@ -212,7 +212,7 @@ class Screenshotter:
                 f"rendering the viewport took longer than {timeout:.0f} s; nothing was captured",
                 details={"reason": "timeout"},
             ) from None
-        except RuntimeError as error:  # bridge.BridgeError: the library or the page refused
+        except RuntimeError as error:  # bridge.browser.BridgeError: the library or the page refused
             hint = ""
             if "cannot be decoded" in str(error):
                 # Measured: a page CSP whose img-src lacks data: blocks the library's SVG image.
@@ -270,7 +270,7 @@ class Screenshotter:
             out_w, out_h = max(1, round(width * step.scale)), max(1, round(height * step.scale))
             try:
                 url = rendering.encode(mime, step.quality, out_w, out_h)
-            except RuntimeError as error:  # bridge.BridgeError, e.g. SecurityError
+            except RuntimeError as error:  # bridge.browser.BridgeError, e.g. SecurityError
                 raise ToolFailure(
                     ErrorCode.SCREENSHOT_FAILED,
                     f"the browser refused to export the rendered image: {error}",

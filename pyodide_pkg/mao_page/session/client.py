@@ -5,7 +5,7 @@ jitter; resume the same session id after a drop; answer heartbeats and treat a s
 as dead. The SDK sends nothing unasked beyond ``hello`` and ``pong`` (W4).
 
 Written against the small ``Transport`` interface so the state machine is testable on CPython;
-``bridge.BrowserWebSocket`` is the real one.
+``bridge.browser.BrowserWebSocket`` is the real one.
 """
 
 from __future__ import annotations

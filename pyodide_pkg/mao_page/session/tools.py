@@ -28,7 +28,7 @@ class PageTools:
                  authorize: Authorizer = allow_everything, on_step: StepListener | None = None,
                  on_acting: ActingListener | None = None) -> None:
         # ``authorize``, ``on_step`` and ``on_acting`` are the authorization center's hooks
-        # (mao_page.supervisor), as are ``sensitive_release`` and the screenshots'
+        # (mao_page.supervision.supervisor), as are ``sensitive_release`` and the screenshots'
         # ``unmasked_policy`` (set by the runtime); the defaults are for tests of the tools alone.
         self._page = page
         self.inspector = Inspector(page, store)

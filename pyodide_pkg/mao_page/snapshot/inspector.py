@@ -10,7 +10,7 @@ from typing import Any, Protocol
 
 from ..bridge.page import Page, PageState, read_state
 from ..dom import facts as F
-from ..dom.names import DocumentIndex
+from ..dom.index import DocumentIndex
 from ..errors import ToolFailure
 from ..protocol import InspectOptions, PageSnapshot, PageToolRequest, Viewport
 from ..supervision.sensitive import is_sensitive

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..bridge.page import Page, read_state
-from ..dom.names import DocumentIndex
+from ..dom.index import DocumentIndex
 from ..dom.roles import role_of
 from ..errors import ToolFailure
 from ..protocol import ErrorCode
@@ -30,7 +30,7 @@ from .element import Element, key_of
 from .scanner import element_label
 from .store import ElementEntry, Snapshot, SnapshotStore
 
-# Label sources made from text around the element (names.py fallbacks): the element alone
+# Label sources made from text around the element (dom/names.py fallbacks): the element alone
 # cannot recompute them, so a ref's name is not re-checked against them.
 NOT_RECHECKED = frozenset({"nearby", "inner", "stepper"})
 

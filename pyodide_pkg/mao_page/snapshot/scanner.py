@@ -1,6 +1,6 @@
 """The page scanner: which elements an agent may see and act on (SPEC S1-S4, S6).
 
-Input is the fact rows of one ``collectDocument`` walk (``mao_page.facts``): the top
+Input is the fact rows of one ``collectDocument`` walk (``mao_page.dom.facts``): the top
 document with its open shadow roots and same-origin iframes. Every decision is made here in
 Python: interactivity, collapse, visibility and clipping, the viewport, placeholders for what
 cannot be read (cross-origin frames, closed shadow roots), and the outline that gives the
@@ -19,10 +19,11 @@ from operator import eq, itemgetter, or_, sub
 from typing import Any, NamedTuple
 
 from ..dom import facts as F
+from ..dom.index import ControlRows, DocumentIndex, ascending_once
 from ..dom.names import (
-    ControlRows,
-    DocumentIndex,
-    ascending_once,
+    accessible_description,
+    accessible_name,
+    accessible_names,
     container_label,
     inner_field_label,
     nearby_text,
@@ -597,7 +598,7 @@ def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list
     labels = ["main"]
     for number, frame in enumerate(frames[1:], start=1):
         owner = frame[F.FRAME_OWNER]
-        name = doc.accessible_name(owner)[0] if owner >= 0 else ""
+        name = accessible_name(doc, owner)[0] if owner >= 0 else ""
         labels.append(f"frame {number}" + (f": {name[:60]}" if name else ""))
     return labels
 
@@ -662,7 +663,7 @@ def _describe(
         editable, is_password, autocomplete, options_fact, multiple, current_value, aria_value, checked_state,
         aria_checked, aria_expanded, form, describedby, is_private, class_state,
     ) in zip(
-        chosen, controls, doc.accessible_names(chosen), tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
+        chosen, controls, accessible_names(doc, chosen), tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
         pick(c[F.SHADOW]), pick(c[F.CONTENTEDITABLE]), pick(c[F.IS_PASSWORD]), pick(c[F.AUTOCOMPLETE]),
         pick(c[F.OPTIONS]), pick(c[F.MULTIPLE]), pick(c[F.VALUE]), pick(c[F.ARIA_VALUE]), pick(c[F.CHECKED]),
         pick(c[F.ARIA_CHECKED]), pick(c[F.ARIA_EXPANDED]), forms, pick(c[F.ARIA_DESCRIBEDBY]), pick(private),
@@ -740,7 +741,7 @@ def _describe(
             expanded,  # expanded
             sensitive,  # sensitive
             form_owners.get(form),  # form
-            doc.description(index) if describedby else "",  # description
+            accessible_description(doc, index) if describedby else "",  # description
             opaque,  # opaque
         ))
     (
@@ -823,7 +824,7 @@ def _looked_up(values: dict[str, Any], attributes: Sequence[str], count: int) ->
 
 # The label sources that are not the accessible name, as the snapshot reports them
 # (``nameFrom``): the element's own text, text beside it, the one field inside it, its place
-# as a spin button's stepper (names.py). An agent cannot find such an element by role and name.
+# as a spin button's stepper (dom/names.py). An agent cannot find such an element by role and name.
 NAME_FROM = {"text": "text", "nearby": "nearby", "inner": "inner", "stepper": "stepper"}
 
 
@@ -833,7 +834,7 @@ def element_label(
     """SPEC S3: the accessible name; for an unnamed clickable element its text; then the
     text structurally tied to it (``_unnamed_label``). ``controls``: the walk's interactive
     rows when the caller has them (a scan), else found here."""
-    named = doc.accessible_name(index, hidden_ok=hidden_ok)
+    named = accessible_name(doc, index, hidden_ok=hidden_ok)
     if named[1] == "placeholder":
         return _placeholder_or_row_label(index, doc, controls, named[0])
     return named if named[0] else _unnamed_label(index, doc, controls)
@@ -851,7 +852,7 @@ def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None)
     """``element_label`` of an element without an accessible name: its text (not for fields),
     a spin button's stepper name, the name of the native control it is drawn in place of,
     the name of the one field inside it (what the widget itself says), the text right before
-    it, the label text of its field container (names.py), in that order."""
+    it, the label text of its field container (dom/names.py), in that order."""
     if doc.tags[index] not in ("input", "select", "textarea"):
         label = doc.text_content(index, limit=TEXT_LIMIT)
         if label:
@@ -956,7 +957,7 @@ def _outline(
             if visible(index):
                 view = in_view(index)
                 if include_offscreen or view:
-                    name = doc.accessible_name(index)[0]
+                    name = accessible_name(doc, index)[0]
                     if name:
                         level = heading_level(tags[index], columns[F.ARIA_LEVEL][index])
                         nodes.append(make_node(("heading", len(stack), "heading", _clip_text(name, view), -1, view, level)))
@@ -968,7 +969,7 @@ def _outline(
             role not in _NAMED_ONLY_CONTAINERS or aria_labels[index] or labelledby[index] or tags[index] == "fieldset"
         ):
             named = role not in ("list", "table", "grid") or aria_labels[index] or labelledby[index]
-            name = doc.accessible_name(index)[0] if named else ""
+            name = accessible_name(doc, index)[0] if named else ""
             containers.append(len(nodes))
             nodes.append(make_node(("container", len(stack), role, _clip_text(name, True), -1, in_view(index), 0)))
             stack.append((end[index], len(nodes) - 1))

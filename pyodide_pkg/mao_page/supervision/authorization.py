@@ -56,7 +56,7 @@ class Decision(StrEnum):
 
 
 class Storage(Protocol):
-    """``localStorage`` in the browser (``bridge.BrowserStorage``); a dict in tests."""
+    """``localStorage`` in the browser (``bridge.browser.BrowserStorage``); a dict in tests."""
 
     def get(self, key: str) -> str | None: ...
     def set(self, key: str, value: str) -> None: ...

@@ -108,7 +108,7 @@ USER_ANSWERS = frozenset({CardAnswer.ONCE, CardAnswer.TASK, CardAnswer.DENY})
 
 
 class PanelUi(Protocol):
-    """The panel as the runtime drives it (``bridge.PanelView``; a recorder in tests)."""
+    """The panel as the runtime drives it (``bridge.browser.PanelView``; a recorder in tests)."""
 
     locale: str
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 
 class WidgetPage(Protocol):
-    """The reads and acts the strategies need besides ``page.Page`` (``bridge.Page`` has
+    """The reads and acts the strategies need besides ``page.Page`` (``bridge.browser.BrowserPage`` has
     both; ``loader_js/primitives/widgets.js``)."""
 
     def popup_roots(self, before: list[Any] | None = None) -> list[Any]: ...
