@@ -23,19 +23,11 @@
 // Everything else is a fact for Python to decide on: which content is chrome, aria-hidden,
 // page-owner private, or a sensitive editable field, and how it renders as Markdown.
 
-const READ_ARIA_HIDDEN = 1;
-const READ_PRIVATE = 2; // data-mao-private or data-mao-ignore on the element
-const READ_EDITABLE_ROOT = 8; // contenteditable, its parent not
-const READ_FRAME = 16; // a same-origin frame: its document's body follows as content
-const READ_BLOCKY = 32; // it or something inside it is block-level (see readText)
+// A node's positions (NODE_*), its flags (READ_ARIA_HIDDEN ... READ_BLOCKY) and the marks of
+// folded text (READ_LINK ... READ_CELL) come from mao_page/read/pagetext.py (generated tables).
 // White space other than single spaces (most text has none: replacing would copy it).
 const READ_UNSQUASHED = /[\t\n\r\f]| [ \t\n\r\f]/;
 const READ_RAW_TAG = "pre"; // its text is read as it is (Python fences it)
-const READ_LINK = "\x01";
-const READ_LINK_TEXT = "\x02";
-const READ_LINK_END = "\x03";
-const READ_HEADER_CELL = "\x1e";
-const READ_CELL = "\x1f";
 // The marks above, and NUL (Python's line break inside collapsed text).
 const READ_MARK = /[\x00-\x03\x1e\x1f]/;
 const READ_MARKS = /[\x00-\x03\x1e\x1f]/g;
@@ -50,7 +42,7 @@ const readEncoder = new TextEncoder();
 
 // A space at the end of an item's content, unless there is one.
 function readSpace(item) {
-  const kids = item[7];
+  const kids = item[NODE_CHILDREN];
   const last = kids.length - 1;
   if (last < 0 || typeof kids[last] !== "string") kids.push(" ");
   else if (!kids[last].endsWith(" ")) kids[last] += " ";
@@ -59,7 +51,7 @@ function readSpace(item) {
 // Each run of white space in an item's own text as one space (HTML's white-space: normal;
 // Python collapses again only where it joins texts).
 function readSquash(item) {
-  const kids = item[7];
+  const kids = item[NODE_CHILDREN];
   for (let i = 0; i < kids.length; i++) {
     if (typeof kids[i] === "string" && READ_UNSQUASHED.test(kids[i])) kids[i] = kids[i].replace(ASCII_SPACE_RUN, " ");
   }
@@ -67,7 +59,7 @@ function readSquash(item) {
 
 // The text of an item whose content is text only ("" for none), else null.
 function readOnlyText(item) {
-  const kids = item[7];
+  const kids = item[NODE_CHILDREN];
   if (kids.length === 0) return "";
   return kids.length === 1 && typeof kids[0] === "string" ? kids[0] : null;
 }
@@ -77,9 +69,10 @@ function readOnlyText(item) {
 function readFoldLink(parent, link) {
   const text = readOnlyText(link);
   if (text === null || text.includes(READ_LINK)) return;
-  const kids = parent[7];
+  const kids = parent[NODE_CHILDREN];
   kids.pop();
-  const folded = link[4] ? READ_LINK + link[4] + READ_LINK_TEXT + text + READ_LINK_END : text;
+  const url = link[NODE_EXTRA];
+  const folded = url ? READ_LINK + url + READ_LINK_TEXT + text + READ_LINK_END : text;
   const last = kids.length - 1;
   if (last >= 0 && typeof kids[last] === "string") kids[last] += folded;
   else kids.push(folded);
@@ -89,7 +82,7 @@ function readFoldLink(parent, link) {
 // holding only text (no spans, roles, flags or listed positions) and nothing else is in it
 // but white space.
 function readFoldRow(row) {
-  const kids = row[7];
+  const kids = row[NODE_CHILDREN];
   let folded = "";
   let cells = 0;
   for (const kid of kids) {
@@ -97,15 +90,16 @@ function readFoldRow(row) {
       if (NOT_ASCII_SPACE.test(kid)) return;
       continue;
     }
-    const tag = kid[0];
-    if ((tag !== "td" && tag !== "th") || kid[1] !== "table-cell" || kid[2] !== "" || kid[3] !== READ_BLOCKY
-        || kid[4] !== "" || kid[6] >= 0) return;
+    const tag = kid[NODE_TAG];
+    if ((tag !== "td" && tag !== "th") || kid[NODE_DISPLAY] !== "table-cell"
+        || kid[NODE_ROLE] !== "" || kid[NODE_FLAGS] !== READ_BLOCKY || kid[NODE_EXTRA] !== ""
+        || kid[NODE_LISTED] >= 0) return;
     const text = readOnlyText(kid);
     if (text === null) return;
     folded += (tag === "th" ? READ_HEADER_CELL : READ_CELL) + text;
     cells++;
   }
-  if (cells) row[7] = [folded];
+  if (cells) row[NODE_CHILDREN] = [folded];
 }
 
 // The flags a subtree's root inherits from above it: reading one element must not return what
@@ -170,7 +164,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
   let chars = 0;
   let flagged = 0; // items flagged aria-hidden or private
   let truncated = false;
-  let top = null; // the innermost open item; its children are item[7]
+  let top = null; // the innermost open item; its children are item[NODE_CHILDREN]
   let rawDepth = 0; // open <pre> items
   const open = [];
   let result = null;
@@ -187,13 +181,13 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
     if (entry === 0) {
       const done = open.pop();
       top = open.length ? open[open.length - 1] : null;
-      if (done[0] === READ_RAW_TAG) rawDepth--;
+      if (done[NODE_TAG] === READ_RAW_TAG) rawDepth--;
       else if (rawDepth === 0) readSquash(done);
       if (top) {
-        if (done[3] & READ_BLOCKY) top[3] |= READ_BLOCKY;
-        if (done[2] === "" && done[6] < 0) {
-          if (done[0] === "a" && done[3] === 0) readFoldLink(top, done);
-          else if (done[0] === "tr" && done[3] === READ_BLOCKY) readFoldRow(done);
+        if (done[NODE_FLAGS] & READ_BLOCKY) top[NODE_FLAGS] |= READ_BLOCKY;
+        if (done[NODE_ROLE] === "" && done[NODE_LISTED] < 0) {
+          if (done[NODE_TAG] === "a" && done[NODE_FLAGS] === 0) readFoldLink(top, done);
+          else if (done[NODE_TAG] === "tr" && done[NODE_FLAGS] === READ_BLOCKY) readFoldRow(done);
         }
       }
       continue;
@@ -209,7 +203,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
         if (text) {
           if (!NOT_ASCII_SPACE.test(text)) text = " "; // white space only (indentation)
           else if (READ_MARK.test(text)) text = text.replace(READ_MARKS, "");
-          const kids = top[7];
+          const kids = top[NODE_CHILDREN];
           const last = kids.length - 1;
           if (last >= 0 && typeof kids[last] === "string") kids[last] += text;
           else kids.push(text);
@@ -261,7 +255,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       if (flags & (READ_ARIA_HIDDEN | READ_PRIVATE)) flagged++;
       nodes.push(el);
       if (tag === READ_RAW_TAG) rawDepth++;
-      if (top) top[7].push(item);
+      if (top) top[NODE_CHILDREN].push(item);
       else result = item;
       open.push(item);
       top = item;
@@ -315,8 +309,10 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
   }
   // A walk cut short still hands on what it read, and what that holds.
   if (truncated) {
-    for (let i = open.length - 1; i > 0; i--) if (open[i][3] & READ_BLOCKY) open[i - 1][3] |= READ_BLOCKY;
-    for (let i = 0; i < open.length && open[i][0] !== READ_RAW_TAG; i++) readSquash(open[i]);
+    for (let i = open.length - 1; i > 0; i--) {
+      if (open[i][NODE_FLAGS] & READ_BLOCKY) open[i - 1][NODE_FLAGS] |= READ_BLOCKY;
+    }
+    for (let i = 0; i < open.length && open[i][NODE_TAG] !== READ_RAW_TAG; i++) readSquash(open[i]);
   }
   return { nodes, truncated, editable, flagged, json: readEncoder.encode(JSON.stringify(result)) };
 }

@@ -15,6 +15,7 @@ import json
 from . import facts as F
 from . import textrules
 from .names import CONTAINER_LEVELS, CONTAINER_ROWS
+from ..read import pagetext
 from .roles import WIDGET_ROLES
 
 
@@ -27,6 +28,11 @@ def _columns() -> dict[str, int]:
     }
     assert sorted(columns.values()) == list(range(F.COLUMNS)), "one name per fact column"
     return dict(sorted(columns.items(), key=lambda item: item[1]))
+
+
+_NODE_POSITIONS = ("TAG", "DISPLAY", "ROLE", "FLAGS", "EXTRA", "ORDER", "LISTED", "CHILDREN")
+_READ_FLAGS = ("ARIA_HIDDEN", "PRIVATE", "EDITABLE_ROOT", "FRAME", "BLOCKY")
+_READ_MARKS = ("LINK", "LINK_TEXT", "LINK_END", "HEADER_CELL", "CELL")
 
 
 def _set(values: frozenset[str]) -> str:
@@ -58,6 +64,10 @@ def source() -> str:
         f"const ASCII_SPACE_RUN = /{textrules.ASCII_SPACE_RUN.pattern}/g;",
         f"const ANY_SPACE_RUN = /{textrules.ANY_SPACE_RUN.pattern}/g;",
         f"const NOT_ASCII_SPACE = /[^{ascii_class[1:-1]}]/;",
+        "// mao_page/read/pagetext.py: a read-walk node's positions and flags, the folding marks.",
+        *(f"const NODE_{name} = {getattr(pagetext, name)};" for name in _NODE_POSITIONS),
+        *(f"const READ_{name} = {getattr(pagetext, name)};" for name in _READ_FLAGS),
+        *(f"const READ_{name} = {json.dumps(getattr(pagetext, name))};" for name in _READ_MARKS),
         "",
     ]
     return "\n".join(lines)

@@ -36,11 +36,11 @@ from typing import Any
 # Positions in a node.
 TAG, DISPLAY, ROLE, FLAGS, EXTRA, ORDER, LISTED, CHILDREN = range(8)
 
-# Flags (read.js READ_*).
+# Flags (read.js READ_*, generated from these by dom/jstables.py).
 ARIA_HIDDEN = 1
-PRIVATE = 2
-EDITABLE_ROOT = 8
-FRAME = 16
+PRIVATE = 2  # data-mao-private or data-mao-ignore on the element
+EDITABLE_ROOT = 8  # contenteditable, its parent not
+FRAME = 16  # a same-origin frame: its document's body follows as content
 BLOCKY = 32  # it or something inside it is block-level: its content is not one line of text
 _HIDDEN = ARIA_HIDDEN | PRIVATE
 
