@@ -3,8 +3,9 @@
 ``mao-embed build-assets`` puts ``source()`` first in the loader, before
 ``loader_js/primitives/common.js``, so the primitives read the fact-row layout
 (``mao_page.dom.facts``), the widget roles (``mao_page.dom.roles``), the field-container bounds
-(``mao_page.dom.names``) and the text rules (``mao_page.dom.textrules``) from here instead of keeping
-copies. Nothing generated is committed.
+(``mao_page.dom.names``), the text rules (``mao_page.dom.textrules``) and the read walk's node
+layout (``mao_page.read.pagetext``) from here instead of keeping copies. Nothing generated is
+committed.
 Standard library only, like the modules it reads: the build runs it outside Pyodide.
 """
 
@@ -12,10 +13,10 @@ from __future__ import annotations
 
 import json
 
+from ..read import pagetext
 from . import facts as F
 from . import textrules
 from .names import CONTAINER_LEVELS, CONTAINER_ROWS
-from ..read import pagetext
 from .roles import WIDGET_ROLES
 
 
