@@ -19,7 +19,7 @@ nox.options.default_venv_backend = "none"
 nox.options.sessions = ["tests"]
 
 
-LINTED = ("pyodide_pkg", "backend", "tests", "bench", "noxfile.py")
+LINTED = ("pyodide_pkg", "backend", "tests", "bench", "noxfile.py", "hatch_build.py")
 
 
 @nox.session
@@ -35,7 +35,9 @@ def tests(session: nox.Session) -> None:
 
 @nox.session
 def tests_unit(session: nox.Session) -> None:
-    session.run(sys.executable, "-m", "pytest", "-q", "-m", "not browser and not selenium", *session.posargs)
+    session.run(
+        sys.executable, "-m", "pytest", "-q", "-m", "not browser and not selenium", *session.posargs
+    )
 
 
 @nox.session

@@ -33,7 +33,9 @@ from .inspect import bench_page, generate_body, run_sizes
 from .runner import RunContext, describe, fmt_ms, fmt_ratio, table
 
 NAME = "extract"
-DESCRIPTION = "page_extract of a whole ~10k-node page vs a plain-JS walk of its text (and innerText)"
+DESCRIPTION = (
+    "page_extract of a whole ~10k-node page vs a plain-JS walk of its text (and innerText)"
+)
 SIZES = (10_000,)
 GOAL_RATIO = 2.0
 PHASES = ("walk", "decode", "prune", "markdown", "other")
@@ -74,7 +76,12 @@ def bench_extract():
     answer.to_json()
     elapsed = js.performance.now() - began
     decode = _phases.get("decode", 0.0)
-    phases = {"walk": _phases.get("walk", 0.0) - decode, "decode": decode, "prune": _phases.get("prune", 0.0), "markdown": _phases.get("markdown", 0.0)}
+    phases = {
+        "walk": _phases.get("walk", 0.0) - decode,
+        "decode": decode,
+        "prune": _phases.get("prune", 0.0),
+        "markdown": _phases.get("markdown", 0.0),
+    }
     phases["other"] = elapsed - sum(phases.values())
     # The next part, as an agent asks for it: the page has not changed, so no second walk.
     began = js.performance.now()
@@ -119,7 +126,10 @@ window.__bench = {
     while (stack.length) {
       const [node, parentStyle] = stack.pop();
       if (node === 0) { out.push(' '); continue; }
-      if (node.nodeType === 3) { if (!parentStyle || parentStyle.visibility === 'visible') out.push(node.data); continue; }
+      if (node.nodeType === 3) {
+        if (!parentStyle || parentStyle.visibility === 'visible') out.push(node.data);
+        continue;
+      }
       if (node.nodeType !== 1) continue;
       const style = getComputedStyle(node);
       const display = style.display;
@@ -132,7 +142,8 @@ window.__bench = {
         continue;
       }
       const kids = node.shadowRoot ? node.shadowRoot.childNodes
-        : node.localName === 'slot' && node.assignedNodes().length ? node.assignedNodes({ flatten: true }) : node.childNodes;
+        : node.localName === 'slot' && node.assignedNodes().length
+          ? node.assignedNodes({ flatten: true }) : node.childNodes;
       for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], style]);
     }
     const text = out.join('');
@@ -143,7 +154,12 @@ window.__bench = {
 
 
 def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
-    url = ctx.servers.pages.add(f"/bench/extract-{size}.html", bench_page("extract benchmark", generate_body(size), ctx.servers.asset_base, _PYTHON, _SCRIPT))
+    url = ctx.servers.pages.add(
+        f"/bench/extract-{size}.html",
+        bench_page(
+            "extract benchmark", generate_body(size), ctx.servers.asset_base, _PYTHON, _SCRIPT
+        ),
+    )
     page = context.new_page()
     try:
         page.goto(url, wait_until="load")
@@ -155,10 +171,21 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
         for run in range(ctx.warmup + ctx.runs):
             # Alternate the order, so that no one of them always comes first.
             measured_run: dict[str, Any] = {"warmup": run < ctx.warmup}
-            for name in (("extract", "plainWalk", "innerText") if run % 2 else ("innerText", "plainWalk", "extract")):
+            for name in (
+                ("extract", "plainWalk", "innerText")
+                if run % 2
+                else ("innerText", "plainWalk", "extract")
+            ):
                 if name == "extract":
-                    extract_ms, total_chars, phases, later_ms = page.evaluate("() => window.__bench.extract()")
-                    measured_run.update(extractMs=extract_ms, totalChars=total_chars, phases=phases, laterPartMs=later_ms)
+                    extract_ms, total_chars, phases, later_ms = page.evaluate(
+                        "() => window.__bench.extract()"
+                    )
+                    measured_run.update(
+                        extractMs=extract_ms,
+                        totalChars=total_chars,
+                        phases=phases,
+                        laterPartMs=later_ms,
+                    )
                 else:
                     ms, chars = page.evaluate(f"() => window.__bench.{name}()")
                     measured_run.update({f"{name}Ms": ms, f"{name}Chars": chars})
@@ -168,7 +195,10 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
     finally:
         page.close()
     measured = [s for s in samples if not s["warmup"]]
-    stats = {key: describe(s[key] for s in measured) for key in ("extractMs", "laterPartMs", "plainWalkMs", "innerTextMs")}
+    stats = {
+        key: describe(s[key] for s in measured)
+        for key in ("extractMs", "laterPartMs", "plainWalkMs", "innerTextMs")
+    }
     ratio = stats["extractMs"]["median"] / stats["plainWalkMs"]["median"]
     per_run = describe(s["extractMs"] / s["plainWalkMs"] for s in measured)["median"]
     result = {
@@ -192,9 +222,12 @@ def _measure_size(ctx: RunContext, context: Any, size: int) -> dict[str, Any]:
         "samples": samples,
     }
     ctx.log(
-        f"[bench] extract {size}: nodes {nodes}, extract {stats['extractMs']['median']:.0f} ms, plain walk "
-        f"{stats['plainWalkMs']['median']:.0f} ms ({ratio:.2f}x; per run {per_run:.2f}x), later part "
-        f"{stats['laterPartMs']['median']:.0f} ms, innerText {stats['innerTextMs']['median']:.0f} ms "
+        f"[bench] extract {size}: nodes {nodes}, extract {stats['extractMs']['median']:.0f} ms, "
+        f"plain walk "
+        f"{stats['plainWalkMs']['median']:.0f} ms ({ratio:.2f}x; per run {per_run:.2f}x), later "
+        f"part "
+        f"{stats['laterPartMs']['median']:.0f} ms, innerText {stats['innerTextMs']['median']:.0f} "
+        f"ms "
         f"({result['extractOverInnerText']:.2f}x), {total:,} chars in {len(parts)} parts, largest "
         f"{result['largestPartTokens']} tokens; phases (median ms) "
         + ", ".join(f"{name} {result['phases'][name]['median']:.0f}" for name in PHASES)
@@ -208,7 +241,9 @@ def run(ctx: RunContext) -> dict[str, Any]:
 
 
 def add_arguments(parser: Any) -> None:
-    parser.add_argument("--extract-sizes", help="comma-separated target node counts (default 10000)")
+    parser.add_argument(
+        "--extract-sizes", help="comma-separated target node counts (default 10000)"
+    )
 
 
 def headline(result: dict[str, Any]) -> dict[str, Any]:
@@ -232,20 +267,49 @@ def summary_table(result: dict[str, Any]) -> str:
     rows = []
     for size in result["sizes"]:
         s = size["stats"]
-        rows.append([
-            f"{size['domNodes']:,}", fmt_ms(s["extractMs"]["median"]), fmt_ms(s["laterPartMs"]["median"]),
-            fmt_ms(s["plainWalkMs"]["median"]), fmt_ms(s["innerTextMs"]["median"]), fmt_ratio(size["extractOverPlainWalk"]),
-            fmt_ratio(size["extractOverPlainWalkPerRun"]),
-            fmt_ratio(size["extractOverInnerText"]), f"{size['totalChars']:,}", f"{size['plainWalkChars']:,}",
-            str(size["parts"]), str(size["largestPartTokens"]),
-            " / ".join(f"{size['phases'][name]['median']:.0f}" for name in PHASES),
-            " / ".join(f"{value:.1f}" for value in (size["loadAverage"]["before"][0], size["loadAverage"]["after"][0])),
-        ])
+        rows.append(
+            [
+                f"{size['domNodes']:,}",
+                fmt_ms(s["extractMs"]["median"]),
+                fmt_ms(s["laterPartMs"]["median"]),
+                fmt_ms(s["plainWalkMs"]["median"]),
+                fmt_ms(s["innerTextMs"]["median"]),
+                fmt_ratio(size["extractOverPlainWalk"]),
+                fmt_ratio(size["extractOverPlainWalkPerRun"]),
+                fmt_ratio(size["extractOverInnerText"]),
+                f"{size['totalChars']:,}",
+                f"{size['plainWalkChars']:,}",
+                str(size["parts"]),
+                str(size["largestPartTokens"]),
+                " / ".join(f"{size['phases'][name]['median']:.0f}" for name in PHASES),
+                " / ".join(
+                    f"{value:.1f}"
+                    for value in (size["loadAverage"]["before"][0], size["loadAverage"]["after"][0])
+                ),
+            ]
+        )
     cfg = result["config"]
     return (
-        f"extract: median of {cfg['runs']} runs (+{cfg['warmup']} warm-up), one browser; ratio of medians, same run "
+        f"extract: median of {cfg['runs']} runs (+{cfg['warmup']} warm-up), one browser; ratio of "
+        f"medians, same run "
         f"(goal: extract / plain-JS walk <= {GOAL_RATIO}x).\n"
-        + table(["DOM nodes", "page_extract", "later part", "plain walk", "innerText", "/walk", "/walk per run",
-                 "/innerText", "Markdown chars", "walk chars", "parts", "max tokens/part",
-                 "walk / decode / prune / md / other ms", "load before / after"], rows)
+        + table(
+            [
+                "DOM nodes",
+                "page_extract",
+                "later part",
+                "plain walk",
+                "innerText",
+                "/walk",
+                "/walk per run",
+                "/innerText",
+                "Markdown chars",
+                "walk chars",
+                "parts",
+                "max tokens/part",
+                "walk / decode / prune / md / other ms",
+                "load before / after",
+            ],
+            rows,
+        )
     )

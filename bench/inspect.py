@@ -93,7 +93,8 @@ def bench_inspect(offscreen):
     began = js.performance.now()
     options = InspectOptions(format="text", include_offscreen=offscreen, max_tokens=50000)
     snapshot = _inspector.inspect(options)
-    # The answer as the SDK sends it (mao_page.session.tools.PageTools.run, then the dispatcher's to_json).
+    # The answer as the SDK sends it (mao_page.session.tools.PageTools.run, then the dispatcher's
+    # to_json).
     PageToolResult(request_id="bench", success=True, page_version=snapshot.page_version,
                    snapshot_id=snapshot.snapshot_id, result=snapshot.to_wire()).to_json()
     elapsed = js.performance.now() - began

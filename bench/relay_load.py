@@ -237,7 +237,8 @@ class _CpuMeter:
 
 
 class _Page:
-    """A protocol-faithful fake SDK session (what ``mao_page.session.client`` sends, nothing more)."""
+    """A protocol-faithful fake SDK session (what ``mao_page.session.client`` sends, nothing
+    more)."""
 
     def __init__(self, url: str, token: str, index: int, received: dict[str, int],
                  home: int = 0) -> None:
@@ -304,7 +305,9 @@ class _HttpConnection:
     async def open(self) -> None:
         self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
 
-    async def post(self, path: str, body: bytes, request_id: str | None = None) -> tuple[int, bytes]:
+    async def post(
+        self, path: str, body: bytes, request_id: str | None = None
+    ) -> tuple[int, bytes]:
         assert self.reader is not None and self.writer is not None
         extra = f"X-Request-Id: {request_id}\r\n" if request_id else ""
         self.writer.write(

@@ -206,7 +206,7 @@
     return pyodidePromise;
   }
 
-  // Under a CSP without 'wasm-unsafe-eval' loadPyodide() never settles (NOTES-pyodide.md);
+  // Under a CSP without 'wasm-unsafe-eval' loadPyodide() never settles (docs/embedding.md, CSP);
   // the violation event lets us fail at once with the reason instead of at the timeout.
   function watchCsp(fail) {
     const onViolation = (event) => {

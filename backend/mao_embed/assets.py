@@ -457,7 +457,9 @@ def build(force: bool = False) -> BuiltAssets:
             if p.is_file() and p.suffix not in (".gz", ".br")
         }
         (staging / "manifest.json").write_text(
-            json.dumps({"buildId": build_id, "browserPackage": BROWSER_PACKAGE, "files": files}, indent=1)
+            json.dumps(
+                {"buildId": build_id, "browserPackage": BROWSER_PACKAGE, "files": files}, indent=1
+            )
         )
         _publish(staging, build_id)
     print(f"SDK assets built (build {build_id}) in {SDK_DIR}", file=sys.stderr)
@@ -467,11 +469,15 @@ def build(force: bool = False) -> BuiltAssets:
 def _snapshot_scope() -> str:
     scope = os.environ.get(SNAPSHOT_ENV, DEFAULT_SNAPSHOT_SCOPE)
     if scope not in SNAPSHOT_SCOPES:
-        raise SystemExit(f"{SNAPSHOT_ENV} must be one of {', '.join(SNAPSHOT_SCOPES)}, not {scope!r}")
+        raise SystemExit(
+            f"{SNAPSHOT_ENV} must be one of {', '.join(SNAPSHOT_SCOPES)}, not {scope!r}"
+        )
     return scope
 
 
-def _write_runtime_image(pyodide_dir: Path, wheels: list[Path], versioned: Path, build_id: str) -> None:
+def _write_runtime_image(
+    pyodide_dir: Path, wheels: list[Path], versioned: Path, build_id: str
+) -> None:
     """site-packages.tar, dylibs/ and the memory snapshot of the booted runtime.
 
     The wheels' files go into one archive the loader writes into Pyodide's file system before
@@ -509,8 +515,18 @@ def _write_runtime_image(pyodide_dir: Path, wheels: list[Path], versioned: Path,
                     entry.size = len(data)
                     entry.mode = 0o644
                     archive.addfile(entry, io.BytesIO(data))
-    env = {**os.environ, "MAO_BUILD_ID": build_id}  # recorded in snapshot.json; the loader checks it
-    command = [node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(versioned), str(tar_path), json.dumps(dylibs)]
+    env = {
+        **os.environ,
+        "MAO_BUILD_ID": build_id,
+    }  # recorded in snapshot.json; the loader checks it
+    command = [
+        node,
+        str(SNAPSHOT_SCRIPT),
+        str(pyodide_dir),
+        str(versioned),
+        str(tar_path),
+        json.dumps(dylibs),
+    ]
     try:
         if scope == "stdlib":
             # A first boot finds what the image holds (the standard library the boot uses) and
@@ -567,7 +583,11 @@ def _publish(staging: Path, build_id: str) -> None:
             shutil.copy2(source, temporary)
             os.replace(temporary, SDK_DIR / name)
     builds = sorted(
-        (d for d in SDK_DIR.iterdir() if d.is_dir() and not d.name.startswith(".") and d.name != build_id),
+        (
+            d
+            for d in SDK_DIR.iterdir()
+            if d.is_dir() and not d.name.startswith(".") and d.name != build_id
+        ),
         key=lambda d: d.stat().st_mtime,
     )
     for old in builds[: max(0, len(builds) - (KEEP_BUILDS - 1))]:
@@ -593,7 +613,9 @@ def ensure_built() -> BuiltAssets:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="mao-embed build-assets", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="mao-embed build-assets", description=__doc__.split("\n")[0]
+    )
     parser.add_argument("--force", action="store_true", help="rebuild even when up to date")
     args = parser.parse_args(argv)
     built = build(force=args.force)

@@ -128,7 +128,8 @@ def canonical_origin(origin: str) -> str:
     """
     text = normalize_origin(origin)
     if text in ("*", "null"):
-        raise ValueError(f"origin {origin!r} is refused: list each page origin, e.g. https://shop.example")
+        raise ValueError(f"origin {origin!r} is refused: list each page origin, e.g. "
+                         f"https://shop.example")
     try:
         parts = urlsplit(text)
         port = parts.port
@@ -136,9 +137,19 @@ def canonical_origin(origin: str) -> str:
         raise ValueError(f"origin {origin!r} is not scheme://host[:port] ({exc})") from None
     scheme = parts.scheme.lower()
     if scheme not in _DEFAULT_PORTS or not parts.hostname:
-        raise ValueError(f"origin {origin!r} is not http(s)://host[:port], e.g. https://shop.example")
-    if parts.username is not None or parts.path or parts.query or parts.fragment or text.endswith(("?", "#")):
-        raise ValueError(f"origin {origin!r} has more than scheme://host[:port]: an origin has no path, query or user")
+        raise ValueError(f"origin {origin!r} is not http(s)://host[:port], e.g. "
+                         f"https://shop.example")
+    if (
+        parts.username is not None
+        or parts.path
+        or parts.query
+        or parts.fragment
+        or text.endswith(("?", "#"))
+    ):
+        raise ValueError(
+            f"origin {origin!r} has more than scheme://host[:port]: an origin has no path, query "
+            f"or user"
+        )
     return f"{scheme}://{_canonical_host(parts.hostname, origin)}" + (
         "" if port in (None, _DEFAULT_PORTS[scheme]) else f":{port}"
     )
@@ -170,10 +181,14 @@ def _canonical_host(host: str, origin: str) -> str:
                 return address
         except ValueError:
             pass
-        raise ValueError(f"origin {origin!r}: write the IPv4 address as four decimal numbers, a.b.c.d")
+        raise ValueError(
+            f"origin {origin!r}: write the IPv4 address as four decimal numbers, a.b.c.d"
+        )
     if host.isascii() and "xn--" not in host:
         if not _HOST.fullmatch(host):  # e.g. "*.shop.example": there are no wildcards
-            raise ValueError(f"origin {origin!r} has an invalid host name (no wildcards: list each origin)")
+            raise ValueError(
+                f"origin {origin!r} has an invalid host name (no wildcards: list each origin)"
+            )
         return host
     # Internationalized: UTS #46 non-transitional processing, as browsers do ("faß.de" is
     # xn--fa-hia.de, not fass.de as Python's IDNA 2003 codec has it); it also checks the
@@ -251,7 +266,9 @@ def resolve_api_key(environ: Mapping[str, str] | None = None) -> str | None:
     return env.get(ENV_API_KEY) or None
 
 
-def resolve_redis_url(explicit: str | None = None, environ: Mapping[str, str] | None = None) -> str | None:
+def resolve_redis_url(
+    explicit: str | None = None, environ: Mapping[str, str] | None = None
+) -> str | None:
     """``--redis`` > env MAO_EMBED_REDIS_URL; ``ValueError`` for anything but a Redis URL."""
     env = os.environ if environ is None else environ
     url = (explicit or env.get(ENV_REDIS_URL, "")).strip()
@@ -259,7 +276,8 @@ def resolve_redis_url(explicit: str | None = None, environ: Mapping[str, str] | 
         return None
     scheme = urlsplit(url).scheme.lower()
     if scheme not in _REDIS_SCHEMES:
-        raise ValueError(f"{url!r} is not a Redis URL: redis://HOST:PORT/DB (or rediss://, unix://)")
+        raise ValueError(f"{url!r} is not a Redis URL: redis://HOST:PORT/DB (or rediss://, "
+                         f"unix://)")
     return url
 
 
@@ -268,7 +286,9 @@ def redacted_redis_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.password is None:
         return url
-    netloc = f"{parts.username or ''}:***@{parts.hostname}" + (f":{parts.port}" if parts.port else "")
+    netloc = f"{parts.username or ''}:***@{parts.hostname}" + (
+        f":{parts.port}" if parts.port else ""
+    )
     return parts._replace(netloc=netloc).geturl()
 
 

@@ -30,7 +30,15 @@ CLAIM = {
     "Category": "travel",
     "Notes": "Taxi and train to the client office",
 }
-EXPECTED_ROW = ["Client visit Shanghai", "1280.50", "2026-11-27", "Travel", "personal", "yes", "Taxi and train to the client office"]
+EXPECTED_ROW = [
+    "Client visit Shanghai",
+    "1280.50",
+    "2026-11-27",
+    "Travel",
+    "personal",
+    "yes",
+    "Taxi and train to the client office",
+]
 
 
 @dataclass
@@ -38,9 +46,15 @@ class ActionLog:
     started: float
     count: int = 0
 
-    def line(self, tool: str, target: str, outcome: str, duration_ms: float, note: str = "") -> None:
+    def line(
+        self, tool: str, target: str, outcome: str, duration_ms: float, note: str = ""
+    ) -> None:
         self.count += 1
-        print(f"[{self.count:2d}] {tool:<14} {target[:34]:<34} {outcome:<22} {duration_ms:7.0f} ms  {note}".rstrip(), flush=True)
+        print(
+            f"[{self.count:2d}] {tool:<14} {target[:34]:<34} {outcome:<22} {duration_ms:7.0f} ms  "
+            f"{note}".rstrip(),
+            flush=True,
+        )
 
 
 class DemoFailure(Exception):
@@ -50,20 +64,31 @@ class DemoFailure(Exception):
 class ScriptedAgent:
     """An agent that knows the task but sees the page only through the tools."""
 
-    def __init__(self, agent: AgentClient, session_id: str, log: ActionLog, on_drop: Callable[[], None] = lambda: None) -> None:
+    def __init__(
+        self,
+        agent: AgentClient,
+        session_id: str,
+        log: ActionLog,
+        on_drop: Callable[[], None] = lambda: None,
+    ) -> None:
         self._agent = agent
         self._session = session_id
         self._log = log
         self._on_drop = on_drop
 
-    def call(self, tool: str, args: dict[str, Any] | None = None, *, idempotent: bool = False) -> dict[str, Any]:
+    def call(
+        self, tool: str, args: dict[str, Any] | None = None, *, idempotent: bool = False
+    ) -> dict[str, Any]:
         result = self._call_once(tool, args)
         error = result.get("error") or {}
         if idempotent and error.get("code") == "disconnected":
             # SPEC W3: the relay never replays a write after a drop; the agent decides. Setting
             # the same values again is safe (a click would not be), so once the page has
             # resumed its session, this agent repeats the step, as a careful agent would.
-            print("     the page's connection dropped during this step; waiting for it to resume", flush=True)
+            print(
+                "     the page's connection dropped during this step; waiting for it to resume",
+                flush=True,
+            )
             self._on_drop()
             self._wait_for_resume()
             result = self._call_once(tool, args)
@@ -78,14 +103,22 @@ class ScriptedAgent:
             if any(s.get("sessionId") == self._session for s in self._agent.sessions()):
                 return
             time.sleep(0.2)
-        raise DemoFailure(f"the page did not resume session {self._session} within {timeout_s:.0f} s")
+        raise DemoFailure(
+            f"the page did not resume session {self._session} within {timeout_s:.0f} s"
+        )
 
     def _call_once(self, tool: str, args: dict[str, Any] | None) -> dict[str, Any]:
         began = time.monotonic()
         result = self._agent.call(self._session, tool, args or {})
         elapsed = (time.monotonic() - began) * 1000
         if tool == "page_inspect" and result.get("success"):
-            self._log.line(tool, "(page)", "ok", elapsed, f"{len(result['result']['elements'])} elements, snapshot {result['snapshotId']}")
+            self._log.line(
+                tool,
+                "(page)",
+                "ok",
+                elapsed,
+                f"{len(result['result']['elements'])} elements, snapshot {result['snapshotId']}",
+            )
         elif result.get("result") and "steps" in result["result"]:
             for step in result["result"]["steps"]:
                 outcome = "ok" if step["success"] else f"failed: {step['error']['code']}"
@@ -96,9 +129,15 @@ class ScriptedAgent:
                 if "labels" in detail:
                     note = f"selected={detail['labels']}"
                 if step["action"] == "observe" and detail:
-                    note = f"url changed={detail.get('urlChanged')}, mutations={detail.get('mutations')}"
-                self._log.line(f"batch:{step['action']}" if len(result["result"]["steps"]) > 1 else tool,
-                               step.get("targetLabel") or "(page)", outcome, step.get("durationMs", elapsed), note)
+                    changed, mutations = detail.get("urlChanged"), detail.get("mutations")
+                    note = f"url changed={changed}, mutations={mutations}"
+                self._log.line(
+                    f"batch:{step['action']}" if len(result["result"]["steps"]) > 1 else tool,
+                    step.get("targetLabel") or "(page)",
+                    outcome,
+                    step.get("durationMs", elapsed),
+                    note,
+                )
         else:
             self._log.line(tool, "", "ok" if result.get("success") else "failed", elapsed)
         return result
@@ -115,8 +154,12 @@ class ScriptedAgent:
             return {"snapshotId": sid, "elementId": by_label[label]["elementId"]}
 
         # Two single fills, then the rest of the form as one ordered batch (SPEC A5).
-        self.call("page_fill", {**ref("Claim title"), "value": CLAIM["Claim title"]}, idempotent=True)
-        self.call("page_fill", {**ref("Amount (CNY)"), "value": CLAIM["Amount (CNY)"]}, idempotent=True)
+        self.call(
+            "page_fill", {**ref("Claim title"), "value": CLAIM["Claim title"]}, idempotent=True
+        )
+        self.call(
+            "page_fill", {**ref("Amount (CNY)"), "value": CLAIM["Amount (CNY)"]}, idempotent=True
+        )
         self.call("page_fill", idempotent=True, args={"actions": [
             {"action": "fill", **ref("Date of expense"), "value": CLAIM["Date of expense"]},
             {"action": "select", **ref("Category"), "values": ["Travel"]},
@@ -154,7 +197,8 @@ def _print_session_trail(db_path: Path) -> None:
         with closing(sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)) as connection:
             rows = connection.execute(
                 "SELECT at, event, session_id, request_id, tool, code, detail FROM audit"
-                " WHERE event LIKE 'session_%' OR event LIKE 'connection_%' OR event = 'frame_rejected'"
+                " WHERE event LIKE 'session_%' OR event LIKE 'connection_%' OR event = "
+                "'frame_rejected'"
                 " ORDER BY id"
             ).fetchall()
     except sqlite3.Error as error:
@@ -163,19 +207,36 @@ def _print_session_trail(db_path: Path) -> None:
     print("Backend audit trail of sessions:", file=sys.stderr)
     for at, event, session_id, request_id, tool, code, detail in rows:
         stamp = time.strftime("%H:%M:%S", time.localtime(at)) + f".{int(at * 1000) % 1000:03d}"
-        fields = " ".join(f"{k}={v}" for k, v in (("request", request_id), ("tool", tool), ("code", code), ("detail", detail)) if v)
+        fields = " ".join(
+            f"{k}={v}"
+            for k, v in (
+                ("request", request_id),
+                ("tool", tool),
+                ("code", code),
+                ("detail", detail),
+            )
+            if v
+        )
         print(f"  {stamp} {event} {session_id or ''} {fields}", file=sys.stderr)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="mao-embed demo", description=__doc__.split("\n")[0])
-    parser.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for the SDK session")
+    parser.add_argument(
+        "--timeout", type=float, default=90.0, help="seconds to wait for the SDK session"
+    )
     args = parser.parse_args(argv)
 
     print("Building SDK assets (cached after the first run)...", flush=True)
     ensure_built()
     with tempfile.TemporaryDirectory(prefix="mao-demo-") as tmp:
-        config = ServerConfig(host="127.0.0.1", port=0, secret=random_secret(), demo=True, db_path=Path(tmp) / "audit.db")
+        config = ServerConfig(
+            host="127.0.0.1",
+            port=0,
+            secret=random_secret(),
+            demo=True,
+            db_path=Path(tmp) / "audit.db",
+        )
         server = start_in_thread(config)
         print(f"Backend listening on {server.url} (audit log {config.db_path})", flush=True)
         try:
@@ -210,16 +271,23 @@ def _drive(server_url: str, timeout: float, db_path: Path) -> int:
             except Exception as error:  # noqa: BLE001 - reported to the operator, then exit 1
                 print(f"FAILED: the SDK did not become ready: {error}", file=sys.stderr)
                 return 1
-            print(f"SDK session {session['sessionId']} ready after {time.monotonic() - began:.1f} s", flush=True)
+            print(
+                f"SDK session {session['sessionId']} ready after {time.monotonic() - began:.1f} s",
+                flush=True,
+            )
             # The SDK asks the user before each action by default (SPEC P1); here the user
             # grants full access in the panel, with a real click, as a person would.
             page.get_by_role("radio", name="Full access", exact=True).click()
-            page.get_by_role("radio", name="Full access", exact=True).and_(page.locator("[aria-checked=true]")).wait_for()
+            page.get_by_role("radio", name="Full access", exact=True).and_(
+                page.locator("[aria-checked=true]")
+            ).wait_for()
             print("The user granted full access in the Mao Embed panel\n", flush=True)
             print(f"{'#':>4} {'tool':<14} {'target':<34} {'outcome':<22} {'time':>10}", flush=True)
             try:
                 def on_drop() -> None:
-                    _print_page_diagnostics(errors, [line for line in console if "[mao-embed]" in line])
+                    _print_page_diagnostics(
+                        errors, [line for line in console if "[mao-embed]" in line]
+                    )
                     _print_session_trail(db_path)
 
                 ScriptedAgent(agent, session["sessionId"], log, on_drop).run()
@@ -234,9 +302,15 @@ def _drive(server_url: str, timeout: float, db_path: Path) -> int:
             if errors:
                 print(f"Page errors: {errors}", file=sys.stderr)
             if rows != [EXPECTED_ROW]:
-                print(f"\nFAILED: the page shows {rows}, expected [{EXPECTED_ROW}]", file=sys.stderr)
+                print(
+                    f"\nFAILED: the page shows {rows}, expected [{EXPECTED_ROW}]", file=sys.stderr
+                )
                 return 1
-            print(f"\nOK: the page shows the submitted claim ({log.count} tool steps, {time.monotonic() - began:.1f} s).", flush=True)
+            print(
+                f"\nOK: the page shows the submitted claim ({log.count} tool steps, "
+                f"{time.monotonic() - began:.1f} s).",
+                flush=True,
+            )
             return 0
         finally:
             browser.close()

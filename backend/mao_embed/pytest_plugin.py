@@ -75,9 +75,15 @@ class EmbeddedPage:
 
         from playwright.sync_api import expect
 
-        names = {"per_action": ("Ask each time", "每次确认"), "task": ("This task", "本次任务"), "full": ("Full access", "完全授权")}
+        names = {
+            "per_action": ("Ask each time", "每次确认"),
+            "task": ("This task", "本次任务"),
+            "full": ("Full access", "完全授权"),
+        }
         english, chinese = names[level]
-        radio = self.page.get_by_role("radio", name=re.compile(f"^({re.escape(english)}|{chinese})$"))
+        radio = self.page.get_by_role(
+            "radio", name=re.compile(f"^({re.escape(english)}|{chinese})$")
+        )
         if radio.get_attribute("aria-checked") != "true":
             radio.click()
         expect(radio).to_have_attribute("aria-checked", "true")
@@ -88,7 +94,9 @@ class EmbeddedPage:
         return result["result"]
 
     @staticmethod
-    def find(snapshot: dict[str, Any], *, label: str | None = None, role: str | None = None) -> dict[str, Any]:
+    def find(
+        snapshot: dict[str, Any], *, label: str | None = None, role: str | None = None
+    ) -> dict[str, Any]:
         """The one element of a snapshot with this label (and role); fails when not unique."""
         matches = [
             e for e in snapshot["elements"]
@@ -96,7 +104,9 @@ class EmbeddedPage:
         ]
         if len(matches) != 1:
             found = [(e["role"], e["label"]) for e in snapshot["elements"]]
-            raise AssertionError(f"expected one element label={label!r} role={role!r}, got {len(matches)} in {found}")
+            raise AssertionError(
+                f"expected one element label={label!r} role={role!r}, got {len(matches)} in {found}"
+            )
         return matches[0]
 
 
@@ -113,7 +123,9 @@ def mao_pages() -> Iterator[PageServer]:
 
 
 @pytest.fixture(scope="session")
-def mao_backend(mao_sdk_assets: Path, mao_pages: PageServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+def mao_backend(
+    mao_sdk_assets: Path, mao_pages: PageServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningServer]:
     db = tmp_path_factory.mktemp("mao-embed") / "audit.db"
     config = ServerConfig(
         host="127.0.0.1", port=0, secret=random_secret(), allowed_origins=(mao_pages.origin,),
@@ -153,7 +165,9 @@ def mao_context(mao_browser: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
-def mao_embed(mao_context: Any, mao_pages: PageServer, mao_backend: RunningServer, mao_agent: AgentClient) -> Callable[..., EmbeddedPage]:
+def mao_embed(
+    mao_context: Any, mao_pages: PageServer, mao_backend: RunningServer, mao_agent: AgentClient
+) -> Callable[..., EmbeddedPage]:
     def open_page(
         body: str,
         *,
@@ -169,8 +183,14 @@ def mao_embed(mao_context: Any, mao_pages: PageServer, mao_backend: RunningServe
         authorization: str | None = "full",
     ) -> EmbeddedPage:
         token = mao_backend.issue_token(user_id, agent_id, origin=mao_pages.origin)
-        snippet = embed_snippet(mao_backend.url, agent_id=agent_id, user_id=user_id, token=token, extra=init)
-        url = mao_pages.add(path or f"/page-{next(_page_counter)}.html", page_html(body, snippet, title=title, head=head), headers)
+        snippet = embed_snippet(
+            mao_backend.url, agent_id=agent_id, user_id=user_id, token=token, extra=init
+        )
+        url = mao_pages.add(
+            path or f"/page-{next(_page_counter)}.html",
+            page_html(body, snippet, title=title, head=head),
+            headers,
+        )
         known = {s["sessionId"] for s in mao_agent.sessions()}
         page = mao_context.new_page()
         page.goto(url, wait_until=wait_until)

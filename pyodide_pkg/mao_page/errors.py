@@ -8,7 +8,14 @@ from .protocol import ErrorCode, ToolError
 
 
 class ToolFailure(Exception):
-    def __init__(self, code: ErrorCode, message: str, *, element_id: str | None = None, details: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        code: ErrorCode,
+        message: str,
+        *,
+        element_id: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -16,4 +23,6 @@ class ToolFailure(Exception):
         self.details = details
 
     def to_error(self) -> ToolError:
-        return ToolError(code=self.code, message=self.message, element_id=self.element_id, details=self.details)
+        return ToolError(
+            code=self.code, message=self.message, element_id=self.element_id, details=self.details
+        )

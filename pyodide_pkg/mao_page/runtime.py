@@ -61,10 +61,18 @@ class Controller:
         origin = bridge.page_origin(api)
         grants = GrantStore(
             bridge.BrowserStorage(api),
-            GrantKey.of(server_url=self.host.server_url, user_id=self.host.user_id, origin=origin,
-                        agent_id=self.host.agent_id, actions=policy.actions, policy_version=policy.policy_version),
+            GrantKey.of(
+                server_url=self.host.server_url,
+                user_id=self.host.user_id,
+                origin=origin,
+                agent_id=self.host.agent_id,
+                actions=policy.actions,
+                policy_version=policy.policy_version,
+            ),
         )
-        self.center = AuthorizationCenter(grants, policy, on_change=lambda change: self.supervisor.on_level_change(change))
+        self.center = AuthorizationCenter(
+            grants, policy, on_change=lambda change: self.supervisor.on_level_change(change)
+        )
         self.supervisor = Supervisor(
             center=self.center,
             ui=self.panel,
@@ -76,8 +84,13 @@ class Controller:
             cancel_running=lambda reason: self.dispatcher.cancel_all(reason),
             describe_focus=self._describe_focus,
         )
-        self.tools = PageTools(self.page, self.store, authorize=self.supervisor.authorize, on_step=self.supervisor.on_step,
-                               on_acting=self.supervisor.on_acting)
+        self.tools = PageTools(
+            self.page,
+            self.store,
+            authorize=self.supervisor.authorize,
+            on_step=self.supervisor.on_step,
+            on_acting=self.supervisor.on_acting,
+        )
         self.tools.screenshots.unmasked_policy = self.supervisor
         self.tools.sensitive_release = self.supervisor
         self.dispatcher = Dispatcher(self._run_tool, lambda data: None, self.tools.page_version)
@@ -99,7 +112,9 @@ class Controller:
             on_refused=self._on_refused,
             on_state=self._on_state,
             on_chat_event=self.supervisor.on_chat_event,
-            on_dropped=lambda reason: bridge.warn(f"connection to the backend ended: {reason}; reconnecting"),
+            on_dropped=lambda reason: bridge.warn(
+                f"connection to the backend ended: {reason}; reconnecting"
+            ),
         )
         self.panel.connect(self.supervisor.on_ui)
         self._task: asyncio.Task[None] | None = None
@@ -115,14 +130,27 @@ class Controller:
             return result
         finally:
             if result is None:  # cancelled or timed out: the dispatcher answers for it
-                result = PageToolResult(request_id=request.request_id, success=False,
-                                        error=ToolError(code=ErrorCode.CANCELLED, message="cancelled or timed out"))
+                result = PageToolResult(
+                    request_id=request.request_id,
+                    success=False,
+                    error=ToolError(code=ErrorCode.CANCELLED, message="cancelled or timed out"),
+                )
             self.supervisor.end_request(request, result, (time.monotonic() - began) * 1000)
 
     def _describe_target(self, entry: ElementEntry) -> Target:
-        in_form, form_action, _method, kind, text, _private = bridge.risk_facts(self._api, entry.handle)
-        return Target(role=entry.role, tag=entry.tag, type=kind or entry.type, label=entry.label, text=text,
-                      sensitive=entry.sensitive, in_form=in_form, form_action=form_action)
+        in_form, form_action, _method, kind, text, _private = bridge.risk_facts(
+            self._api, entry.handle
+        )
+        return Target(
+            role=entry.role,
+            tag=entry.tag,
+            type=kind or entry.type,
+            label=entry.label,
+            text=text,
+            sensitive=entry.sensitive,
+            in_form=in_form,
+            form_action=form_action,
+        )
 
     def _describe_focus(self) -> tuple[bridge.ElementHandle, Target] | None:
         """The element page_keyboard without a ref types into, for the risk rules and the card."""
@@ -133,8 +161,16 @@ class Controller:
         if described is None:
             return None
         in_form, form_action, _method, kind, text, private = bridge.risk_facts(self._api, handle)
-        return handle, Target(role=described.role, tag=described.tag, type=kind or described.type, label=described.label,
-                              text=text, sensitive=described.sensitive or private, in_form=in_form, form_action=form_action)
+        return handle, Target(
+            role=described.role,
+            tag=described.tag,
+            type=kind or described.type,
+            label=described.label,
+            text=text,
+            sensitive=described.sensitive or private,
+            in_form=in_form,
+            form_action=form_action,
+        )
 
     def _audit(self, event: PageAuditEvent) -> None:
         detail = event.to_wire()
@@ -158,7 +194,9 @@ class Controller:
         self.host.emit("error", {"code": str(code), "message": message})
         self.panel.show_error(f"{code}: {message}")
         if not self._ready_signalled:
-            self.host.signal_failure(str(code), f"Mao Embed was refused by the server ({code}): {message}")
+            self.host.signal_failure(
+                str(code), f"Mao Embed was refused by the server ({code}): {message}"
+            )
 
     def _on_state(self, state: ClientState) -> None:
         if state in _CONNECTION_STATUS:

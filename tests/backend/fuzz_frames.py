@@ -118,7 +118,11 @@ def damaged(draw: st.DrawFn, template: dict[str, Any]) -> dict[str, Any]:
     # Sometimes damage a nested object (an action, the page, the user, the error).
     nested = [v for v in message.values() if isinstance(v, dict)]
     nested += [
-        item for v in message.values() if isinstance(v, list) for item in v if isinstance(item, dict)
+        item
+        for v in message.values()
+        if isinstance(v, list)
+        for item in v
+        if isinstance(item, dict)
     ]
     if nested and draw(st.booleans()):
         target = draw(st.sampled_from(nested))

@@ -62,10 +62,15 @@ async def test_tools_lists_every_page_tool_with_schemas_from_the_protocol(
     # SPEC T1, T2: the read tools too.
     for tool in (ToolName.EXTRACT, ToolName.FIND):
         assert by_name[tool.value]["inputSchema"] == TOOL_ARGS[tool].model_json_schema()
-    assert {"fromChar", "maxChars", "snapshotId", "elementId"} <= set(by_name["page_extract"]["inputSchema"]["properties"])
+    assert {"fromChar", "maxChars", "snapshotId", "elementId"} <= set(
+        by_name["page_extract"]["inputSchema"]["properties"]
+    )
     assert by_name["page_find"]["inputSchema"]["required"] == ["query"]
     # CONTRACT page_hover: snapshotId and elementId, like page_click.
-    assert by_name["page_hover"]["inputSchema"]["properties"].keys() == by_name["page_click"]["inputSchema"]["properties"].keys()
+    assert (
+        by_name["page_hover"]["inputSchema"]["properties"].keys()
+        == by_name["page_click"]["inputSchema"]["properties"].keys()
+    )
     assert "stale_ref" in by_name["page_click"]["description"]
     assert all(t["inputSchema"].get("additionalProperties") is False for t in tools)
 
@@ -227,7 +232,7 @@ async def test_unknown_session_is_404(server: RunningServer) -> None:
 async def test_a_body_over_the_message_limit_is_413_and_nothing_reaches_the_page(
     make_server: Callable[..., RunningServer], make_page: MakePage, framing: str
 ) -> None:
-    # SPEC W4 (message size limits). The endpoint reads the body itself (issue 7), so this
+    # SPEC W4 (message size limits). The endpoint reads the body itself, so this
     # checks the limit for a declared length and for a chunked body whose size is only known
     # while it streams in.
     limit = 4096
@@ -265,7 +270,7 @@ async def test_a_body_over_the_message_limit_is_413_and_nothing_reaches_the_page
 async def test_a_client_gone_mid_body_reaches_nothing_and_the_next_call_works(
     server: RunningServer, make_page: MakePage
 ) -> None:
-    # The endpoint reads the body itself (issue 7): a disconnect before the body is complete
+    # The endpoint reads the body itself: a disconnect before the body is complete
     # must end the request quietly, with nothing sent to the page.
     from urllib.parse import urlsplit
 

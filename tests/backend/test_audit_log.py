@@ -276,7 +276,8 @@ def test_servers_starting_beside_a_rotating_one_import_none_of_its_journals(
         [sys.executable, "-c", _ROTATING_SERVER, str(db)], stdout=subprocess.PIPE, text=True
     )
     starting = [
-        subprocess.Popen([sys.executable, "-c", _STARTING_SERVERS, str(db), "150"]) for _ in range(3)
+        subprocess.Popen([sys.executable, "-c", _STARTING_SERVERS, str(db), "150"])
+        for _ in range(3)
     ]
     for process in starting:
         assert process.wait(timeout=120) == 0

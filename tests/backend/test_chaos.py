@@ -1,6 +1,6 @@
 """Chaos: connections dropped mid-batch, the backend killed (``kill -9``) and restarted, late
 and duplicate results, cancellation mid-wait; and audit durability under ``kill -9`` (SPEC
-W2-W4, P6; issue 7).
+W2-W4, P6).
 
 The kill tests run the real ``mao-embed serve`` in a subprocess. The page is the real
 ``mao_page.session.client.SdkClient`` and ``Dispatcher`` on CPython over a real WebSocket (its
@@ -82,7 +82,7 @@ async def test_backend_killed_mid_write_and_restarted_page_reconnects_and_nothin
             # The agent is told: its request fails at the transport, it never hangs.
             with pytest.raises(httpx.TransportError):
                 await call
-            # The page notices the drop and stops the write it was running (seed 004 §4.3).
+            # The page notices the drop and stops the write it was running.
             await page.wait_until(lambda: page.cancelled == ["write-1"])
 
             backend = serve(port)

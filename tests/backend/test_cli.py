@@ -59,7 +59,11 @@ def test_token_refuses_a_nonsensical_ttl() -> None:
 
 @pytest.mark.parametrize(
     ("flags", "env"),
-    [(["--allow-origin", "shop.example"], ""), (["--allow-origin", "https://shop.example/cart"], ""), ([], "https://ok.example,*")],
+    [
+        (["--allow-origin", "shop.example"], ""),
+        (["--allow-origin", "https://shop.example/cart"], ""),
+        ([], "https://ok.example,*"),
+    ],
 )
 def test_serve_refuses_an_origin_that_can_match_no_page(
     flags: list[str], env: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
@@ -102,7 +106,22 @@ def test_a_single_process_never_loads_the_redis_client(tmp_path: Path) -> None:
 
 
 def test_token_origin_is_written_as_browsers_send_it(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["token", "--user", "u", "--agent", "a", "--origin", "https://Shop.Example:443/", "--secret", "s"]) == 0
+    assert (
+        main(
+            [
+                "token",
+                "--user",
+                "u",
+                "--agent",
+                "a",
+                "--origin",
+                "https://Shop.Example:443/",
+                "--secret",
+                "s",
+            ]
+        )
+        == 0
+    )
     assert verify_token("s", capsys.readouterr().out.strip()).origin == "https://shop.example"
     with pytest.raises(SystemExit) as exited:
         main(["token", "--user", "u", "--agent", "a", "--origin", "shop.example", "--secret", "s"])

@@ -29,7 +29,11 @@ class Instance(ServeProcess):
 
     def __init__(self, tmp: Path, name: str, redis_url: str, secret: str) -> None:
         super().__init__(
-            tmp, free_port(), secret, tmp / f"{name}.db", ("--redis", redis_url, "--instance", name),
+            tmp,
+            free_port(),
+            secret,
+            tmp / f"{name}.db",
+            ("--redis", redis_url, "--instance", name),
             announced=rf"cluster: instance {name} on redis://",
         )
         self.name = name
@@ -77,7 +81,9 @@ async def test_kill_9_of_the_pages_instance_behind_nginx_answers_may_have_applie
             doomed = next(i for i in instances if i.name == where)
             survivor = next(i for i in instances if i.name != where)
             # A second page on the same instance but not behind nginx: it cannot come back.
-            stranded = RealPage(f"ws://127.0.0.1:{doomed.port}/ws/sdk", secret, blocking=frozenset({"page_fill"})).start()
+            stranded = RealPage(
+                f"ws://127.0.0.1:{doomed.port}/ws/sdk", secret, blocking=frozenset({"page_fill"})
+            ).start()
             await stranded.wait_until(lambda: len(stranded.sessions) == 1)
             assert set(await listing(agent, survivor.url)) == {session_id, stranded.sessions[0]}
             # MCP through nginx too: whichever instance serves it reaches the page.

@@ -1,4 +1,4 @@
-"""Cross-site WebSocket hijacking (SPEC B5; issue 7).
+"""Cross-site WebSocket hijacking (SPEC B5).
 
 A WebSocket handshake carries the browser's cookies and no same-origin protection, so any
 site the user visits could open ``/ws/sdk``. What stops it: the Origin allowlist (exact

@@ -16,8 +16,21 @@ DROPPED = {
     "error": {"code": "disconnected", "message": "the page disconnected before answering",
               "details": {"mayHaveApplied": True}},
 }
-APPLIED = {"success": True, "requestId": "r2", "result": {"steps": [
-    {"action": "fill", "success": True, "targetLabel": "Claim title", "outcome": {"value": "x"}, "durationMs": 3}]}}
+APPLIED = {
+    "success": True,
+    "requestId": "r2",
+    "result": {
+        "steps": [
+            {
+                "action": "fill",
+                "success": True,
+                "targetLabel": "Claim title",
+                "outcome": {"value": "x"},
+                "durationMs": 3,
+            }
+        ]
+    },
+}
 
 
 class ScriptedRelay:
@@ -30,7 +43,9 @@ class ScriptedRelay:
         self.polls = 0
         self.resumes_after = resumes_after
 
-    def call(self, session_id: str, tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+    def call(
+        self, session_id: str, tool: str, args: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         assert session_id == SESSION
         self.calls.append((tool, args or {}))
         return self.answers.pop(0)

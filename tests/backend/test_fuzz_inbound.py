@@ -1,4 +1,4 @@
-"""Property-based fuzzing of everything the backend receives (SPEC W1, B5; issue 7).
+"""Property-based fuzzing of everything the backend receives (SPEC W1, B5).
 
 WebSocket frames after the handshake, first frames (hello), agent HTTP bodies, and MCP
 JSON-RPC bodies and tool arguments at ``/mcp``. For each
@@ -395,7 +395,9 @@ def test_hostile_mcp_bodies_get_json_rpc_errors_and_never_reach_the_page(
             json_value.map(lambda v: json.dumps(v).encode()),
             envelopes.map(lambda m: json.dumps(m).encode()),
             st.lists(envelopes, min_size=1, max_size=3).map(lambda m: json.dumps(m).encode()),
-            huge_string.map(lambda s: json.dumps({"jsonrpc": "2.0", "id": 1, "method": s}).encode()),
+            huge_string.map(
+                lambda s: json.dumps({"jsonrpc": "2.0", "id": 1, "method": s}).encode()
+            ),
         )
         header_sets = st.sampled_from([
             session_headers,

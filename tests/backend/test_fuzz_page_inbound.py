@@ -1,4 +1,4 @@
-"""Property-based fuzzing of everything the page runtime receives (SPEC W1; issue 7).
+"""Property-based fuzzing of everything the page runtime receives (SPEC W1).
 
 The real ``mao_page.session.client.SdkClient`` and ``Dispatcher`` on CPython, fed hostile frames
 through an in-memory transport after a normal handshake: malformed JSON, wrong types, huge
@@ -157,7 +157,11 @@ async def _connected_page() -> tuple[MemoryPage, asyncio.Task[None]]:
 
 
 async def _check(
-    page: MemoryPage, running: asyncio.Task[None], frame: str | bytes, marker: int, seen_ids: set[str]
+    page: MemoryPage,
+    running: asyncio.Task[None],
+    frame: str | bytes,
+    marker: int,
+    seen_ids: set[str],
 ) -> None:
     if isinstance(frame, bytes):
         # The browser transport hands Python text frames only.

@@ -30,10 +30,14 @@ async def test_mcp_lists_page_tools_with_protocol_schemas_and_session_tools(
     assert fill_schema["properties"].pop("sessionId")["type"] == "string"
     assert fill_schema == TOOL_ARGS[ToolName.FILL].model_json_schema()
     extract_schema = dict(tools["page_extract"].input_schema)
-    extract_schema["properties"] = {k: v for k, v in extract_schema["properties"].items() if k != "sessionId"}
+    extract_schema["properties"] = {
+        k: v for k, v in extract_schema["properties"].items() if k != "sessionId"
+    }
     assert extract_schema == TOOL_ARGS[ToolName.EXTRACT].model_json_schema()  # SPEC T1
     hover_schema = dict(tools["page_hover"].input_schema)
-    hover_schema["properties"] = {k: v for k, v in hover_schema["properties"].items() if k != "sessionId"}
+    hover_schema["properties"] = {
+        k: v for k, v in hover_schema["properties"].items() if k != "sessionId"
+    }
     assert hover_schema == TOOL_ARGS[ToolName.HOVER].model_json_schema()  # CONTRACT page_hover
 
 

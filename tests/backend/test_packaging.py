@@ -3,8 +3,8 @@
 
 One temporary venv for both: the wheel first, then an editable install of a second clean
 clone over it (pip removes the wheel's files). The venv never gets hatchling, so the editable
-install's asset build at its first `serve` is checked without a build backend. Downloads come from the
-pip and npm caches and, through MAO_EMBED_ASSET_CACHE, this checkout's asset cache.
+install's asset build at its first `serve` is checked without a build backend. Downloads come from
+the pip and npm caches and, through MAO_EMBED_ASSET_CACHE, this checkout's asset cache.
 """
 
 from __future__ import annotations
@@ -115,7 +115,9 @@ def test_wheel_and_editable_install_from_a_clean_clone_serve_the_demo(tmp_path: 
     with zipfile.ZipFile(wheel) as archive:
         names = archive.namelist()
         manifest = json.loads(archive.read("mao_embed/_sdk/manifest.json"))
-    builds = {n.split("/")[2] for n in names if n.startswith("mao_embed/_sdk/") and n.count("/") > 2}
+    builds = {
+        n.split("/")[2] for n in names if n.startswith("mao_embed/_sdk/") and n.count("/") > 2
+    }
     assert builds == {manifest["buildId"]}, "the wheel ships exactly the current build"
     subprocess.run([*pip, str(wheel)], check=True, env=env)
     _serve_and_check(venv, env)

@@ -27,9 +27,17 @@ async def test_grant_and_action_reported_by_the_page_are_audited_under_its_sessi
 ) -> None:
     page = make_page(server)
     welcome = await page.connect()
-    await page.send(json.dumps({
-        "type": "audit_event", "kind": "grant", "level": "full", "previousLevel": "per_action", "atMs": 1.0,
-    }))
+    await page.send(
+        json.dumps(
+            {
+                "type": "audit_event",
+                "kind": "grant",
+                "level": "full",
+                "previousLevel": "per_action",
+                "atMs": 1.0,
+            }
+        )
+    )
     await page.send(json.dumps({
         "type": "audit_event", "kind": "action", "level": "full", "action": "click",
         "target": "Submit claim", "outcome": "ok", "durationMs": 12.5, "atMs": 2.0,
@@ -37,7 +45,12 @@ async def test_grant_and_action_reported_by_the_page_are_audited_under_its_sessi
     (grant,) = await _audited(server, AuditEvent.PAGE_AUTHORIZATION, 1)
     (action,) = await _audited(server, AuditEvent.PAGE_ACTION, 1)
     # Recorded under the session's identity, whatever the page might claim.
-    assert (grant.session_id, grant.user_id, grant.agent_id, grant.origin) == (welcome.session_id, USER_ID, AGENT_ID, PAGE_ORIGIN)
+    assert (grant.session_id, grant.user_id, grant.agent_id, grant.origin) == (
+        welcome.session_id,
+        USER_ID,
+        AGENT_ID,
+        PAGE_ORIGIN,
+    )
     assert grant.code == "grant" and json.loads(grant.detail)["level"] == "full"
     assert (action.tool, action.code, action.duration_ms) == ("click", "ok", 12.5)
     assert json.loads(action.detail)["target"] == "Submit claim"

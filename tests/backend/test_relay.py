@@ -219,7 +219,7 @@ async def test_repeated_request_id_after_a_failure_returns_the_same_failure(
 
 
 async def test_answered_calls_leave_no_objects_for_the_garbage_collector(relay: Relay) -> None:
-    # Issue 7: the result cache of a busy session must not grow the collector's work; cached
+    # The result cache of a busy session must not grow the collector's work; cached
     # models (four tracked objects each) made older-generation passes take tens of ms.
     session_id, page = await attach(relay)
 

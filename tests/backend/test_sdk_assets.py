@@ -217,7 +217,9 @@ def test_the_build_ships_a_runtime_image_of_its_own_build() -> None:
     meta = json.loads((versioned / "snapshot.json").read_text())
     assert meta["buildId"] == built.build_id
     assert meta["bytes"] == (versioned / "snapshot.bin").stat().st_size
-    assert (versioned / "snapshot.bin.br").is_file() and (versioned / "site-packages.tar.br").is_file()
+    assert (versioned / "snapshot.bin.br").is_file() and (
+        versioned / "site-packages.tar.br"
+    ).is_file()
     assert meta["dylibs"] and all((versioned / "dylibs" / lib).is_file() for lib in meta["dylibs"])
     assert not any(name.endswith(".so") for name in _tar_names(versioned / "site-packages.tar"))
 

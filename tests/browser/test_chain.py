@@ -228,7 +228,7 @@ def test_page_on_a_disallowed_origin_gets_no_session(
 
 
 def test_csp_without_wasm_unsafe_eval_fails_with_a_readable_error(mao_embed, mao_backend):
-    # NOTES-pyodide.md: under such a CSP loadPyodide never settles; ready must reject and say why.
+    # Under such a CSP loadPyodide never settles; ready must reject and say why.
     csp = f"script-src 'self' 'unsafe-inline' {mao_backend.url}; connect-src {mao_backend.url} ws://127.0.0.1:{mao_backend.port}"
     embedded = mao_embed(
         COUNTER_BUTTON,

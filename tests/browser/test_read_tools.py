@@ -29,7 +29,8 @@ def show(embedded: EmbeddedPage, html: str, script: str = "") -> None:
         [html, script],
     )
     embedded.page.wait_for_function(
-        "() => [...document.querySelectorAll('#app iframe')].every(f => f.contentDocument?.body?.childElementCount)"
+        "() => [...document.querySelectorAll('#app iframe')].every(f => "
+        "f.contentDocument?.body?.childElementCount)"
     )
 
 
@@ -101,11 +102,14 @@ def test_extract_renders_tables_as_pipe_tables_with_header_rows_and_spanning_cel
 
 def test_extract_leaves_out_chrome_hidden_private_sensitive_content_and_the_sdk_ui(page):
     # SPEC T1, P5, S4, U2: none of this may reach the agent through the read path.
-    show(page, """
+    show(
+        page,
+        """
       <header><a href="/">Site logo</a></header>
       <nav><a href="/a">Menu entry</a></nav>
       <main>
-        <article><header><h2>Article title</h2></header><p>Body text.</p><footer>Article footnote</footer></article>
+        <article><header><h2>Article title</h2></header><p>Body text.</p><footer
+          >Article footnote</footer></article>
         <p style="display:none">Display none text</p>
         <p style="visibility:hidden">Invisible text</p>
         <p aria-hidden="true">Aria hidden text</p>
@@ -120,10 +124,17 @@ def test_extract_leaves_out_chrome_hidden_private_sensitive_content_and_the_sdk_
         <script>var scriptText = 1;</script><style>.styleText {}</style>
       </main>
       <aside>Sidebar ad</aside>
-      <div role="contentinfo">Copyright line</div>""")
+      <div role="contentinfo">Copyright line</div>""",
+    )
     md = markdown(page)
-    assert md == "## Article title\n\nBody text.\n\nArticle footnote\n\nMore\n\nPassword Notes\n\nEditable comment"
-    panel = page.page.evaluate("() => document.querySelector('body > :last-child').shadowRoot ? 1 : 0")
+    assert (
+        md
+        == "## Article title\n\nBody text.\n\nArticle footnote\n\nMore\n\nPassword "
+           "Notes\n\nEditable comment"
+    )
+    panel = page.page.evaluate(
+        "() => document.querySelector('body > :last-child').shadowRoot ? 1 : 0"
+    )
     assert panel  # the SDK panel is on the page, and none of its text is in the Markdown
     assert "Ask each time" not in md and "Full access" not in md
 
@@ -131,21 +142,29 @@ def test_extract_leaves_out_chrome_hidden_private_sensitive_content_and_the_sdk_
 def test_control_characters_in_page_text_neither_split_cells_nor_make_links(page):
     # The walk marks folded links and table rows with control characters; the page's own
     # ones are taken out of its text first.
-    show(page, "<table><tr><td>a\x1fb\x1e</td><td>c</td></tr></table><p>x\x01javascript:y\x02z\x03\x00.</p>")
+    show(
+        page,
+        "<table><tr><td>a\x1fb\x1e</td><td>c</td></tr></table><p>"
+        "x\x01javascript:y\x02z\x03\x00.</p>",
+    )
     assert markdown(page) == "|  |  |\n|---|---|\n| ab | c |\n\nxjavascript:yz."
 
 
 def test_extract_reads_same_origin_iframes_and_open_shadow_roots_in_document_order(page):
     # SPEC S6 scope for reading: composed tree order, slots in assignment order.
-    show(page, """
+    show(
+        page,
+        """
       <p>Before the frame.</p>
-      <iframe srcdoc="<h2>Framed heading</h2><p>Framed text with <a href='/x'>a link</a>.</p>"></iframe>
+      <iframe
+        srcdoc="<h2>Framed heading</h2><p>Framed text with <a href='/x'>a link</a>.</p>"></iframe>
       <p>Between.</p>
       <shadow-card><span slot="title">Slotted title</span><span>Light child</span></shadow-card>
       <p>After.</p>""",
-      """const host = app.querySelector('shadow-card');
+        """const host = app.querySelector('shadow-card');
          host.attachShadow({mode: 'open'}).innerHTML =
-           '<h4><slot name="title"></slot></h4><p>Shadow paragraph</p><div><slot></slot></div>';""")
+           '<h4><slot name="title"></slot></h4><p>Shadow paragraph</p><div><slot></slot></div>';""",
+    )
     md = markdown(page)
     link = page.page.evaluate("() => new URL('/x', location.href).href")
     assert md == (
@@ -156,8 +175,12 @@ def test_extract_reads_same_origin_iframes_and_open_shadow_roots_in_document_ord
 
 
 def test_extract_of_one_listed_element_reads_only_its_subtree(page):
-    show(page, """<p>Outside.</p>
-      <section tabindex="0" aria-label="Order card"><h2>Order 42</h2><p>Shipped late.</p></section>""")
+    show(
+        page,
+        """<p>Outside.</p>
+      <section tabindex="0"
+        aria-label="Order card"><h2>Order 42</h2><p>Shipped late.</p></section>""",
+    )
     snapshot = page.inspect()
     card = page.find(snapshot, label="Order card")
     md = markdown(page, snapshotId=snapshot["snapshotId"], elementId=card["elementId"])
@@ -166,7 +189,11 @@ def test_extract_of_one_listed_element_reads_only_its_subtree(page):
 
 def test_reading_one_element_inside_a_private_region_returns_none_of_it(page):
     # SPEC P5, S4: a ref does not open a way around the page owner's data-mao-private.
-    show(page, """<div data-mao-private><section tabindex="0" aria-label="Payroll card"><p>Salary 98,000</p></section></div>""")
+    show(
+        page,
+        """<div data-mao-private><section tabindex="0"
+          aria-label="Payroll card"><p>Salary 98,000</p></section></div>""",
+    )
     snapshot = page.inspect()
     card = page.find(snapshot, label="Payroll card")
     part = extract(page, snapshotId=snapshot["snapshotId"], elementId=card["elementId"])
@@ -177,10 +204,14 @@ def test_reading_one_element_inside_a_private_region_returns_none_of_it(page):
 def test_reading_one_element_in_a_shadow_root_leaves_out_private_content_slotted_into_it(page):
     # SPEC P5: the slotted element lives outside the shadow tree being read, yet its
     # data-mao-private still holds.
-    show(page, """<order-card><span slot="note" data-mao-private>Card 4111 on file</span>
+    show(
+        page,
+        """<order-card><span slot="note" data-mao-private>Card 4111 on file</span>
       <span slot="note">Ships Friday</span></order-card>""",
-      """app.querySelector('order-card').attachShadow({mode: 'open'}).innerHTML =
-           '<section tabindex="0" aria-label="Order card"><h2>Order 7</h2><p><slot name="note"></slot></p></section>';""")
+        """app.querySelector('order-card').attachShadow({mode: 'open'}).innerHTML =
+           '<section tabindex="0" aria-label="Order card"><h2>Order 7</h2>'
+           + '<p><slot name="note"></slot></p></section>';""",
+    )
     snapshot = page.inspect()
     card = page.find(snapshot, label="Order card")
     md = markdown(page, snapshotId=snapshot["snapshotId"], elementId=card["elementId"])
@@ -213,7 +244,10 @@ def test_a_later_part_after_the_page_changed_comes_from_the_changed_page(page):
     # (a new page version) must be read again, not served from that reading.
     show(page, "".join(f"<p>Paragraph {i}: {'lorem ipsum ' * 20}</p>" for i in range(40)))
     first = extract(page, maxChars=2000)
-    page.page.evaluate("() => document.getElementById('app').insertAdjacentHTML('afterbegin', '<p>Inserted first.</p>')")
+    page.page.evaluate(
+        "() => document.getElementById('app').insertAdjacentHTML('afterbegin', '<p>Inserted "
+        "first.</p>')"
+    )
     later = extract(page, fromChar=first["nextFromChar"], maxChars=2000)
     assert later["totalChars"] == first["totalChars"] + len("Inserted first.\n\n")
     assert extract(page, fromChar=first["nextFromChar"], maxChars=2000) == later
@@ -227,11 +261,16 @@ def test_extract_refuses_a_start_past_the_end(page):
 
 def test_find_hits_in_shadow_roots_and_iframes_carry_refs_that_can_be_clicked(page):
     # SPEC T2: the hit's elementId, with the snapshotId that came with it, works for an action.
-    show(page, """
+    show(
+        page,
+        """
       <shadow-row></shadow-row>
-      <iframe srcdoc="<p>Invoice INV-7 is overdue <button onclick=&quot;this.textContent='Reminded'&quot;>Send reminder</button></p>"></iframe>""",
-      """app.querySelector('shadow-row').attachShadow({mode: 'open'}).innerHTML =
-           '<div>Invoice INV-3 paid <button onclick="this.textContent=\\'Opened\\'">Open INV-3</button></div>';""")
+      <iframe srcdoc="<p>Invoice INV-7 is overdue <button
+        onclick=&quot;this.textContent='Reminded'&quot;>Send reminder</button></p>"></iframe>""",
+        """app.querySelector('shadow-row').attachShadow({mode: 'open'}).innerHTML =
+           '<div>Invoice INV-3 paid <button onclick="this.textContent=\\'Opened\\'">'
+           + 'Open INV-3</button></div>';""",
+    )
     result = find(page, "invoice inv")
     hits = result["result"]["hits"]
     assert result["result"]["total"] == 2 and len(hits) == 2
@@ -239,26 +278,53 @@ def test_find_hits_in_shadow_roots_and_iframes_carry_refs_that_can_be_clicked(pa
     assert [h["text"] for h in hits] == ["Invoice INV", "Invoice INV"]
     assert [h["label"] for h in hits] == ["Open INV-3", "Send reminder"]
     assert "INV-7 is overdue" in hits[1]["context"]
-    clicked = page.call("page_click", snapshotId=result["snapshotId"], elementId=hits[1]["elementId"])
+    clicked = page.call(
+        "page_click", snapshotId=result["snapshotId"], elementId=hits[1]["elementId"]
+    )
     assert clicked["success"], failure(clicked)
-    assert page.page.evaluate("() => document.querySelector('#app iframe').contentDocument.querySelector('button').textContent") == "Reminded"
-    clicked = page.call("page_click", snapshotId=result["snapshotId"], elementId=hits[0]["elementId"])
+    assert (
+        page.page.evaluate(
+            "() => document.querySelector('#app "
+            "iframe').contentDocument.querySelector('button').textContent"
+        )
+        == "Reminded"
+    )
+    clicked = page.call(
+        "page_click", snapshotId=result["snapshotId"], elementId=hits[0]["elementId"]
+    )
     assert clicked["success"], failure(clicked)
-    assert page.page.evaluate("() => document.querySelector('shadow-row').shadowRoot.querySelector('button').textContent") == "Opened"
+    assert (
+        page.page.evaluate(
+            "() => document.querySelector('shadow-row').shadowRoot"
+            ".querySelector('button').textContent"
+        )
+        == "Opened"
+    )
 
 
 def test_find_inside_one_listed_element_counts_only_its_text(page):
-    show(page, """<p>Status: shipped</p>
-      <section tabindex="0" aria-label="Order 9"><p>Status: shipped late</p><p>Carrier: DHL</p></section>""")
+    show(
+        page,
+        """<p>Status: shipped</p>
+      <section tabindex="0"
+        aria-label="Order 9"><p>Status: shipped late</p><p>Carrier: DHL</p></section>""",
+    )
     snapshot = page.inspect()
     card = page.find(snapshot, label="Order 9")
-    result = find(page, "shipped", snapshotId=snapshot["snapshotId"], elementId=card["elementId"])["result"]
-    assert result["total"] == 1 and result["hits"][0]["context"] == "Status: shipped late Carrier: DHL"
+    result = find(page, "shipped", snapshotId=snapshot["snapshotId"], elementId=card["elementId"])[
+        "result"
+    ]
+    assert (
+        result["total"] == 1 and result["hits"][0]["context"] == "Status: shipped late Carrier: DHL"
+    )
     assert result["hits"][0]["label"] == "Order 9"  # the section itself is the listed element
 
 
 def test_find_counts_every_match_returns_at_most_max_results_and_supports_regex(page):
-    show(page, "".join(f"<p>Order #{1000 + i} shipped</p>" for i in range(30)) + "<p>Order #77 lost</p>")
+    show(
+        page,
+        "".join(f"<p>Order #{1000 + i} shipped</p>" for i in range(30)) + "<p>Order #77 lost</p>",
+    )
     result = find(page, "shipped", maxResults=5)["result"]
     assert result["total"] == 30 and len(result["hits"]) == 5
     assert all(hit.get("elementId") is None for hit in result["hits"])  # nothing listed near
@@ -289,7 +355,9 @@ def test_page_text_that_reads_like_an_instruction_arrives_marked_untrusted(page)
         answer = page.call(tool, **args)
         assert answer["success"], failure(answer)
         assert list(answer)[0] == "untrusted"
-        assert answer["untrusted"]["source"] == "page" and answer["untrusted"]["fields"] == ["result"]
+        assert answer["untrusted"]["source"] == "page" and answer["untrusted"]["fields"] == [
+            "result"
+        ]
         assert injection in json.dumps(answer["result"])
 
 

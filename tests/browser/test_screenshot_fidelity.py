@@ -13,7 +13,7 @@ Thresholds, from the figures this suite measures (printed with -s; docs/tools.md
   margins leave room for font hinting and anti-aliasing differences between machines.
 - And strictly better than a known-wrong rendering: Chromium's own screenshot moved down by
   4 px, scored against the unshifted one (MAE 0.96-7.7, SSIM 0.85-0.96 on these pages). The
-  library's viewport pitfall (NOTES-pyodide.md) shifted whole images by 20-200 px, so a
+  library's viewport pitfall shifted whole images by 20-200 px, so a
   layout shift cannot pass unnoticed even on a page where 4 px alone stays under the MAE limit.
 Images are compared as PNG, so compression does not blur the comparison.
 """

@@ -253,7 +253,11 @@ class FakeInspector:
             )
             for e in self.listed
         ]
-        yield None, SimpleNamespace(elements=items), Viewport(width=1280, height=800, scroll_x=0, scroll_y=0)
+        yield (
+            None,
+            SimpleNamespace(elements=items),
+            Viewport(width=1280, height=800, scroll_x=0, scroll_y=0),
+        )
 
 
 def context(page: FakePage, inspector: FakeInspector) -> tuple[ActionContext, list[Any]]:

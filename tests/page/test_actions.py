@@ -324,25 +324,39 @@ def test_an_earlier_rule_decides_and_two_matches_under_it_are_ambiguous() -> Non
 async def test_an_ambiguous_native_option_is_refused_listing_the_matches() -> None:  # SPEC A1
     page = FakePage()
     size = element(
-        "size", "select",
-        options=[["s", "Small", True, False], ["s2", "small", False, False], ["l", "Large", False, False]],
+        "size",
+        "select",
+        options=[
+            ["s", "Small", True, False],
+            ["s2", "small", False, False],
+            ["l", "Large", False, False],
+        ],
     )
     ctx, _ = context(page, FakeInspector(page, [size]))
     with pytest.raises(ToolFailure) as raised:
-        await select_module.run(ctx, SelectAction(element_id="size", values=["SMALL"]), size.target())
+        await select_module.run(
+            ctx, SelectAction(element_id="size", values=["SMALL"]), size.target()
+        )
     assert raised.value.code is ErrorCode.INVALID_REQUEST
-    assert raised.value.details == {"matches": ["Small", "small"], "options": ["Small", "small", "Large"]}
+    assert raised.value.details == {
+        "matches": ["Small", "small"],
+        "options": ["Small", "small", "Large"],
+    }
     assert acts(page, "select_native") == []
 
 
-async def test_a_disabled_native_option_is_not_enabled_and_nothing_is_chosen() -> None:  # SPEC A1, A6
+async def test_a_disabled_native_option_is_not_enabled_and_nothing_is_chosen() -> (
+    None
+):  # SPEC A1, A6
     page = FakePage()
     size = element(
         "size", "select", options=[["s", "Small", True, False], ["l", "Large", False, True]]
     )
     ctx, _ = context(page, FakeInspector(page, [size]))
     with pytest.raises(ToolFailure) as raised:
-        await select_module.run(ctx, SelectAction(element_id="size", values=["Large"]), size.target())
+        await select_module.run(
+            ctx, SelectAction(element_id="size", values=["Large"]), size.target()
+        )
     assert raised.value.code is ErrorCode.NOT_ENABLED
     assert acts(page, "select_native") == []
 
@@ -474,7 +488,9 @@ def test_a_value_shown_differently_is_the_same_value_only_when_its_type_says_so(
     assert fill_module.same_value(field.row, asked, shown) is same
 
 
-async def test_a_value_the_page_cut_short_is_a_verification_failure_not_reformatted() -> None:  # SPEC A3, P5
+async def test_a_value_the_page_cut_short_is_a_verification_failure_not_reformatted() -> (
+    None
+):  # SPEC A3, P5
     page = FakePage()
     field = element("code", "input", type="text")
     page.fill = lambda handle, value: setattr(handle, "value", value[:2]) or handle.value  # type: ignore[method-assign]
@@ -486,7 +502,9 @@ async def test_a_value_the_page_cut_short_is_a_verification_failure_not_reformat
     assert raised.value.details["value"] == "AB"
 
 
-async def test_a_value_longer_than_the_fields_maxlength_is_refused_before_acting() -> None:  # SPEC A3, A6
+async def test_a_value_longer_than_the_fields_maxlength_is_refused_before_acting() -> (
+    None
+):  # SPEC A3, A6
     # A user's typing would stop at two characters; the setter would store all three.
     page = FakePage()
     field = element("code", "input", type="text")
@@ -506,7 +524,9 @@ async def test_a_number_the_page_shows_with_grouping_is_reformatted() -> None:  
     field = element("amount", "input", type="text")
     page.fill = lambda handle, value: setattr(handle, "value", "1,280.50") or handle.value  # type: ignore[method-assign]
     ctx, _ = context(page, FakeInspector(page, [field]))
-    outcome = await fill_module.run(ctx, FillAction(element_id="amount", value="1280.5"), field.target())
+    outcome = await fill_module.run(
+        ctx, FillAction(element_id="amount", value="1280.5"), field.target()
+    )
     assert (outcome["status"], outcome["value"]) == ("reformatted", "1,280.50")
 
 

@@ -1,4 +1,4 @@
-"""The authorization center's pure logic on CPython (issue 6; SPEC P1-P4, U2): risk, grant
+"""The authorization center's pure logic on CPython (SPEC P1-P4, U2): risk, grant
 keys and their validation, levels, and what counts as the user's answer to a card."""
 
 from __future__ import annotations
@@ -45,61 +45,92 @@ def button(label: str, **fields: Any) -> Target:
     return Target(**{"role": "button", "tag": "button", "type": "button", "label": label, **fields})
 
 
-@pytest.mark.parametrize("label", ["Delete", "Remove item", "删除", "移除", "清空购物车", "Cancel my subscription"])
+@pytest.mark.parametrize(
+    "label", ["Delete", "Remove item", "删除", "移除", "清空购物车", "Cancel my subscription"]
+)
 def test_destructive_wording_is_high_risk_in_english_and_chinese(label):
     assert classify("click", button(label), page_origin=PAGE).reasons == (RiskReason.DESTRUCTIVE,)
 
 
-@pytest.mark.parametrize("label", ["Pay now", "Payment", "Transfer", "支付", "转账", "立即购买", "Checkout"])
+@pytest.mark.parametrize(
+    "label", ["Pay now", "Payment", "Transfer", "支付", "转账", "立即购买", "Checkout"]
+)
 def test_payment_wording_is_high_risk_in_english_and_chinese(label):
     assert RiskReason.PAYMENT in classify("click", button(label), page_origin=PAGE).reasons
 
 
 def test_submit_order_in_chinese_is_a_submission_and_a_payment():
-    risk = classify("click", button("提交订单", type="submit", in_form=True, form_action=PAGE + "/orders"), page_origin=PAGE)
+    risk = classify(
+        "click",
+        button("提交订单", type="submit", in_form=True, form_action=PAGE + "/orders"),
+        page_origin=PAGE,
+    )
     assert risk.reasons == (RiskReason.SUBMIT, RiskReason.PAYMENT)
 
 
-@pytest.mark.parametrize("label", ["Count me", "Display", "PayPal help", "Next page", "Undelete? no: Show details"])
+@pytest.mark.parametrize(
+    "label", ["Count me", "Display", "PayPal help", "Next page", "Undelete? no: Show details"]
+)
 def test_ordinary_buttons_are_low_risk(label):
     assert not classify("click", button(label), page_origin=PAGE).high
 
 
 def test_a_button_without_type_inside_a_form_submits_it():
     # <button> defaults to type=submit: the element's `type` property, not the attribute.
-    assert classify("click", button("Save", type="submit", in_form=True), page_origin=PAGE).reasons == (RiskReason.SUBMIT,)
-    assert not classify("click", button("Save", type="submit", in_form=False), page_origin=PAGE).high
+    assert classify(
+        "click", button("Save", type="submit", in_form=True), page_origin=PAGE
+    ).reasons == (RiskReason.SUBMIT,)
+    assert not classify(
+        "click", button("Save", type="submit", in_form=False), page_origin=PAGE
+    ).high
 
 
 def test_a_form_posting_to_another_origin_is_named():
-    risk = classify("click", button("Save", type="submit", in_form=True, form_action="https://collector.example/x"), page_origin=PAGE)
+    risk = classify(
+        "click",
+        button("Save", type="submit", in_form=True, form_action="https://collector.example/x"),
+        page_origin=PAGE,
+    )
     assert risk.reasons == (RiskReason.SUBMIT, RiskReason.CROSS_ORIGIN_FORM)
     assert risk.form_origin == "https://collector.example"
 
 
 def test_enter_in_a_form_text_field_submits_it():
     field = Target(role="textbox", tag="input", type="text", label="Search", in_form=True)
-    assert classify("keyboard", field, page_origin=PAGE, key="Enter").reasons == (RiskReason.SUBMIT,)
+    assert classify("keyboard", field, page_origin=PAGE, key="Enter").reasons == (
+        RiskReason.SUBMIT,
+    )
     assert not classify("keyboard", field, page_origin=PAGE, key="Tab").high
 
 
 def test_enter_or_space_on_a_focused_control_is_rated_as_a_click_on_it():  # SPEC P4
     # The executor activates a focused button on Enter or Space, which is a click on it.
     order = button("Place order", type="submit", in_form=True)
-    assert classify("keyboard", order, page_origin=PAGE, key="Enter") == classify("click", order, page_origin=PAGE)
-    assert classify("keyboard", order, page_origin=PAGE, key="Enter").reasons == (RiskReason.SUBMIT, RiskReason.PAYMENT)
-    assert classify("keyboard", button("Delete"), page_origin=PAGE, key="Space").reasons == (RiskReason.DESTRUCTIVE,)
+    assert classify("keyboard", order, page_origin=PAGE, key="Enter") == classify(
+        "click", order, page_origin=PAGE
+    )
+    assert classify("keyboard", order, page_origin=PAGE, key="Enter").reasons == (
+        RiskReason.SUBMIT,
+        RiskReason.PAYMENT,
+    )
+    assert classify("keyboard", button("Delete"), page_origin=PAGE, key="Space").reasons == (
+        RiskReason.DESTRUCTIVE,
+    )
     assert not classify("keyboard", button("Delete"), page_origin=PAGE, key="Tab").high
 
 
 def test_typed_text_with_a_newline_in_a_form_field_submits_it():  # SPEC P4
     field = Target(role="textbox", tag="input", type="text", label="Search", in_form=True)
-    assert classify("keyboard", field, page_origin=PAGE, text="shoes\n").reasons == (RiskReason.SUBMIT,)
+    assert classify("keyboard", field, page_origin=PAGE, text="shoes\n").reasons == (
+        RiskReason.SUBMIT,
+    )
     assert not classify("keyboard", field, page_origin=PAGE, text="red shoes").high
 
 
 def test_sensitive_fields_are_high_risk_to_fill():
-    password = Target(role="textbox", tag="input", type="password", label="Password", sensitive=True)
+    password = Target(
+        role="textbox", tag="input", type="password", label="Password", sensitive=True
+    )
     assert classify("fill", password, page_origin=PAGE).reasons == (RiskReason.SENSITIVE,)
 
 
@@ -111,7 +142,14 @@ def test_reading_and_scrolling_are_low_risk():
 # -- grant keys and stored grants (SPEC P3) --------------------------------------------------
 
 
-KEY = GrantKey.of(server_url="https://mao.example/", user_id="u1", origin=PAGE, agent_id="a1", actions=ACTIONS, policy_version="1")
+KEY = GrantKey.of(
+    server_url="https://mao.example/",
+    user_id="u1",
+    origin=PAGE,
+    agent_id="a1",
+    actions=ACTIONS,
+    policy_version="1",
+)
 
 
 @pytest.mark.parametrize("field, value", [
@@ -135,7 +173,17 @@ def test_a_stored_grant_round_trips_and_holds_only_its_key_fields():
     raw = encode_grant(KEY, 1234.0)
     assert decode_grant(KEY, raw) == 1234.0
     record = json.loads(raw)
-    assert set(record) == {"v", "level", "serverUrl", "user", "origin", "agentId", "scope", "policyVersion", "grantedAt"}
+    assert set(record) == {
+        "v",
+        "level",
+        "serverUrl",
+        "user",
+        "origin",
+        "agentId",
+        "scope",
+        "policyVersion",
+        "grantedAt",
+    }
 
 
 @pytest.mark.parametrize("tamper", [
@@ -180,9 +228,15 @@ def test_an_invalid_record_is_removed_on_read():
 # -- levels (SPEC P1, P2) -----------------------------------------------------------------------
 
 
-def center(storage: DictStorage | None = None, policy: HostPolicy | None = None, changes: list | None = None) -> AuthorizationCenter:
+def center(
+    storage: DictStorage | None = None,
+    policy: HostPolicy | None = None,
+    changes: list | None = None,
+) -> AuthorizationCenter:
     sink = changes if changes is not None else []
-    return AuthorizationCenter(GrantStore(storage or DictStorage(), KEY), policy or HostPolicy(), on_change=sink.append)
+    return AuthorizationCenter(
+        GrantStore(storage or DictStorage(), KEY), policy or HostPolicy(), on_change=sink.append
+    )
 
 
 def test_default_level_is_per_action_and_every_acting_step_is_confirmed():
@@ -211,10 +265,17 @@ def test_host_scope_narrowing_denies_other_actions():
     assert c.decide("scroll", task_id="t1") is Decision.CONFIRM
 
 
-@pytest.mark.parametrize("raw, message", [
-    ({"level": "root"}, "level"), ({"actions": ["click", "eval"]}, "unknown actions"), ({"actions": "click"}, "list"),
-    ({"scope": []}, "unknown keys"), ({"confirmationTimeoutMs": 5}, "confirmationTimeoutMs"), ([], "object"),
-])
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ({"level": "root"}, "level"),
+        ({"actions": ["click", "eval"]}, "unknown actions"),
+        ({"actions": "click"}, "list"),
+        ({"scope": []}, "unknown keys"),
+        ({"confirmationTimeoutMs": 5}, "confirmationTimeoutMs"),
+        ([], "object"),
+    ],
+)
 def test_malformed_host_options_are_errors_not_ignored(raw, message):
     with pytest.raises(OptionsError, match=message):
         parse_host_policy(raw)
@@ -292,21 +353,40 @@ class RecordingUi:
     def clear_highlight(self) -> None: ...
 
 
-def make_supervisor(policy: HostPolicy | None = None, describe_focus: Any = lambda: None) -> tuple[Supervisor, RecordingUi, list]:
+def make_supervisor(
+    policy: HostPolicy | None = None, describe_focus: Any = lambda: None
+) -> tuple[Supervisor, RecordingUi, list]:
     ui = RecordingUi()
     audit: list = []
     holder: dict[str, Supervisor] = {}
     c = AuthorizationCenter(GrantStore(DictStorage(), KEY), policy or HostPolicy(),
                             on_change=lambda change: holder["s"].on_level_change(change))
-    supervisor = Supervisor(center=c, ui=ui, page_origin=PAGE, describe_target=lambda e: Target(role=e.role, label=e.label, sensitive=e.sensitive),
-                            audit=audit.append, arm_takeover=lambda armed: None, send_chat=lambda t, m: True,
-                            cancel_running=lambda reason: None, describe_focus=describe_focus)
+    supervisor = Supervisor(
+        center=c,
+        ui=ui,
+        page_origin=PAGE,
+        describe_target=lambda e: Target(role=e.role, label=e.label, sensitive=e.sensitive),
+        audit=audit.append,
+        arm_takeover=lambda armed: None,
+        send_chat=lambda t, m: True,
+        cancel_running=lambda reason: None,
+        describe_focus=describe_focus,
+    )
     holder["s"] = supervisor
     return supervisor, ui, audit
 
 
-ENTRY = ElementEntry(element_id="e1", handle=None, key=(), role="textbox", label="Password", tag="input", type="password",
-                     placeholder="", sensitive=True)
+ENTRY = ElementEntry(
+    element_id="e1",
+    handle=None,
+    key=(),
+    role="textbox",
+    label="Password",
+    tag="input",
+    type="password",
+    placeholder="",
+    sensitive=True,
+)
 REQUEST = PageToolRequest(request_id="r1", session_id="s1", tool=ToolName.FILL, snapshot_id="s1",
                           actions=[FillAction(element_id="e1", value="hunter2")])
 
@@ -324,8 +404,12 @@ def decision(choice: str):
     return lambda nonce: [("card", {"nonce": nonce, "decision": choice, "trusted": True})]
 
 
-async def run_card(answers, request: PageToolRequest = REQUEST, entry: ElementEntry | None = ENTRY,
-                   describe_focus: Any = lambda: None) -> tuple[ToolFailure | None, RecordingUi, list]:
+async def run_card(
+    answers,
+    request: PageToolRequest = REQUEST,
+    entry: ElementEntry | None = ENTRY,
+    describe_focus: Any = lambda: None,
+) -> tuple[ToolFailure | None, RecordingUi, list]:
     supervisor, ui, audit = make_supervisor(describe_focus=describe_focus)
     assert supervisor.begin_request(request) is None
 
@@ -342,29 +426,41 @@ async def run_card(answers, request: PageToolRequest = REQUEST, entry: ElementEn
 
 
 def test_allow_once_with_the_cards_nonce_and_trusted_input_approves():
-    failure, ui, audit = asyncio.run(run_card(lambda nonce: [("card", {"nonce": nonce, "decision": "once", "trusted": True})]))
+    failure, ui, audit = asyncio.run(
+        run_card(lambda nonce: [("card", {"nonce": nonce, "decision": "once", "trusted": True})])
+    )
     assert failure is None
     assert [e.decision for e in audit if e.kind == "confirmation"] == ["allowed_once"]
 
 
 def test_untrusted_input_approves_nothing():
-    failure, _, _ = asyncio.run(run_card(lambda nonce: [("card", {"nonce": nonce, "decision": "once", "trusted": False})]))
+    failure, _, _ = asyncio.run(
+        run_card(lambda nonce: [("card", {"nonce": nonce, "decision": "once", "trusted": False})])
+    )
     assert failure is not None and failure.code is ErrorCode.TIMEOUT
 
 
 def test_a_wrong_nonce_approves_nothing():
-    failure, _, _ = asyncio.run(run_card(lambda nonce: [("card", {"nonce": nonce + "x", "decision": "once", "trusted": True})]))
+    failure, _, _ = asyncio.run(
+        run_card(
+            lambda nonce: [("card", {"nonce": nonce + "x", "decision": "once", "trusted": True})]
+        )
+    )
     assert failure is not None and failure.code is ErrorCode.TIMEOUT
 
 
 def test_deny_ends_as_user_rejected():
-    failure, _, audit = asyncio.run(run_card(lambda nonce: [("card", {"nonce": nonce, "decision": "deny", "trusted": True})]))
+    failure, _, audit = asyncio.run(
+        run_card(lambda nonce: [("card", {"nonce": nonce, "decision": "deny", "trusted": True})])
+    )
     assert failure is not None and failure.code is ErrorCode.USER_REJECTED
     assert [e.decision for e in audit if e.kind == "confirmation"] == ["denied"]
 
 
 def test_a_sensitive_value_is_masked_on_the_card():
-    _, ui, _ = asyncio.run(run_card(lambda nonce: [("card", {"nonce": nonce, "decision": "deny", "trusted": True})]))
+    _, ui, _ = asyncio.run(
+        run_card(lambda nonce: [("card", {"nonce": nonce, "decision": "deny", "trusted": True})])
+    )
     card = ui.cards[0]
     assert card["value"] == MASK and "hunter2" not in json.dumps(card)
     assert card["risk"] == "high"
@@ -375,7 +471,9 @@ def deny(nonce: str) -> list[tuple[str, dict[str, Any]]]:
 
 
 def keyboard_request(**fields: Any) -> PageToolRequest:
-    return PageToolRequest(request_id="r3", session_id="s1", tool=ToolName.KEYBOARD, actions=[KeyboardAction(**fields)])
+    return PageToolRequest(
+        request_id="r3", session_id="s1", tool=ToolName.KEYBOARD, actions=[KeyboardAction(**fields)]
+    )
 
 
 SEARCH_FIELD = Target(role="textbox", tag="input", type="text", label="Search", in_form=True)
@@ -393,8 +491,17 @@ def test_keys_without_a_ref_are_rated_and_shown_on_the_focused_element():  # SPE
 
 
 def test_keys_typed_into_a_focused_sensitive_field_are_masked_on_the_card():  # SPEC P5
-    password = Target(role="textbox", tag="input", type="password", label="Password", sensitive=True)
-    _, ui, _ = asyncio.run(run_card(deny, keyboard_request(text="hunter2"), None, describe_focus=lambda: ("handle", password)))
+    password = Target(
+        role="textbox", tag="input", type="password", label="Password", sensitive=True
+    )
+    _, ui, _ = asyncio.run(
+        run_card(
+            deny,
+            keyboard_request(text="hunter2"),
+            None,
+            describe_focus=lambda: ("handle", password),
+        )
+    )
     assert ui.cards[0]["value"] == MASK and "hunter2" not in json.dumps(ui.cards[0])
 
 
@@ -412,7 +519,11 @@ def test_sensitive_values_are_released_only_under_task_or_full():  # SPEC P5
         supervisor, ui, _ = make_supervisor()
         supervisor.begin_request(INSPECT_UNMASKED)
         released = [await supervisor.release_sensitive_values(INSPECT_UNMASKED)]
-        for kind, detail in [("level", {"level": "task"}), ("level", {"level": "full"}), ("revoke", {})]:
+        for kind, detail in [
+            ("level", {"level": "task"}),
+            ("level", {"level": "full"}),
+            ("revoke", {}),
+        ]:
             supervisor.on_ui(kind, {**detail, "trusted": True})
             released.append(await supervisor.release_sensitive_values(INSPECT_UNMASKED))
         assert ui.cards == []  # never a card without requireConfirmation
@@ -421,7 +532,8 @@ def test_sensitive_values_are_released_only_under_task_or_full():  # SPEC P5
     assert asyncio.run(scenario()) == [False, True, True, False]
 
 
-def test_an_agent_asking_for_confirmation_gets_sensitive_values_only_after_the_user_allows():  # SPEC P5, U2
+# SPEC P5, U2
+def test_an_agent_asking_for_confirmation_gets_sensitive_values_only_after_the_user_allows():
     async def scenario() -> ErrorCode:
         supervisor, ui, _ = make_supervisor()
         supervisor.on_ui("level", {"level": "full", "trusted": True})

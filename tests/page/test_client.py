@@ -112,8 +112,13 @@ class Session:
         self.backoff = RecordingBackoff()
         self.client = SdkClient(
             url=URL,
-            identity=Identity(agent_id="agent-1", user_id="u1", user_name="Ada", sdk_version="0.1.0",
-                              token_refreshable=refreshable),
+            identity=Identity(
+                agent_id="agent-1",
+                user_id="u1",
+                user_name="Ada",
+                sdk_version="0.1.0",
+                token_refreshable=refreshable,
+            ),
             connect=backend.connect,
             token=self._token,
             page_info=page_info,
@@ -146,22 +151,32 @@ async def session(backend: FakeBackend) -> AsyncIterator[Session]:
     await running.finished()
 
 
-async def test_hello_is_the_first_frame_and_carries_the_token(session: Session, backend: FakeBackend) -> None:  # SPEC B5
+async def test_hello_is_the_first_frame_and_carries_the_token(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC B5
     transport = await backend.connection(1)
     hello = transport.sent[0]
     assert hello["type"] == "hello"
     assert hello["token"] == "token-1"
-    assert (hello["agentId"], hello["user"], hello["page"]) == ("agent-1", {"id": "u1", "name": "Ada"}, PAGE.to_wire())
+    assert (hello["agentId"], hello["user"], hello["page"]) == (
+        "agent-1",
+        {"id": "u1", "name": "Ada"},
+        PAGE.to_wire(),
+    )
     assert "resumeSessionId" not in hello
 
 
-async def test_the_url_carries_no_credentials(session: Session, backend: FakeBackend) -> None:  # SPEC B5
+async def test_the_url_carries_no_credentials(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC B5
     await backend.connection(1)
     assert backend.urls == [URL]
     assert "token" not in backend.urls[0]
 
 
-async def test_welcome_makes_the_client_ready_with_its_session(session: Session, backend: FakeBackend) -> None:  # SPEC W1
+async def test_welcome_makes_the_client_ready_with_its_session(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC W1
     transport = await backend.connection(1)
     transport.welcome("sess-42")
     async with asyncio.timeout(WAIT_S):
@@ -171,7 +186,9 @@ async def test_welcome_makes_the_client_ready_with_its_session(session: Session,
     assert (session.client.session_id, session.client.state) == ("sess-42", ClientState.CONNECTED)
 
 
-async def test_ping_is_answered_with_pong_and_page_info(session: Session, backend: FakeBackend) -> None:  # SPEC W4
+async def test_ping_is_answered_with_pong_and_page_info(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC W4
     transport = await backend.connection(1)
     transport.welcome()
     transport.push({"type": "ping", "ts": 123.5})
@@ -179,7 +196,9 @@ async def test_ping_is_answered_with_pong_and_page_info(session: Session, backen
     assert pong == {"type": "pong", "ts": 123.5, "page": {"url": PAGE.url, "title": PAGE.title}}
 
 
-async def test_request_is_answered_on_the_same_connection(session: Session, backend: FakeBackend) -> None:  # SPEC W1
+async def test_request_is_answered_on_the_same_connection(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC W1
     transport = await backend.connection(1)
     transport.welcome("sess-1")
     transport.push({"type": "page_tool_request", "requestId": "r1", "sessionId": "sess-1",
@@ -188,7 +207,9 @@ async def test_request_is_answered_on_the_same_connection(session: Session, back
     assert (result["requestId"], result["success"]) == ("r1", True)
 
 
-async def test_invalid_request_is_answered_with_invalid_request(session: Session, backend: FakeBackend) -> None:  # SPEC W1
+async def test_invalid_request_is_answered_with_invalid_request(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC W1
     transport = await backend.connection(1)
     transport.welcome("sess-1")
     transport.push({"type": "page_tool_request", "requestId": "r1", "sessionId": "sess-1",
@@ -197,14 +218,18 @@ async def test_invalid_request_is_answered_with_invalid_request(session: Session
     assert (result["requestId"], result["error"]["code"]) == ("r1", "invalid_request")
 
 
-async def test_client_sends_nothing_unasked(session: Session, backend: FakeBackend) -> None:  # SPEC W4
+async def test_client_sends_nothing_unasked(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC W4
     transport = await backend.connection(1)
     transport.welcome()
     await asyncio.sleep(0.05)
     assert [frame["type"] for frame in transport.sent] == ["hello"]
 
 
-async def test_final_refusal_with_a_fixed_token_stops_retrying(backend: FakeBackend) -> None:  # SPEC B5, W4
+async def test_final_refusal_with_a_fixed_token_stops_retrying(
+    backend: FakeBackend,
+) -> None:  # SPEC B5, W4
     session = Session(backend, refreshable=False)
     transport = await backend.connection(1)
     transport.push({"type": "error", "code": "unauthorized", "message": "token expired"})
@@ -214,7 +239,9 @@ async def test_final_refusal_with_a_fixed_token_stops_retrying(backend: FakeBack
     assert len(backend.urls) == 1
 
 
-async def test_refusal_with_a_refreshable_token_retries_with_a_new_token(backend: FakeBackend) -> None:  # SPEC B5, W4
+async def test_refusal_with_a_refreshable_token_retries_with_a_new_token(
+    backend: FakeBackend,
+) -> None:  # SPEC B5, W4
     session = Session(backend, refreshable=True)
     first = await backend.connection(1)
     first.push({"type": "error", "code": "unauthorized", "message": "token expired"})
@@ -225,7 +252,9 @@ async def test_refusal_with_a_refreshable_token_retries_with_a_new_token(backend
     await session.finished()
 
 
-async def test_dropped_connection_reconnects_and_resumes_the_session(session: Session, backend: FakeBackend) -> None:  # SPEC W4
+async def test_dropped_connection_reconnects_and_resumes_the_session(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC W4
     first = await backend.connection(1)
     first.welcome("sess-1")
     first.drop()
@@ -236,7 +265,9 @@ async def test_dropped_connection_reconnects_and_resumes_the_session(session: Se
     assert session.dropped == ["the connection closed"]
 
 
-async def test_a_failure_while_serving_a_connection_reconnects_instead_of_ending_the_sdk(backend: FakeBackend) -> None:  # SPEC W4
+async def test_a_failure_while_serving_a_connection_reconnects_instead_of_ending_the_sdk(
+    backend: FakeBackend,
+) -> None:  # SPEC W4
     calls = 0
 
     def page_info() -> PageInfo:
@@ -253,7 +284,9 @@ async def test_a_failure_while_serving_a_connection_reconnects_instead_of_ending
     second = await backend.connection(2)
     assert second.sent[0]["resumeSessionId"] == "sess-1"
     assert first.closed
-    assert session.dropped == ["the connection failed inside the SDK: RuntimeError: document went away"]
+    assert session.dropped == [
+        "the connection failed inside the SDK: RuntimeError: document went away"
+    ]
     second.welcome("sess-1")
     second.push({"type": "ping", "ts": 2.0})
     assert (await second.sent_frame("pong"))["ts"] == 2.0
@@ -274,7 +307,9 @@ async def test_failed_attempts_back_off_longer_and_reset_after_a_welcome() -> No
     await session.finished()
 
 
-async def test_backend_silent_for_three_heartbeats_is_dropped(session: Session, backend: FakeBackend) -> None:  # SPEC W4
+async def test_backend_silent_for_three_heartbeats_is_dropped(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC W4
     loop = asyncio.get_running_loop()
     first = await backend.connection(1)
     first.welcome("sess-1", heartbeat_ms=400)
@@ -286,7 +321,9 @@ async def test_backend_silent_for_three_heartbeats_is_dropped(session: Session, 
     assert session.dropped == ["the backend was silent for 1 s"]
 
 
-async def test_backend_that_keeps_pinging_is_not_dropped(session: Session, backend: FakeBackend) -> None:  # SPEC W4
+async def test_backend_that_keeps_pinging_is_not_dropped(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC W4
     first = await backend.connection(1)
     first.welcome("sess-1", heartbeat_ms=400)
     for n in range(6):  # 1.8 s in all, longer than three heartbeats
@@ -297,7 +334,9 @@ async def test_backend_that_keeps_pinging_is_not_dropped(session: Session, backe
     assert not first.closed
 
 
-async def test_stop_closes_the_connection_and_ends_the_run(session: Session, backend: FakeBackend) -> None:  # SPEC E2
+async def test_stop_closes_the_connection_and_ends_the_run(
+    session: Session, backend: FakeBackend
+) -> None:  # SPEC E2
     transport = await backend.connection(1)
     transport.welcome()
     await transport.sent_frame("hello")

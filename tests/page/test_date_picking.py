@@ -42,7 +42,17 @@ def test_iso_values_a_picker_fill_accepts(value: str, kind: str, text: str) -> N
 
 
 @pytest.mark.parametrize(
-    "value", ["2024-13-01", "2024-02-30", "2024-06-05 – 2024-06-01", "24:00", "08:60", "May 17", "17.05.2024", ""]
+    "value",
+    [
+        "2024-13-01",
+        "2024-02-30",
+        "2024-06-05 – 2024-06-01",
+        "24:00",
+        "08:60",
+        "May 17",
+        "17.05.2024",
+        "",
+    ],
 )
 def test_values_that_are_not_iso_picker_values(value: str) -> None:  # SPEC A6: typed as text
     assert datefmt.parse_wanted(value) is None
@@ -110,7 +120,10 @@ def test_what_a_navigation_button_does(name: str, text: str, step: int | None) -
     assert datefmt.button_step(name, text) == step
 
 
-@pytest.mark.parametrize(("text", "confirm"), [("OK", True), ("Ok", True), ("确定", True), ("Now", False), ("此刻", False)])
+@pytest.mark.parametrize(
+    ("text", "confirm"),
+    [("OK", True), ("Ok", True), ("确定", True), ("Now", False), ("此刻", False)],
+)
 def test_confirm_buttons(text: str, confirm: bool) -> None:
     assert datefmt.is_confirm("", text) is confirm
 
@@ -145,7 +158,9 @@ def test_a_field_shows_the_date(shown: str, ok: bool) -> None:  # SPEC A3, P5
         ("--:--", (8, 30), False),
     ],
 )
-def test_a_field_shows_the_time(shown: str, wanted: tuple[int, ...], ok: bool) -> None:  # SPEC A3, P5
+def test_a_field_shows_the_time(
+    shown: str, wanted: tuple[int, ...], ok: bool
+) -> None:  # SPEC A3, P5
     assert datefmt.shows_time(shown, wanted) is ok
 
 
@@ -196,20 +211,31 @@ class _Buttons:
     def __init__(self, facts: list[list[Any]]) -> None:
         self.facts = facts
 
-    def picker_buttons(self, roots: list[Any], grids: list[Any]) -> tuple[list[list[Any]], list[Any]]:
+    def picker_buttons(
+        self, roots: list[Any], grids: list[Any]
+    ) -> tuple[list[list[Any]], list[Any]]:
         return self.facts, [f"button:{i}" for i in range(len(self.facts))]
 
 
 def test_the_largest_named_step_that_does_not_overshoot() -> None:
-    page = _Buttons([["Previous month", "‹", False], ["Select month", "Dec", False], ["Next month", "›", False],
-                     ["Previous year", "‹", False], ["Next year", "›", False]])
+    page = _Buttons(
+        [
+            ["Previous month", "‹", False],
+            ["Select month", "Dec", False],
+            ["Next month", "›", False],
+            ["Previous year", "‹", False],
+            ["Next year", "›", False],
+        ]
+    )
     assert picker._nav_button(page, [], [], -31, {})[1] == "button:3"  # a year back
     assert picker._nav_button(page, [], [], -7, {})[1] == "button:0"  # then months
     assert picker._nav_button(page, [], [], 13, {})[1] == "button:4"
 
 
 def test_nameless_arrows_are_learned_by_pressing_them() -> None:
-    page = _Buttons([["", "", False], ["", "", False], ["", "Dec", False], ["", "", False], ["", "", False]])
+    page = _Buttons(
+        [["", "", False], ["", "", False], ["", "Dec", False], ["", "", False], ["", "", False]]
+    )
     assert picker._nav_button(page, [], [], -31, {})[1] == "button:0"  # untried: press to learn
     learned = {(0, "", ""): -12}
     assert picker._nav_button(page, [], [], -31, learned)[1] == "button:0"  # known: a year back
@@ -220,7 +246,9 @@ def test_nameless_arrows_are_learned_by_pressing_them() -> None:
 
 
 def test_no_button_moves_that_way() -> None:  # SPEC A6: reported as not_found, not guessed
-    page = _Buttons([["Next month", "›", False], ["Today", "Today", False], ["Previous month", "‹", True]])
+    page = _Buttons(
+        [["Next month", "›", False], ["Today", "Today", False], ["Previous month", "‹", True]]
+    )
     assert picker._nav_button(page, [], [], -3, {}) is None
 
 
@@ -239,7 +267,9 @@ class CalendarPage(FakePage):
     def __init__(self, month: int, steps: tuple[int, ...] = (-12, -1, 1, 12), *, opens: bool = True,
                  takes_pick: bool = True) -> None:
         super().__init__()
-        self.field = element("field", "input", role="textbox", label="Start date", type="text", readonly=True)
+        self.field = element(
+            "field", "input", role="textbox", label="Start date", type="text", readonly=True
+        )
         self.popup = element("popup", "div")
         self.month = month
         self.open = False
@@ -276,12 +306,16 @@ class CalendarPage(FakePage):
         facts += [[0, d, "", False, True] for d in range(1, days + 1)]
         facts += [[0, d, "", False, False] for d in (1, 2, 3)]
         cells = [
-            element(f"day:{date(year, month + 1, f[1]).isoformat()}" if f[4] else f"out:{f[1]}", "td")
+            element(
+                f"day:{date(year, month + 1, f[1]).isoformat()}" if f[4] else f"out:{f[1]}", "td"
+            )
             for f in facts
         ]
         return CalendarRead(facts, cells, [self.popup], [f"{_NAMES[month]} {year} Su Mo Tu"])
 
-    def picker_buttons(self, roots: list[Any], grids: list[Any]) -> tuple[list[list[Any]], list[Any]]:
+    def picker_buttons(
+        self, roots: list[Any], grids: list[Any]
+    ) -> tuple[list[list[Any]], list[Any]]:
         if not (self.open and roots):
             return [], []
         return [["", "", False] for _ in self.arrows], [arrow for arrow, _ in self.arrows]

@@ -35,7 +35,9 @@ class Harness:
     def __init__(self) -> None:
         self.execute = FakeExecutor()
         self.sent: list[dict[str, Any]] = []
-        self.dispatcher = Dispatcher(self.execute, lambda text: self.sent.append(json.loads(text)), lambda: "v1")
+        self.dispatcher = Dispatcher(
+            self.execute, lambda text: self.sent.append(json.loads(text)), lambda: "v1"
+        )
         self.dispatcher.bind_session(SESSION)
 
     def receive(self, frame: dict[str, Any]) -> None:
@@ -64,13 +66,27 @@ def harness() -> Harness:
     return Harness()
 
 
-def request(request_id: str = "r1", session_id: str = SESSION, timeout_ms: int = 30_000, **extra: Any) -> dict[str, Any]:
-    return {"type": "page_tool_request", "requestId": request_id, "sessionId": session_id,
-            "tool": "page_observe", "actions": [{"action": "observe"}], "timeoutMs": timeout_ms, **extra}
+def request(
+    request_id: str = "r1", session_id: str = SESSION, timeout_ms: int = 30_000, **extra: Any
+) -> dict[str, Any]:
+    return {
+        "type": "page_tool_request",
+        "requestId": request_id,
+        "sessionId": session_id,
+        "tool": "page_observe",
+        "actions": [{"action": "observe"}],
+        "timeoutMs": timeout_ms,
+        **extra,
+    }
 
 
 def cancel(request_id: str = "r1") -> dict[str, Any]:
-    return {"type": "cancel", "requestId": request_id, "sessionId": SESSION, "reason": "user pressed stop"}
+    return {
+        "type": "cancel",
+        "requestId": request_id,
+        "sessionId": SESSION,
+        "reason": "user pressed stop",
+    }
 
 
 async def test_request_runs_and_its_result_is_sent(harness: Harness) -> None:  # SPEC W1
@@ -81,10 +97,16 @@ async def test_request_runs_and_its_result_is_sent(harness: Harness) -> None:  #
                       "pageVersion": "v2", "result": {"run": 1}}
 
 
-async def test_invalid_frame_with_a_request_id_gets_one_invalid_request_result(harness: Harness) -> None:  # SPEC W1
+async def test_invalid_frame_with_a_request_id_gets_one_invalid_request_result(
+    harness: Harness,
+) -> None:  # SPEC W1
     harness.receive(request(selector="#buy"))
     [result] = await harness.results(1)
-    assert (result["requestId"], result["success"], result["error"]["code"]) == ("r1", False, "invalid_request")
+    assert (result["requestId"], result["success"], result["error"]["code"]) == (
+        "r1",
+        False,
+        "invalid_request",
+    )
     assert "selector" in result["error"]["message"]
     assert harness.execute.calls == []
 
@@ -98,7 +120,9 @@ async def test_invalid_frame_without_a_request_id_is_dropped(harness: Harness) -
     assert harness.execute.calls == []
 
 
-async def test_duplicate_request_while_running_is_executed_once_with_one_result(harness: Harness) -> None:  # SPEC W2
+async def test_duplicate_request_while_running_is_executed_once_with_one_result(
+    harness: Harness,
+) -> None:  # SPEC W2
     harness.receive(request())
     await asyncio.sleep(0)
     harness.receive(request())
@@ -108,7 +132,9 @@ async def test_duplicate_request_while_running_is_executed_once_with_one_result(
     assert harness.execute.calls == ["r1"]
 
 
-async def test_duplicate_request_after_finishing_gets_the_first_result_again(harness: Harness) -> None:  # SPEC W2
+async def test_duplicate_request_after_finishing_gets_the_first_result_again(
+    harness: Harness,
+) -> None:  # SPEC W2
     harness.receive(request())
     harness.execute.release.set()
     [first] = await harness.results(1)
@@ -124,10 +150,16 @@ async def test_cancel_ends_a_running_request_with_cancelled(harness: Harness) ->
     await asyncio.sleep(0)
     harness.receive(cancel())
     [result] = await harness.results(1)
-    assert (result["requestId"], result["success"], result["error"]["code"]) == ("r1", False, "cancelled")
+    assert (result["requestId"], result["success"], result["error"]["code"]) == (
+        "r1",
+        False,
+        "cancelled",
+    )
 
 
-async def test_cancel_arriving_with_the_request_still_gets_one_cancelled_result(harness: Harness) -> None:  # SPEC W3
+async def test_cancel_arriving_with_the_request_still_gets_one_cancelled_result(
+    harness: Harness,
+) -> None:  # SPEC W3
     harness.receive(request())
     harness.receive(cancel())  # same burst: the request has not started yet
     [result] = await harness.results(1)
@@ -135,7 +167,9 @@ async def test_cancel_arriving_with_the_request_still_gets_one_cancelled_result(
     assert harness.execute.calls == []
 
 
-async def test_request_cancelled_before_starting_can_be_retried(harness: Harness) -> None:  # SPEC W2, W3
+async def test_request_cancelled_before_starting_can_be_retried(
+    harness: Harness,
+) -> None:  # SPEC W2, W3
     harness.receive(request())
     harness.receive(cancel())
     await harness.results(1)
@@ -151,7 +185,9 @@ async def test_slow_request_ends_with_timeout(harness: Harness) -> None:  # SPEC
     assert "100 ms" in result["error"]["message"]
 
 
-async def test_exception_in_execution_becomes_an_internal_error_result(harness: Harness) -> None:  # SPEC W3, A6
+async def test_exception_in_execution_becomes_an_internal_error_result(
+    harness: Harness,
+) -> None:  # SPEC W3, A6
     harness.execute.fail_with = RuntimeError("proxy was destroyed")
     harness.receive(request())
     harness.execute.release.set()
@@ -172,7 +208,9 @@ async def test_dispatcher_keeps_working_after_an_exception(harness: Harness) -> 
     assert (results[1]["requestId"], results[1]["success"]) == ("r2", True)
 
 
-async def test_request_for_another_session_is_refused_and_not_executed(harness: Harness) -> None:  # SPEC W1, B2
+async def test_request_for_another_session_is_refused_and_not_executed(
+    harness: Harness,
+) -> None:  # SPEC W1, B2
     harness.receive(request(session_id="someone-else"))
     [result] = await harness.results(1)
     assert (result["requestId"], result["error"]["code"]) == ("r1", "invalid_request")
@@ -185,4 +223,7 @@ async def test_cancel_all_ends_every_running_request(harness: Harness) -> None: 
     await asyncio.sleep(0)
     harness.dispatcher.cancel_all("the connection to the backend was lost")
     results = await harness.results(2)
-    assert sorted((r["requestId"], r["error"]["code"]) for r in results) == [("r1", "cancelled"), ("r2", "cancelled")]
+    assert sorted((r["requestId"], r["error"]["code"]) for r in results) == [
+        ("r1", "cancelled"),
+        ("r2", "cancelled"),
+    ]

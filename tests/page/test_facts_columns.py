@@ -16,12 +16,18 @@ from .page_rows import PageRows
 
 def _encode(rows: list[list[Any]], scopes: list[Any], frames: list[Any]) -> tuple[Any, ...]:
     n = len(rows)
-    ints = array.array("i", [int(rows[i][c]) for c in F.INT_COLUMNS + F.BOOL_COLUMNS for i in range(n)])
+    ints = array.array(
+        "i", [int(rows[i][c]) for c in F.INT_COLUMNS + F.BOOL_COLUMNS for i in range(n)]
+    )
     floats = array.array("d", [float(rows[i][c]) for c in F.FLOAT_COLUMNS for i in range(n)])
     table: dict[str, int] = {"": 0}  # the empty string is entry 0, as in collect.js
-    index = array.array("i", [table.setdefault(rows[i][c], len(table)) for c in F.STRING_COLUMNS for i in range(n)])
-    pairs = {column: [x for i in range(n) if rows[i][column] != default for x in (i, rows[i][column])]
-             for column, default in ((F.ALT, None), (F.OPTIONS, 0), (F.PSEUDO, 0))}
+    index = array.array(
+        "i", [table.setdefault(rows[i][c], len(table)) for c in F.STRING_COLUMNS for i in range(n)]
+    )
+    pairs = {
+        column: [x for i in range(n) if rows[i][column] != default for x in (i, rows[i][column])]
+        for column, default in ((F.ALT, None), (F.OPTIONS, 0), (F.PSEUDO, 0))
+    }
     # Like collect.js: after the int columns, each row's subtree end (the last row of its
     # subtree), then per string column the count of its pair numbers (-1: crosses dense only)
     # and the [row, id, ...] pairs of its non-empty cells when those are few.
@@ -57,23 +63,51 @@ def _encode(rows: list[list[Any]], scopes: list[Any], frames: list[Any]) -> tupl
     ints.extend(first)
     ints.append(len(spans))
     ints.extend(spans)
-    extra = json.loads(json.dumps([scopes, frames, pairs[F.ALT], pairs[F.OPTIONS], pairs[F.PSEUDO], []]))
-    return n, ints.tobytes(), floats.tobytes(), F.STRING_SEPARATOR.join(table), len(table), index.tobytes(), extra
+    extra = json.loads(
+        json.dumps([scopes, frames, pairs[F.ALT], pairs[F.OPTIONS], pairs[F.PSEUDO], []])
+    )
+    return (
+        n,
+        ints.tobytes(),
+        floats.tobytes(),
+        F.STRING_SEPARATOR.join(table),
+        len(table),
+        index.tobytes(),
+        extra,
+    )
 
 
 def _decoded(rows: list[list[Any]]) -> list[list[Any]]:
     """The rows as the column transport gives them: text parts as tuples (read-only, like the
     rows; most are made in C from (position, text) pairs)."""
-    return [[tuple(value) if column == F.TEXT_PARTS else value for column, value in enumerate(row)] for row in rows]
+    return [
+        [tuple(value) if column == F.TEXT_PARTS else value for column, value in enumerate(row)]
+        for row in rows
+    ]
 
 
 def _page() -> PageRows:
     page = PageRows()
     form = page.add("form", id="f", form_action="https://x/a", form_method="post")
     page.add("input", form, type="password", name="pw", required=True, alt=None, x=3.5, form=form)
-    page.add("select", form, options=[["a", "A", True, False], ["b", "B", False, True]], multiple=True)
-    page.add("span", form, own_text="名前 ", pseudo=["'*'", "inline", "", "inline"], checked=2, inert=True)
-    page.add("div", opacity=0.25, contenteditable=True, aria_label="x\u00a0y", text_parts=[0, "a", 1, "b"])
+    page.add(
+        "select", form, options=[["a", "A", True, False], ["b", "B", False, True]], multiple=True
+    )
+    page.add(
+        "span",
+        form,
+        own_text="名前 ",
+        pseudo=["'*'", "inline", "", "inline"],
+        checked=2,
+        inert=True,
+    )
+    page.add(
+        "div",
+        opacity=0.25,
+        contenteditable=True,
+        aria_label="x\u00a0y",
+        text_parts=[0, "a", 1, "b"],
+    )
     return page
 
 
@@ -82,7 +116,9 @@ def test_rows_from_columns_matches_json_rows() -> None:
     scopes, frames = [["document", 0, -1]], [[-1, "http://x/", 0, 0, 1280, 800]]
     rows, got_scopes, got_frames = F.rows_from_columns(*_encode(page.rows, scopes, frames))
     assert [list(row) for row in rows] == _decoded(page.rows)
-    assert [[type(v) for v in row] for row in rows] == [[type(v) for v in row] for row in _decoded(page.rows)]
+    assert [[type(v) for v in row] for row in rows] == [
+        [type(v) for v in row] for row in _decoded(page.rows)
+    ]
     assert (got_scopes, got_frames) == (scopes, frames)
 
 
@@ -90,7 +126,9 @@ def test_decoded_rows_keep_the_columns_they_came_from() -> None:
     # Passes over every row read the columns (facts.columns_of); they must be the rows'.
     page = _page()
     rows, _, _ = F.rows_from_columns(*_encode(page.rows, [], []))
-    assert [list(column) for column in F.columns_of(rows)] == [list(column) for column in zip(*_decoded(page.rows), strict=True)]
+    assert [list(column) for column in F.columns_of(rows)] == [
+        list(column) for column in zip(*_decoded(page.rows), strict=True)
+    ]
 
 
 def test_decoded_rows_bring_the_subtree_ends() -> None:

@@ -37,7 +37,9 @@ class _Page:
     def __init__(self, rows: list[list[Any]]) -> None:
         self.rows = rows
 
-    def collect_main_document(self, *, viewport_only: bool = False, snapshot: bool = False) -> _Facts:
+    def collect_main_document(
+        self, *, viewport_only: bool = False, snapshot: bool = False
+    ) -> _Facts:
         return _Facts(self.rows)
 
     def viewport(self) -> list[float]:
@@ -49,10 +51,26 @@ class _Page:
 
 def _every_kind_of_element() -> PageRows:
     page = PageRows()
-    form = page.add("form", id="pay", name="payment", form_action="https://shop.example/pay", form_method="post")
-    page.add("input", form, form=form, aria_label="Name", value="Ada", placeholder="Your name", required=True)
+    form = page.add(
+        "form", id="pay", name="payment", form_action="https://shop.example/pay", form_method="post"
+    )
+    page.add(
+        "input",
+        form,
+        form=form,
+        aria_label="Name",
+        value="Ada",
+        placeholder="Your name",
+        required=True,
+    )
     page.add("input", form, form=form, type="password", aria_label="Password", value="hunter2")
-    page.add("select", form, form=form, aria_label="Size", options=[["s", "Small", False, False], ["m", "Medium", True, True]])
+    page.add(
+        "select",
+        form,
+        form=form,
+        aria_label="Size",
+        options=[["s", "Small", False, False], ["m", "Medium", True, True]],
+    )
     page.add("select", form, form=form, aria_label="Colours", multiple=True, disabled=True,
              options=[["r", "Red", True, False], ["g", "Green", True, False]])
     page.add("input", form, form=form, type="checkbox", aria_label="Gift", checked=2, readonly=True)
@@ -60,7 +78,9 @@ def _every_kind_of_element() -> PageRows:
     page.add("a", href="https://shop.example/help", own_text="Help", aria_describedby="tip")
     page.add("span", id="tip", own_text="Opens in a new tab")
     page.add("div", role="button", aria_pressed="mixed", aria_expanded="false", own_text="Bold")
-    page.add("div", role="slider", aria_value="40", y=2000.0)  # offscreen, named by the text before it
+    page.add(
+        "div", role="slider", aria_value="40", y=2000.0
+    )  # offscreen, named by the text before it
     page.add("div", role="tab", aria_selected="true", own_text="Details")
     page.add("iframe", frame="cross", title="Card")
     # Disabled and readonly also appear alone (Colours, Gift): a line that showed one state
@@ -77,17 +97,44 @@ def _legacy_element(element: Any) -> dict[str, Any]:
 def _protocol_element(element: Any) -> PageElement:
     x, y, width, height = element.rect
     return PageElement(
-        element_id=element.element_id, kind=element.kind, role=element.role, type=element.type, label=element.label,
-        text=element.text, value=element.value,
-        options=[PageOption(value=o.value, label=o.label, selected=o.selected, disabled=o.disabled) for o in element.options],
-        visible=element.visible, in_viewport=element.in_viewport, disabled=element.disabled, readonly=element.readonly,
-        required=element.required, rect=Rect(x=x, y=y, width=width, height=height), checked=element.checked,
-        selected=element.selected, expanded=element.expanded, placeholder=element.placeholder, href=element.href,
+        element_id=element.element_id,
+        kind=element.kind,
+        role=element.role,
+        type=element.type,
+        label=element.label,
+        text=element.text,
+        value=element.value,
+        options=[
+            PageOption(value=o.value, label=o.label, selected=o.selected, disabled=o.disabled)
+            for o in element.options
+        ],
+        visible=element.visible,
+        in_viewport=element.in_viewport,
+        disabled=element.disabled,
+        readonly=element.readonly,
+        required=element.required,
+        rect=Rect(x=x, y=y, width=width, height=height),
+        checked=element.checked,
+        selected=element.selected,
+        expanded=element.expanded,
+        placeholder=element.placeholder,
+        href=element.href,
         sensitive=element.sensitive,
-        form=FormOwner(form_id=element.form[0], form_name=element.form[1], action=element.form[2], method=element.form[3])
-        if element.form else None,
-        frame=element.frame, invalid=element.invalid, pressed=element.pressed, description=element.description,
-        opaque=element.opaque, name_from=element.name_from, new=element.new,
+        form=FormOwner(
+            form_id=element.form[0],
+            form_name=element.form[1],
+            action=element.form[2],
+            method=element.form[3],
+        )
+        if element.form
+        else None,
+        frame=element.frame,
+        invalid=element.invalid,
+        pressed=element.pressed,
+        description=element.description,
+        opaque=element.opaque,
+        name_from=element.name_from,
+        new=element.new,
     )
 
 
@@ -100,16 +147,39 @@ def test_the_wire_form_is_what_the_protocol_models_write() -> None:  # SPEC S2, 
     wire = result.to_wire()
     assert PageSnapshot.model_validate(wire).to_wire() == wire
     assert result.to_model().to_wire() == wire
-    assert [element.wire() for element in result.elements] == [_legacy_element(e) for e in result.elements]
+    assert [element.wire() for element in result.elements] == [
+        _legacy_element(e) for e in result.elements
+    ]
     # The same keys in the same order too (dict equality ignores order; the JSON text does not).
-    assert [list(element.wire()) for element in result.elements] == [list(_legacy_element(e)) for e in result.elements]
+    assert [list(element.wire()) for element in result.elements] == [
+        list(_legacy_element(e)) for e in result.elements
+    ]
     # The answer is written from the scan's tuples; the elements, made when read, write the same.
     assert wire["elements"] == [element.wire() for element in result.elements]
-    assert [list(element) for element in wire["elements"]] == [list(element.wire()) for element in result.elements]
+    assert [list(element) for element in wire["elements"]] == [
+        list(element.wire()) for element in result.elements
+    ]
     # Every optional field appears somewhere, so the comparison above covers it.
     present = set().union(*(element.keys() for element in wire["elements"]))
-    assert {"value", "checked", "selected", "expanded", "placeholder", "href", "form", "pressed", "opaque", "nameFrom"} <= present
-    assert wire["viewport"] == {"width": 1280.0, "height": 800.0, "scrollX": 0.0, "scrollY": 0.0, "devicePixelRatio": 1.0}
+    assert {
+        "value",
+        "checked",
+        "selected",
+        "expanded",
+        "placeholder",
+        "href",
+        "form",
+        "pressed",
+        "opaque",
+        "nameFrom",
+    } <= present
+    assert wire["viewport"] == {
+        "width": 1280.0,
+        "height": 800.0,
+        "scrollX": 0.0,
+        "scrollY": 0.0,
+        "devicePixelRatio": 1.0,
+    }
     assert '- button "Pay"' in wire["text"]
 
 
@@ -129,13 +199,19 @@ def test_a_snapshot_element_renders_the_same_line_as_its_protocol_model() -> Non
     result = Inspector(_Page(_every_kind_of_element().rows), SnapshotStore()).inspect(  # type: ignore[arg-type]
         InspectOptions(format="text", include_offscreen=True)
     )
-    assert [element_line(e) for e in result.elements] == [element_line(_protocol_element(e)) for e in result.elements]
+    assert [element_line(e) for e in result.elements] == [
+        element_line(_protocol_element(e)) for e in result.elements
+    ]
     # The text form reads the scan's columns.
-    assert element_lines(ElementColumns.of(result.elements.element_ids, result.elements.column)) == [element_line(_protocol_element(e)) for e in result.elements]
+    assert element_lines(
+        ElementColumns.of(result.elements.element_ids, result.elements.column)
+    ) == [element_line(_protocol_element(e)) for e in result.elements]
 
 
 def test_an_answer_without_text_leaves_the_text_out() -> None:  # SPEC S7
-    result = Inspector(_Page(_every_kind_of_element().rows), SnapshotStore()).inspect(InspectOptions())  # type: ignore[arg-type]
+    result = Inspector(_Page(_every_kind_of_element().rows), SnapshotStore()).inspect(
+        InspectOptions()
+    )  # type: ignore[arg-type]
     wire = result.to_wire()
     assert "text" not in wire and PageSnapshot.model_validate(wire).to_wire() == wire
 
@@ -154,10 +230,15 @@ def test_each_custom_checkbox_ref_holds_its_own_real_input() -> None:  # SPEC S1
     by_label = {element.label: element.element_id for element in result.elements}
     snapshot = store.find(result.snapshot_id)
     assert snapshot is not None
-    for (label, checkbox), name in reversed(list(zip(pairs, ("Remember me", "Subscribe", "Accept terms"), strict=True))):
+    for (label, checkbox), name in reversed(
+        list(zip(pairs, ("Remember me", "Subscribe", "Accept terms"), strict=True))
+    ):
         entry = snapshot.entries[by_label[name]]
         assert (entry.handle, entry.control) == (label, checkbox)
-    assert snapshot.entries[by_label["Save"]].handle == plain and snapshot.entries[by_label["Save"]].control is None
+    assert (
+        snapshot.entries[by_label["Save"]].handle == plain
+        and snapshot.entries[by_label["Save"]].control is None
+    )
 
 
 def test_the_second_snapshot_marks_what_appeared_since_the_first() -> None:  # SPEC S9
@@ -168,8 +249,13 @@ def test_the_second_snapshot_marks_what_appeared_since_the_first() -> None:  # S
     page.add("button", own_text="Archive", fresh=True)
     inspector = Inspector(_Page(page.rows), SnapshotStore())  # type: ignore[arg-type]
     first = inspector.inspect(InspectOptions(format="text")).to_wire()
-    assert not any("new" in element for element in first["elements"]) and "[new]" not in first["text"]
+    assert (
+        not any("new" in element for element in first["elements"]) and "[new]" not in first["text"]
+    )
     second = inspector.inspect(InspectOptions(format="text")).to_wire()
     assert [element.get("new") for element in second["elements"]] == [None, True]
     assert PageSnapshot.model_validate(second).to_wire() == second
-    assert '- button "Archive" [new] [ref=' in second["text"] and '- button "Open menu" [ref=' in second["text"]
+    assert (
+        '- button "Archive" [new] [ref=' in second["text"]
+        and '- button "Open menu" [ref=' in second["text"]
+    )

@@ -117,12 +117,21 @@ def test_client_message_round_trips_through_the_wire(message: Any) -> None:  # S
     assert parse_client_message(_wire(message)) == message
 
 
-@pytest.mark.parametrize("message", [
-    *SERVER_MESSAGES, *CLIENT_MESSAGES,
-    PageToolResult(request_id="r5", success=True, result={"label": "提交 é", "rect": {"x": 10.0, "y": 0.5}, "none": None}),
-    # A lone surrogate (JavaScript strings can hold one) has no UTF-8 form: JSON escapes it.
-    PageToolResult(request_id="r6", success=True, result={"text": "half \ud83d pair"}),
-], ids=lambda m: m.type)
+@pytest.mark.parametrize(
+    "message",
+    [
+        *SERVER_MESSAGES,
+        *CLIENT_MESSAGES,
+        PageToolResult(
+            request_id="r5",
+            success=True,
+            result={"label": "提交 é", "rect": {"x": 10.0, "y": 0.5}, "none": None},
+        ),
+        # A lone surrogate (JavaScript strings can hold one) has no UTF-8 form: JSON escapes it.
+        PageToolResult(request_id="r6", success=True, result={"text": "half \ud83d pair"}),
+    ],
+    ids=lambda m: m.type,
+)
 def test_the_json_sent_is_the_wire_form(message: Any) -> None:  # SPEC W1
     assert json.loads(message.to_json()) == message.to_wire()
 
@@ -132,7 +141,12 @@ def test_wire_field_names_are_camel_case() -> None:  # SPEC W1
     assert {"requestId", "sessionId", "requireConfirmation", "timeoutMs"} <= wire.keys()
     assert "request_id" not in wire
     fill = next(a for a in wire["actions"] if a["action"] == "fill")
-    assert fill == {"action": "fill", "snapshotId": "s1", "elementId": "e1", "value": "Ada Lovelace"}
+    assert fill == {
+        "action": "fill",
+        "snapshotId": "s1",
+        "elementId": "e1",
+        "value": "Ada Lovelace",
+    }
 
 
 def test_every_action_survives_a_request_round_trip_in_order() -> None:  # SPEC A1, A5
@@ -179,7 +193,9 @@ def test_unknown_field_inside_inspect_options_is_rejected(field: str) -> None:  
     ],
     ids=["cancel", "welcome", "ping"],
 )
-def test_unknown_field_in_other_server_messages_is_rejected(message: dict[str, Any]) -> None:  # SPEC W1
+def test_unknown_field_in_other_server_messages_is_rejected(
+    message: dict[str, Any],
+) -> None:  # SPEC W1
     with pytest.raises(ValidationError):
         parse_server_message(json.dumps(message))
 
@@ -197,7 +213,9 @@ def test_build_request_rejects_unknown_single_action_arguments(field: str) -> No
 
 
 @pytest.mark.parametrize("field", SMUGGLED_FIELDS)
-def test_build_request_rejects_unknown_fields_inside_batch_actions(field: str) -> None:  # SPEC W1, S5
+def test_build_request_rejects_unknown_fields_inside_batch_actions(
+    field: str,
+) -> None:  # SPEC W1, S5
     args = {"actions": [{"action": "click", **REF, field: "#buy"}]}
     with pytest.raises(ArgumentError, match=field):
         build_request("page_click", args, request_id="r1", session_id="s")
@@ -213,12 +231,19 @@ def test_action_tool_without_actions_is_rejected() -> None:  # SPEC W1
 
 def test_inspect_request_with_actions_is_rejected() -> None:  # SPEC W1
     with pytest.raises(ValidationError, match="takes no actions"):
-        PageToolRequest(request_id="r1", session_id="s", tool=ToolName.INSPECT, actions=[ObserveAction()])
+        PageToolRequest(
+            request_id="r1", session_id="s", tool=ToolName.INSPECT, actions=[ObserveAction()]
+        )
 
 
 def test_request_level_snapshot_id_covers_element_actions() -> None:  # SPEC R1
-    request = PageToolRequest(request_id="r1", session_id="s", tool=ToolName.CLICK, snapshot_id="s1",
-                              actions=[ClickAction(element_id="e1")])
+    request = PageToolRequest(
+        request_id="r1",
+        session_id="s",
+        tool=ToolName.CLICK,
+        snapshot_id="s1",
+        actions=[ClickAction(element_id="e1")],
+    )
     assert request.actions[0].element_id == "e1"
 
 
@@ -226,7 +251,9 @@ def test_request_level_snapshot_id_covers_element_actions() -> None:  # SPEC R1
 
 
 def test_single_action_arguments_become_a_one_action_request() -> None:  # SPEC B1
-    request = build_request("page_fill", {**REF, "value": "Ada"}, request_id="r1", session_id="sess")
+    request = build_request(
+        "page_fill", {**REF, "value": "Ada"}, request_id="r1", session_id="sess"
+    )
     assert (request.request_id, request.session_id, request.tool) == ("r1", "sess", ToolName.FILL)
     assert request.actions == [FillAction(snapshot_id="s1", element_id="e1", value="Ada")]
 
@@ -293,9 +320,15 @@ def test_inspect_arguments_become_inspect_options() -> None:  # SPEC S4, S7
 
 
 def test_extract_arguments_become_extract_options() -> None:  # SPEC T1
-    request = build_request("page_extract", {"snapshotId": "s1", "elementId": "e2", "fromChar": 8000},
-                            request_id="r1", session_id="s")
-    assert request.extract == ExtractOptions(snapshot_id="s1", element_id="e2", from_char=8000, max_chars=8000)
+    request = build_request(
+        "page_extract",
+        {"snapshotId": "s1", "elementId": "e2", "fromChar": 8000},
+        request_id="r1",
+        session_id="s",
+    )
+    assert request.extract == ExtractOptions(
+        snapshot_id="s1", element_id="e2", from_char=8000, max_chars=8000
+    )
     assert request.actions is None and request.find is None
 
 
@@ -313,7 +346,9 @@ def test_find_arguments_become_find_options() -> None:  # SPEC T2
     ("page_extract", {"maxChars": 100}, "maxChars"),
     ("page_extract", {"selector": "#main"}, "selector"),
 ])
-def test_read_tool_arguments_that_describe_no_valid_read_are_refused(tool: str, args: dict[str, Any], message: str) -> None:
+def test_read_tool_arguments_that_describe_no_valid_read_are_refused(
+    tool: str, args: dict[str, Any], message: str
+) -> None:
     # SPEC T1, T2, S5: bad input is refused before anything reaches the page.
     with pytest.raises(ArgumentError, match=message):
         build_request(tool, args, request_id="r1", session_id="s")
@@ -321,7 +356,9 @@ def test_read_tool_arguments_that_describe_no_valid_read_are_refused(tool: str, 
 
 def test_a_request_carrying_another_tools_options_is_refused() -> None:  # SPEC W1
     with pytest.raises(ValueError, match="takes no find options"):
-        PageToolRequest(request_id="r1", session_id="s", tool=ToolName.EXTRACT, find=FindOptions(query="x"))
+        PageToolRequest(
+            request_id="r1", session_id="s", tool=ToolName.EXTRACT, find=FindOptions(query="x")
+        )
 
 
 def test_invalid_request_id_is_an_argument_error() -> None:  # SPEC W1
@@ -467,7 +504,9 @@ def test_client_frames_either_parse_or_raise_validation_error(data: Any) -> None
 
 @_fast
 @given(st.sampled_from([t.value for t in ToolName]) | st.text(max_size=12), json_objects)
-def test_tool_arguments_either_build_or_raise_argument_error(tool: str, args: dict[str, Any]) -> None:  # SPEC B1
+def test_tool_arguments_either_build_or_raise_argument_error(
+    tool: str, args: dict[str, Any]
+) -> None:  # SPEC B1
     try:
         request = build_request(tool, args, request_id="r1", session_id="s")
     except ArgumentError:
@@ -531,7 +570,9 @@ def test_one_action_validated_from_json_builds_the_request_the_dict_does(
     ids=["action-key", "batch", "null", "selector", "lone-surrogate", "utf-16", "array", "empty",
          "broken"],
 )
-def test_what_the_json_shortcut_declines_is_left_to_the_dict_path(body: bytes) -> None:  # SPEC B1, S5
+def test_what_the_json_shortcut_declines_is_left_to_the_dict_path(
+    body: bytes,
+) -> None:  # SPEC B1, S5
     assert single_action_from_json("page_fill", body) is None
 
 
@@ -540,14 +581,17 @@ def test_the_json_shortcut_is_only_for_action_tools() -> None:  # SPEC B1
     assert single_action_from_json("page_eval", b"{}") is None
 
 
-def test_an_element_action_from_json_without_snapshot_id_gets_the_dict_paths_error() -> None:  # SPEC R1
+def test_an_element_action_from_json_without_snapshot_id_gets_the_dict_paths_error() -> (
+    None
+):  # SPEC R1
     from_json, from_dict = _both_paths("page_fill", b'{"elementId": "e1", "value": "Ada"}')
     assert from_json == from_dict == "message: Value error, actions[0] (fill) needs a snapshotId"
 
 
 def test_a_timeout_out_of_range_is_refused_on_the_json_path_too() -> None:  # SPEC W3
-    from_json, from_dict = _both_paths("page_fill", b'{"snapshotId": "s1", "elementId": "e1", "value": "A"}',
-                                       timeout_ms=5)
+    from_json, from_dict = _both_paths(
+        "page_fill", b'{"snapshotId": "s1", "elementId": "e1", "value": "A"}', timeout_ms=5
+    )
     assert from_json == from_dict
     assert "timeout" in from_json
 

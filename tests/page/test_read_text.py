@@ -37,12 +37,22 @@ def row(*cells: TextNode) -> TextNode:
 
 
 def test_headings_take_their_level_from_the_tag_or_aria_level():
-    page = el("body", el("h2", "Two"), el("div", "Four", role="heading", extra="4"), el("div", "Default", role="heading"))
+    page = el(
+        "body",
+        el("h2", "Two"),
+        el("div", "Four", role="heading", extra="4"),
+        el("div", "Default", role="heading"),
+    )
     assert markdown(page) == "## Two\n\n#### Four\n\n## Default"
 
 
 def test_inline_content_joins_into_one_paragraph_with_collapsed_white_space():
-    page = el("body", el("p", "  Total:\n ", inline("b", "$5"), " ", inline("br"), " due ", inline("code", "now")))
+    page = el(
+        "body",
+        el(
+            "p", "  Total:\n ", inline("b", "$5"), " ", inline("br"), " due ", inline("code", "now")
+        ),
+    )
     assert markdown(page) == "Total: $5\ndue `now`"
 
 
@@ -51,7 +61,15 @@ def test_a_break_between_words_with_no_space_is_a_line_break():
 
 
 def test_link_text_brackets_are_escaped_and_script_links_become_text():
-    page = el("body", el("p", inline("a", "[1]", extra="https://e.x/a b"), " ", inline("a", "Run", extra="javascript:go()")))
+    page = el(
+        "body",
+        el(
+            "p",
+            inline("a", "[1]", extra="https://e.x/a b"),
+            " ",
+            inline("a", "Run", extra="javascript:go()"),
+        ),
+    )
     assert markdown(page) == "[\\[1\\]](https://e.x/a%20b) Run"
 
 
@@ -63,15 +81,30 @@ def test_a_link_wrapping_blocks_stays_one_link():
 @pytest.mark.parametrize("role", ["", "link"])
 def test_a_link_reads_the_same_folded_into_text_or_kept_as_a_node(role):
     # read.js folds a text-only link into its parent's text; one with a role keeps its node.
-    item = el("li", inline("a", " Item\n 3 ", extra="https://e.x/i(3)", role=role), " note", display="list-item")
+    item = el(
+        "li",
+        inline("a", " Item\n 3 ", extra="https://e.x/i(3)", role=role),
+        " note",
+        display="list-item",
+    )
     assert isinstance(item[pagetext.CHILDREN][0], str) == (not role)
-    page = el("body", el("ul", item), el("p", "Go ", inline("a", " ", extra="https://e.x/empty", role=role), "on."))
+    page = el(
+        "body",
+        el("ul", item),
+        el("p", "Go ", inline("a", " ", extra="https://e.x/empty", role=role), "on."),
+    )
     assert markdown(page) == "- [Item 3](https://e.x/i%283%29) note\n\nGo on."
 
 
 def test_ordered_lists_number_their_items_and_indent_nested_content():
-    page = el("body", el("ol", el("li", "One", el("ul", el("li", "a", display="list-item")), display="list-item"),
-                         el("li", "Two", display="list-item")))
+    page = el(
+        "body",
+        el(
+            "ol",
+            el("li", "One", el("ul", el("li", "a", display="list-item")), display="list-item"),
+            el("li", "Two", display="list-item"),
+        ),
+    )
     assert markdown(page) == "1. One\n   - a\n2. Two"
 
 
@@ -89,9 +122,16 @@ def test_rowspan_past_a_short_row_leaves_its_columns_empty():
 def test_folded_rows_keep_header_cells_escaped_pipes_and_links():
     # Rows of text-only cells arrive as one string each (pagetext.CELL); a row with a span keeps
     # its nodes, white space between its cells included.
-    table = el("table", row(cell("Name", tag="th"), cell("Total", tag="th")),
-               row(cell(" Acme | Co "), el("td", inline("a", "Open", extra="https://e.x/o"), display="table-cell")),
-               row(" ", cell("Both", "2,1"), " "), display="table")
+    table = el(
+        "table",
+        row(cell("Name", tag="th"), cell("Total", tag="th")),
+        row(
+            cell(" Acme | Co "),
+            el("td", inline("a", "Open", extra="https://e.x/o"), display="table-cell"),
+        ),
+        row(" ", cell("Both", "2,1"), " "),
+        display="table",
+    )
     folded = table[pagetext.CHILDREN][0][pagetext.CHILDREN]
     assert len(folded) == 1 and folded[0].startswith(pagetext.HEADER_CELL)
     assert markdown(el("body", table)) == (
@@ -101,8 +141,16 @@ def test_folded_rows_keep_header_cells_escaped_pipes_and_links():
 
 def test_aria_hidden_private_and_sensitive_editable_subtrees_are_left_out():
     card = el("div", "4111", flags=EDITABLE_ROOT)
-    page = pagetext.number(el("body", el("p", "shown"), el("p", "aria", flags=ARIA_HIDDEN),
-                              el("div", el("p", "owner"), flags=PRIVATE), card, el("div", "note", flags=EDITABLE_ROOT)))
+    page = pagetext.number(
+        el(
+            "body",
+            el("p", "shown"),
+            el("p", "aria", flags=ARIA_HIDDEN),
+            el("div", el("p", "owner"), flags=PRIVATE),
+            card,
+            el("div", "note", flags=EDITABLE_ROOT),
+        )
+    )
     assert markdown(page, frozenset({card[ORDER]})) == "shown\n\nnote"
 
 
@@ -145,7 +193,11 @@ def test_the_cap_cuts_the_whole_markdown_at_a_block_boundary():
 
 
 def test_search_text_puts_blocks_on_lines_and_cells_side_by_side():
-    page = el("body", el("p", "Total:", inline("b", " $5")), el("table", row(cell("a"), cell("b")), display="table"))
+    page = el(
+        "body",
+        el("p", "Total:", inline("b", " $5")),
+        el("table", row(cell("a"), cell("b")), display="table"),
+    )
     assert searched(page).text == "Total: $5\na b\n"
 
 
@@ -159,11 +211,23 @@ def test_a_literal_query_matches_across_white_space_and_case():
     assert find.literal_pattern("total  DUE").search("the Total\ndue is") is not None
 
 
-@pytest.mark.parametrize(("query_in", "expected"), [("cell text", 0), ("Inside", 1), ("far away", None)])
+@pytest.mark.parametrize(
+    ("query_in", "expected"), [("cell text", 0), ("Inside", 1), ("far away", None)]
+)
 def test_a_hit_points_at_the_nearest_listed_element(query_in, expected):
-    page = el("body", el("table", row(cell("cell text"), el("td", inline("button", "View", listed=0), display="table-cell")),
-                         display="table"),
-              el("p", inline("button", "Inside button", listed=1)), el("p", "far away"))
+    page = el(
+        "body",
+        el(
+            "table",
+            row(
+                cell("cell text"),
+                el("td", inline("button", "View", listed=0), display="table-cell"),
+            ),
+            display="table",
+        ),
+        el("p", inline("button", "Inside button", listed=1)),
+        el("p", "far away"),
+    )
     text = searched(page)
     assert find.nearest_listed(text, text.owner_at(text.text.index(query_in))) == expected
 

@@ -1,4 +1,4 @@
-"""Compact text rendering for the model (SPEC S7, S8; seed 000 §1.1)."""
+"""Compact text rendering for the model (SPEC S7, S8)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,10 @@ from mao_page.protocol import PageElement, PageOption, Rect
 from mao_page.snapshot.render import element_line, render_text
 
 RECT = Rect(x=0, y=0, width=100, height=20)
-BLOCK = re.compile(r"<<<page-content (\w+) \(untrusted text from the page\)>>>\n(.*)\n<<<end page-content \1>>>", re.S)
+BLOCK = re.compile(
+    r"<<<page-content (\w+) \(untrusted text from the page\)>>>\n(.*)\n<<<end page-content \1>>>",
+    re.S,
+)
 
 
 def element(element_id: str = "e1", **fields: Any) -> PageElement:
@@ -17,7 +20,9 @@ def element(element_id: str = "e1", **fields: Any) -> PageElement:
     return PageElement(element_id=element_id, rect=RECT, **{**defaults, **fields})
 
 
-def render(elements: list[PageElement], max_tokens: int = 3000, title: str = "Checkout") -> tuple[str, int]:
+def render(
+    elements: list[PageElement], max_tokens: int = 3000, title: str = "Checkout"
+) -> tuple[str, int]:
     return render_text(url="https://shop.example/checkout", title=title, snapshot_id="s1",
                        elements=elements, max_tokens=max_tokens)
 
@@ -45,7 +50,10 @@ def test_expanded_and_collapsed_states() -> None:  # SPEC S7
 def test_field_value_type_and_offscreen_are_shown() -> None:  # SPEC S7, S4
     field = element(kind="form-control", role="textbox", label="Email", type="email",
                     value="ada@example.com", in_viewport=False)
-    assert element_line(field) == '- textbox "Email" [type=email] [offscreen] [value="ada@example.com"] [ref=e1]'
+    assert (
+        element_line(field)
+        == '- textbox "Email" [type=email] [offscreen] [value="ada@example.com"] [ref=e1]'
+    )
 
 
 def test_sensitive_field_is_marked_and_shows_no_value() -> None:  # SPEC P5
@@ -55,9 +63,19 @@ def test_sensitive_field_is_marked_and_shows_no_value() -> None:  # SPEC P5
 
 
 def test_select_lists_its_options() -> None:  # SPEC S2, S7
-    size = element(kind="form-control", role="combobox", label="Size", value="m",
-                   options=[PageOption(value="s", label="Small"), PageOption(value="m", label="Medium", selected=True)])
-    assert element_line(size) == '- combobox "Size" [value="m"] [options=["Small", "Medium"]] [ref=e1]'
+    size = element(
+        kind="form-control",
+        role="combobox",
+        label="Size",
+        value="m",
+        options=[
+            PageOption(value="s", label="Small"),
+            PageOption(value="m", label="Medium", selected=True),
+        ],
+    )
+    assert (
+        element_line(size) == '- combobox "Size" [value="m"] [options=["Small", "Medium"]] [ref=e1]'
+    )
 
 
 def test_quotes_and_newlines_in_page_text_cannot_break_the_line() -> None:  # SPEC S8
@@ -101,7 +119,10 @@ def test_everything_fits_within_the_default_budget() -> None:  # SPEC S7
 
 
 def test_over_budget_is_truncated_with_an_explicit_count() -> None:  # SPEC S7
-    elements = [element(f"e{i}", label=f"Product number {i} with a long descriptive name") for i in range(200)]
+    elements = [
+        element(f"e{i}", label=f"Product number {i} with a long descriptive name")
+        for i in range(200)
+    ]
     text, left_out = render(elements, max_tokens=400)
     shown = text.count("[ref=")
     assert 0 < shown < 200
@@ -122,22 +143,44 @@ def test_in_viewport_elements_are_kept_first_under_a_tight_budget() -> None:  # 
 def test_outline_lines_are_indented_under_their_container() -> None:  # SPEC S7
     from mao_page.snapshot.scanner import OutlineNode
 
-    outline = [OutlineNode("container", 0, "form", "Login"), OutlineNode("element", 1, element=0),
-               OutlineNode("heading", 0, "heading", "Welcome", level=2), OutlineNode("text", 0, name="Hello")]
-    text, left_out = render_text(url="u", title="t", snapshot_id="s1", elements=[element("e1", label="Email", role="textbox", kind="form-control")],
-                                 max_tokens=3000, outline=outline)
+    outline = [
+        OutlineNode("container", 0, "form", "Login"),
+        OutlineNode("element", 1, element=0),
+        OutlineNode("heading", 0, "heading", "Welcome", level=2),
+        OutlineNode("text", 0, name="Hello"),
+    ]
+    text, left_out = render_text(
+        url="u",
+        title="t",
+        snapshot_id="s1",
+        elements=[element("e1", label="Email", role="textbox", kind="form-control")],
+        max_tokens=3000,
+        outline=outline,
+    )
     assert left_out == 0
-    assert '- form "Login":\n  - textbox "Email" [ref=e1]\n- heading "Welcome" [level=2]\n- text: "Hello"' in text
+    assert (
+        '- form "Login":\n  - textbox "Email" [ref=e1]\n- heading "Welcome" [level=2]\n- text: '
+        '"Hello"'
+        in text
+    )
 
 
 def test_budget_drops_off_viewport_text_before_anything_else() -> None:  # SPEC S7
     from mao_page.snapshot.scanner import OutlineNode
 
     elements = [element("e1", label="Visible"), element("e2", label="Far away", in_viewport=False)]
-    outline = [OutlineNode("element", 0, element=0), OutlineNode("text", 0, name="near " * 10),
-               *[OutlineNode("text", 0, name=f"far paragraph {i} " * 4, in_viewport=False) for i in range(40)],
-               OutlineNode("element", 0, element=1, in_viewport=False)]
-    text, left_out = render_text(url="u", title="t", snapshot_id="s1", elements=elements, max_tokens=200, outline=outline)
+    outline = [
+        OutlineNode("element", 0, element=0),
+        OutlineNode("text", 0, name="near " * 10),
+        *[
+            OutlineNode("text", 0, name=f"far paragraph {i} " * 4, in_viewport=False)
+            for i in range(40)
+        ],
+        OutlineNode("element", 0, element=1, in_viewport=False),
+    ]
+    text, left_out = render_text(
+        url="u", title="t", snapshot_id="s1", elements=elements, max_tokens=200, outline=outline
+    )
     assert left_out > 0 and text.endswith(f"[truncated: {left_out} nodes]")
     assert '"Visible"' in text and '"Far away"' in text and "near near" in text
     assert left_out <= 40
@@ -157,10 +200,40 @@ def test_lines_written_together_are_each_element_s_own_line() -> None:  # SPEC S
     elements = [
         element("e1", label='Say "hi"\n- button "Fake"', in_viewport=False),
         element("e2", label="x" * 100, text="More about it " * 10),
-        element("e3", kind="form-control", role="listbox", label="Pick", value=["a", 'b"c'], options=many),
-        element("e4", kind="form-control", role="textbox", label="Name", type="text", value="Ada", frame='pay "frame"'),
-        element("e5", role="checkbox", checked="mixed", pressed=False, expanded=True, selected=True, invalid=True),
-        element("e6", label="Same", text="Same", sensitive=True, opaque="closed_shadow_root", kind="opaque"),
+        element(
+            "e3",
+            kind="form-control",
+            role="listbox",
+            label="Pick",
+            value=["a", 'b"c'],
+            options=many,
+        ),
+        element(
+            "e4",
+            kind="form-control",
+            role="textbox",
+            label="Name",
+            type="text",
+            value="Ada",
+            frame='pay "frame"',
+        ),
+        element(
+            "e5",
+            role="checkbox",
+            checked="mixed",
+            pressed=False,
+            expanded=True,
+            selected=True,
+            invalid=True,
+        ),
+        element(
+            "e6",
+            label="Same",
+            text="Same",
+            sensitive=True,
+            opaque="closed_shadow_root",
+            kind="opaque",
+        ),
         element("e7", label="Save"),
     ]
     assert element_lines(element_columns(elements)) == [element_line(e) for e in elements]
@@ -170,5 +243,14 @@ def test_lines_written_together_are_each_element_s_own_line() -> None:  # SPEC S
 def test_line_costs_are_each_line_s_estimate_and_its_newline() -> None:  # SPEC S7
     from mao_page.snapshot.render import _line_costs, estimate_tokens
 
-    lines = ["", "a", "abcd", "abcde", '- button "Save" [ref=e1]', "- text: 密码验证", "- link \"café\"", "x" * 81]
+    lines = [
+        "",
+        "a",
+        "abcd",
+        "abcde",
+        '- button "Save" [ref=e1]',
+        "- text: 密码验证",
+        '- link "café"',
+        "x" * 81,
+    ]
     assert _line_costs(lines) == [estimate_tokens(line) + 1 for line in lines]

@@ -67,8 +67,12 @@ def test_plain_and_landmark_containers_are_not_listed() -> None:  # SPEC S1
     assert page.listed() == set()
 
 
-@pytest.mark.parametrize(("tabindex", "listed"), [("0", True), ("3", True), ("-1", False), ("x", False)])
-def test_tabindex_of_zero_or_more_makes_an_element_interactive(tabindex: str, listed: bool) -> None:  # SPEC S1
+@pytest.mark.parametrize(
+    ("tabindex", "listed"), [("0", True), ("3", True), ("-1", False), ("x", False)]
+)
+def test_tabindex_of_zero_or_more_makes_an_element_interactive(
+    tabindex: str, listed: bool
+) -> None:  # SPEC S1
     page = PageRows()
     card = page.add("div", tabindex=tabindex, own_text="Card")
     assert (card in page.listed()) is listed
@@ -216,7 +220,9 @@ def test_data_mao_private_element_does_not_expose_its_text() -> None:  # SPEC S4
 # -- SPEC S3: accessible names ---------------------------------------------------------------
 
 
-def test_aria_labelledby_wins_over_aria_label_and_uses_referenced_text_in_order() -> None:  # SPEC S3
+def test_aria_labelledby_wins_over_aria_label_and_uses_referenced_text_in_order() -> (
+    None
+):  # SPEC S3
     page = PageRows()
     page.add("span", id="first", own_text="Shipping")
     page.add("span", id="second", display="none", own_text="address")
@@ -231,7 +237,9 @@ def test_aria_describedby_targets_give_the_description_from_their_content() -> N
     tip = page.add("p", id="tip", own_text="Amounts in ")
     page.add("b", tip, own_text="euros")
     page.add("span", id="hidden-tip", display="none", own_text="(hidden too)")
-    link = page.add("a", href="https://shop.example/help", own_text="Help", aria_describedby="tip hidden-tip")
+    link = page.add(
+        "a", href="https://shop.example/help", own_text="Help", aria_describedby="tip hidden-tip"
+    )
     assert page.scanned(link).description == "Amounts in euros (hidden too)"
 
 
@@ -284,7 +292,9 @@ def test_label_for_names_its_control() -> None:  # SPEC S3
 
 
 @pytest.mark.parametrize(("display", "name"), [("inline", "Nickname:"), ("none", "Nickname")])
-def test_label_colon_from_generated_content_counts_only_when_rendered(display: str, name: str) -> None:  # SPEC S3
+def test_label_colon_from_generated_content_counts_only_when_rendered(
+    display: str, name: str
+) -> None:  # SPEC S3
     # accname 2F.ii takes ::after content; a pseudo-element with display: none generates no
     # box and no text (Chromium names the field "Nickname"), as vertical antd forms hide the colon.
     page = PageRows()
@@ -311,7 +321,13 @@ def test_label_wrapping_a_control_deeper_down_names_it() -> None:  # SPEC S3
 @pytest.mark.parametrize("tag", ["button", "a"])
 def test_a_control_named_from_content_keeps_its_states(tag: str) -> None:  # SPEC S2
     page = PageRows()
-    control = page.add(tag, own_text="Menu", aria_expanded="true", aria_pressed="true", href="/m" if tag == "a" else "")
+    control = page.add(
+        tag,
+        own_text="Menu",
+        aria_expanded="true",
+        aria_pressed="true",
+        href="/m" if tag == "a" else "",
+    )
     element = page.scanned(control)
     assert (element.label, element.expanded) == ("Menu", True)
     if tag == "button":
@@ -421,10 +437,21 @@ def test_input_without_a_type_reports_type_text() -> None:  # SPEC S2
 
 def test_form_ownership_is_reported() -> None:  # SPEC S2
     page = PageRows()
-    form = page.add("form", id="checkout", name="checkout-form", form_action="https://shop.example/pay", form_method="post")
+    form = page.add(
+        "form",
+        id="checkout",
+        name="checkout-form",
+        form_action="https://shop.example/pay",
+        form_method="post",
+    )
     field = page.add("input", form, form=form, aria_label="Name")
     loose = page.add("input", aria_label="Newsletter")
-    assert page.scanned(field).form == ("checkout", "checkout-form", "https://shop.example/pay", "post")
+    assert page.scanned(field).form == (
+        "checkout",
+        "checkout-form",
+        "https://shop.example/pay",
+        "post",
+    )
     assert page.scanned(loose).form is None
 
 
@@ -446,10 +473,18 @@ def test_contenteditable_value_is_its_text() -> None:  # SPEC S2
 
 def test_select_reports_options_and_the_chosen_value() -> None:  # SPEC S2
     page = PageRows()
-    options = [["s", "Small", False, False], ["m", "Medium", True, False], ["xl", "XL", False, True]]
+    options = [
+        ["s", "Small", False, False],
+        ["m", "Medium", True, False],
+        ["xl", "XL", False, True],
+    ]
     size = page.add("select", aria_label="Size", options=options)
     element = page.scanned(size)
-    assert element.options == (("s", "Small", False, False), ("m", "Medium", True, False), ("xl", "XL", False, True))
+    assert element.options == (
+        ("s", "Small", False, False),
+        ("m", "Medium", True, False),
+        ("xl", "XL", False, True),
+    )
     assert element.value == "m"
 
 
@@ -475,7 +510,9 @@ def test_native_checkbox_state(checked: int, state: object) -> None:  # SPEC S2
     assert element.value is None
 
 
-@pytest.mark.parametrize(("aria_checked", "state"), [("false", False), ("true", True), ("mixed", "mixed"), ("", False)])
+@pytest.mark.parametrize(
+    ("aria_checked", "state"), [("false", False), ("true", True), ("mixed", "mixed"), ("", False)]
+)
 def test_aria_checked_state(aria_checked: str, state: object) -> None:  # SPEC S2
     page = PageRows()
     switch = page.add("div", role="switch", aria_checked=aria_checked, aria_label="Dark mode")
@@ -484,8 +521,14 @@ def test_aria_checked_state(aria_checked: str, state: object) -> None:  # SPEC S
 
 def test_aria_states_are_reported() -> None:  # SPEC S2
     page = PageRows()
-    tab = page.add("div", role="tab", aria_selected="true", aria_expanded="false", aria_disabled="true",
-                   aria_label="Billing")
+    tab = page.add(
+        "div",
+        role="tab",
+        aria_selected="true",
+        aria_expanded="false",
+        aria_disabled="true",
+        aria_label="Billing",
+    )
     element = page.scanned(tab)
     assert (element.selected, element.expanded, element.disabled) == (True, False, True)
 
@@ -499,7 +542,9 @@ def test_native_disabled_readonly_and_required_are_reported() -> None:  # SPEC S
 
 def test_aria_required_and_readonly_are_reported() -> None:  # SPEC S2
     page = PageRows()
-    box = page.add("div", role="textbox", aria_required="true", aria_readonly="true", aria_label="Bio")
+    box = page.add(
+        "div", role="textbox", aria_required="true", aria_readonly="true", aria_label="Bio"
+    )
     element = page.scanned(box)
     assert (element.required, element.readonly) == (True, True)
 
@@ -514,7 +559,9 @@ def test_password_field_is_sensitive_and_its_value_withheld() -> None:  # SPEC P
     assert (element.sensitive, element.value) == (True, None)
 
 
-@pytest.mark.parametrize("autocomplete", ["one-time-code", "cc-number", "cc-csc", "billing cc-exp", "new-password"])
+@pytest.mark.parametrize(
+    "autocomplete", ["one-time-code", "cc-number", "cc-csc", "billing cc-exp", "new-password"]
+)
 def test_sensitive_autocomplete_tokens(autocomplete: str) -> None:  # SPEC P5
     page = PageRows()
     field = page.add("input", autocomplete=autocomplete, aria_label="Field", value="4242")
@@ -524,7 +571,17 @@ def test_sensitive_autocomplete_tokens(autocomplete: str) -> None:  # SPEC P5
 
 @pytest.mark.parametrize(
     "label",
-    ["Card number", "CVV", "One-time code", "PIN", "支付密码", "密码", "短信验证码", "银行卡号", "身份证号码"],
+    [
+        "Card number",
+        "CVV",
+        "One-time code",
+        "PIN",
+        "支付密码",
+        "密码",
+        "短信验证码",
+        "银行卡号",
+        "身份证号码",
+    ],
 )
 def test_sensitive_labels_in_english_and_chinese(label: str) -> None:  # SPEC P5
     page = PageRows()
@@ -546,9 +603,13 @@ def test_released_sensitive_values_are_kept_but_private_ones_never() -> None:  #
     # owner's data-mao-private outranks it, also on a field that is sensitive as well.
     page = PageRows()
     password = page.add("input", type="password", aria_label="Password", value="hunter2")
-    private_pin = page.add("input", type="password", privacy="private", aria_label="Private PIN", value="9931")
+    private_pin = page.add(
+        "input", type="password", privacy="private", aria_label="Private PIN", value="9931"
+    )
     notes = page.add("textarea", privacy="private", aria_label="Notes", value="my diagnosis")
-    released = {e.index: e.value for e in scan_page(page.rows, VIEWPORT, release_sensitive=True).elements}
+    released = {
+        e.index: e.value for e in scan_page(page.rows, VIEWPORT, release_sensitive=True).elements
+    }
     assert released[password] == "hunter2"
     assert released[private_pin] is None and released[notes] is None
     masked = {e.index: e.value for e in scan_page(page.rows, VIEWPORT).elements}
@@ -598,7 +659,11 @@ def test_a_nameless_switch_takes_its_form_rows_label() -> None:  # SPEC S3
     switch = page.add("button", inner, role="switch", aria_checked="false")
     page.add("span", switch)
     element = page.scanned(switch)
-    assert (element.label, element.label_source, element.name_from) == ("Subscribe to newsletter", "nearby", "nearby")
+    assert (element.label, element.label_source, element.name_from) == (
+        "Subscribe to newsletter",
+        "nearby",
+        "nearby",
+    )
 
 
 def test_a_custom_slider_handle_without_role_takes_its_form_rows_label() -> None:  # SPEC S3
@@ -610,7 +675,9 @@ def test_a_custom_slider_handle_without_role_takes_its_form_rows_label() -> None
     assert (element.role, element.label, element.name_from) == ("generic", "Volume", "nearby")
 
 
-def test_a_slider_keeping_its_value_in_a_hidden_input_takes_its_form_rows_label() -> None:  # SPEC S3
+def test_a_slider_keeping_its_value_in_a_hidden_input_takes_its_form_rows_label() -> (
+    None
+):  # SPEC S3
     # Vuetify: a display:none input beside the thumb holds the value; nobody sees or uses it.
     page = PageRows()
     _row, inner = _form_row(page, "Volume")
@@ -633,21 +700,37 @@ def test_a_nameless_radio_group_takes_its_form_rows_label() -> None:  # SPEC S3
     _row, inner = _form_row(page, "Rating")
     group = page.add("ul", inner, role="radiogroup", tabindex="0")
     for n in range(5):
-        page.add("div", page.add("li", group), role="radio", aria_checked="false", tabindex="0", aria_label=f"star {n}")
+        page.add(
+            "div",
+            page.add("li", group),
+            role="radio",
+            aria_checked="false",
+            tabindex="0",
+            aria_label=f"star {n}",
+        )
     assert (page.scanned(group).label, page.scanned(group).name_from) == ("Rating", "nearby")
 
 
-def test_a_roleless_div_its_classes_call_a_switch_is_a_switch_named_by_its_form_row() -> None:  # SPEC S1, S3
+def test_a_roleless_div_its_classes_call_a_switch_is_a_switch_named_by_its_form_row() -> (
+    None
+):  # SPEC S1, S3
     # TDesign Vue: div.t-switch (no role, no tabindex, a pointer); "t-is-checked" when on.
     page = PageRows()
     _row, inner = _form_row(page, "Notifications")
     switch = page.add("div", inner, cursor="pointer", class_state="checked switch")
     page.add("span", switch, cursor="pointer")
     element = page.scanned(switch)
-    assert (element.role, element.label, element.name_from, element.checked) == ("switch", "Notifications", "nearby", True)
+    assert (element.role, element.label, element.name_from, element.checked) == (
+        "switch",
+        "Notifications",
+        "nearby",
+        True,
+    )
 
 
-def test_a_switch_without_aria_checked_states_off_when_its_classes_say_nothing_checked() -> None:  # SPEC S2
+def test_a_switch_without_aria_checked_states_off_when_its_classes_say_nothing_checked() -> (
+    None
+):  # SPEC S2
     page = PageRows()
     _row, inner = _form_row(page, "Notifications")
     on = page.add("button", inner, role="switch", class_state="checked switch")
@@ -666,7 +749,9 @@ def _stars(page: PageRows, parent: int, count: int = 5) -> list[int]:
     return stars
 
 
-def test_nameless_same_shaped_stars_are_named_by_their_place_after_the_rows_label() -> None:  # SPEC S1, S3
+def test_nameless_same_shaped_stars_are_named_by_their_place_after_the_rows_label() -> (
+    None
+):  # SPEC S1, S3
     page = PageRows()
     _row, inner = _form_row(page, "Rating")
     stars = _stars(page, page.add("ul", page.add("div", inner)))
@@ -717,7 +802,11 @@ def test_a_nameless_combobox_takes_the_name_of_the_field_inside_it() -> None:  #
     box = page.add("div", role="combobox", aria_expanded="false", tabindex="0")
     page.add("input", page.add("div", box), placeholder="Select tags")
     element = page.scanned(box)
-    assert (element.label, element.label_source, element.name_from) == ("Select tags", "inner", "inner")
+    assert (element.label, element.label_source, element.name_from) == (
+        "Select tags",
+        "inner",
+        "inner",
+    )
 
 
 def _replaced_select(page: PageRows, *, select_hidden: bool) -> int:
@@ -751,15 +840,24 @@ def test_a_field_named_only_by_its_placeholder_takes_its_form_rows_label() -> No
     _row, inner = _form_row(page, "City")
     field = page.add("input", inner, placeholder="Please select", readonly=True)
     element = page.scanned(field)
-    assert (element.label, element.name_from, element.placeholder) == ("City", "nearby", "Please select")
+    assert (element.label, element.name_from, element.placeholder) == (
+        "City",
+        "nearby",
+        "Please select",
+    )
 
 
-def _number_field(page: PageRows, stepper_boxes: list[tuple[float, float]], *, field_type: str = "number") -> list[int]:
+def _number_field(
+    page: PageRows, stepper_boxes: list[tuple[float, float]], *, field_type: str = "number"
+) -> list[int]:
     wrap = page.add("div")
     page.add("label", wrap, own_text="Quantity", label_for="qty")
     page.add("input", wrap, id="qty", type=field_type, value="2")
     handlers = page.add("div", wrap)
-    return [page.add("span", handlers, cursor="pointer", x=x, y=y, width=20.0, height=12.0) for x, y in stepper_boxes]
+    return [
+        page.add("span", handlers, cursor="pointer", x=x, y=y, width=20.0, height=12.0)
+        for x, y in stepper_boxes
+    ]
 
 
 def test_stacked_steppers_of_a_number_field_are_named_increase_and_decrease() -> None:  # SPEC S3
@@ -772,7 +870,10 @@ def test_stacked_steppers_of_a_number_field_are_named_increase_and_decrease() ->
 def test_steppers_on_either_side_of_a_number_field_are_named_by_side() -> None:  # SPEC S3
     page = PageRows()
     minus, plus = _number_field(page, [(10.0, 10.0), (200.0, 10.0)])
-    assert (page.scanned(minus).label, page.scanned(plus).label) == ("Decrease Quantity", "Increase Quantity")
+    assert (page.scanned(minus).label, page.scanned(plus).label) == (
+        "Decrease Quantity",
+        "Increase Quantity",
+    )
 
 
 def test_two_icon_buttons_beside_a_text_field_are_not_steppers() -> None:  # SPEC S3
@@ -801,7 +902,9 @@ def test_appeared_items_of_a_list_get_refs_and_are_marked_new() -> None:  # SPEC
     page = PageRows()
     search = page.add("input", aria_label="Search", placeholder="Fruit")
     suggestions = page.add("ul", fresh=True)
-    items = [page.add("li", suggestions, own_text=name, fresh=True) for name in ("Apple", "Apricot")]
+    items = [
+        page.add("li", suggestions, own_text=name, fresh=True) for name in ("Apple", "Apricot")
+    ]
     listed = _fresh_scan(page)
     assert all(listed[item].new and listed[item].label for item in items)
     assert listed[search].new is False  # the search field was there before
@@ -816,7 +919,9 @@ def test_items_of_a_list_that_was_already_there_stay_text() -> None:  # SPEC S9 
     assert not set(items) & set(_fresh_scan(page))
 
 
-def test_an_appeared_popup_lists_its_repeated_items_but_not_its_title_or_their_parts() -> None:  # SPEC S9
+def test_an_appeared_popup_lists_its_repeated_items_but_not_its_title_or_their_parts() -> (
+    None
+):  # SPEC S9
     page = PageRows()
     popup = page.add("div", position="absolute", fresh=True)
     title = page.add("div", popup, own_text="Suggestions", fresh=True)
@@ -833,7 +938,9 @@ def test_an_appeared_popup_lists_its_repeated_items_but_not_its_title_or_their_p
     assert [listed[item].label for item in items] == ["Paris", "Parma"]
 
 
-def test_an_appeared_group_outside_any_positioned_subtree_stays_text() -> None:  # SPEC S9 (no flood)
+def test_an_appeared_group_outside_any_positioned_subtree_stays_text() -> (
+    None
+):  # SPEC S9 (no flood)
     page = PageRows()
     section = page.add("div", fresh=True)
     rows = [page.add("div", section, own_text=text, fresh=True) for text in ("Order 1", "Order 2")]
@@ -849,7 +956,7 @@ def test_items_with_a_control_inside_are_not_items() -> None:  # SPEC S9
     assert button in listed and entry not in listed
 
 
-# -- issue 3: frames, placeholders, clipping, custom controls, outline -------------------------
+# -- frames, placeholders, clipping, custom controls, outline ----------------------------------
 
 
 def test_overflow_hidden_ancestor_clips_an_element_away() -> None:  # SPEC S4
@@ -893,7 +1000,11 @@ def test_cross_origin_frame_and_closed_shadow_host_are_placeholders() -> None:  
     frame = page.add("iframe", frame="cross", title="Payment")
     host = page.add("secure-pad", shadow="closed", aria_label="PIN pad")
     frame_el, host_el = page.scanned(frame), page.scanned(host)
-    assert (frame_el.kind, frame_el.opaque, frame_el.label) == ("opaque", "cross_origin_frame", "Payment")
+    assert (frame_el.kind, frame_el.opaque, frame_el.label) == (
+        "opaque",
+        "cross_origin_frame",
+        "Payment",
+    )
     assert (host_el.kind, host_el.opaque) == ("opaque", "closed_shadow_root")
 
 
@@ -902,7 +1013,12 @@ def test_hidden_checkbox_is_listed_through_its_visible_label() -> None:  # SPEC 
     label = page.add("label", own_text="Remember me", display="inline-block")
     checkbox = page.add("input", label, type="checkbox", checked=1, display="none")
     element = page.scanned(label)
-    assert (element.role, element.checked, element.label, element.control) == ("checkbox", True, "Remember me", checkbox)
+    assert (element.role, element.checked, element.label, element.control) == (
+        "checkbox",
+        True,
+        "Remember me",
+        checkbox,
+    )
 
 
 def test_label_wrapping_a_visible_control_collapses_into_it() -> None:  # SPEC S1
@@ -919,9 +1035,13 @@ def test_pointer_span_inside_a_button_is_part_of_the_button() -> None:  # SPEC S
     assert page.listed() == {button}
 
 
-def test_elements_in_a_same_origin_frame_get_top_viewport_rects_and_a_frame_label() -> None:  # SPEC S6
+def test_elements_in_a_same_origin_frame_get_top_viewport_rects_and_a_frame_label() -> (
+    None
+):  # SPEC S6
     page = PageRows()
-    frame = page.add("iframe", frame="same", title="Embedded form", x=100.0, y=200.0, width=400.0, height=200.0)
+    frame = page.add(
+        "iframe", frame="same", title="Embedded form", x=100.0, y=200.0, width=400.0, height=200.0
+    )
     html = page.add("html", frame, scope=1)
     body = page.add("body", html, scope=1)
     button = page.add("button", body, scope=1, own_text="Inside", x=10.0, y=20.0)
@@ -967,8 +1087,18 @@ def test_outline_reads_a_table_row_as_one_text_line() -> None:  # SPEC S7
     assert texts == ["#1001 | 12.50"]
 
 
-@pytest.mark.parametrize(("kind", "fillable"), [("text", True), ("range", True), ("color", True), ("date", True),
-                                                ("checkbox", False), ("file", False), ("submit", False)])
+@pytest.mark.parametrize(
+    ("kind", "fillable"),
+    [
+        ("text", True),
+        ("range", True),
+        ("color", True),
+        ("date", True),
+        ("checkbox", False),
+        ("file", False),
+        ("submit", False),
+    ],
+)
 def test_which_inputs_take_a_filled_value(kind: str, fillable: bool) -> None:  # SPEC A1
     from mao_page.snapshot.scanner import is_fillable
 

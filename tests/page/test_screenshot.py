@@ -28,7 +28,12 @@ from .page_rows import VIEWPORT, PageRows
 
 
 def _request(**options: Any) -> PageToolRequest:
-    return PageToolRequest(request_id="r1", session_id="s1", tool="page_screenshot", screenshot=ScreenshotOptions(**options))
+    return PageToolRequest(
+        request_id="r1",
+        session_id="s1",
+        tool="page_screenshot",
+        screenshot=ScreenshotOptions(**options),
+    )
 
 
 def test_sensitive_private_and_not_collectable_elements_are_masked_outermost_first():
@@ -41,7 +46,12 @@ def test_sensitive_private_and_not_collectable_elements_are_masked_outermost_fir
     page.add("input", parent=balance, type="text", aria_label="Inside ignored")
     scanned = scan(page.rows, VIEWPORT)
     chosen = dict(mask_targets(page.rows, scanned, mask_sensitive=True))
-    assert chosen == {card: "sensitive", password: "sensitive", note: "private", balance: "not_collectable"}
+    assert chosen == {
+        card: "sensitive",
+        password: "sensitive",
+        note: "private",
+        balance: "not_collectable",
+    }
     assert name not in chosen
 
 
@@ -75,7 +85,7 @@ def test_base64_size_is_the_decoded_length(size):
 
 
 def test_unmasked_screenshots_are_refused_until_a_confirmation_exists():
-    # SPEC X3: issue 6's authorization center replaces this policy; until then, refuse.
+    # SPEC X3: without an authorization center to ask the user, unmasked is refused.
     with pytest.raises(ToolFailure) as refused:
         asyncio.run(RefuseUnmasked().allow_unmasked(_request(mask_sensitive=False)))
     assert refused.value.code == "permission_denied" and "confirmation" in refused.value.message
@@ -93,8 +103,18 @@ class _Facts:
 
 
 class _Rendering:
-    width, height, scroll_x, scroll_y, device_pixel_ratio, render_ms = 1280, 800, 0.0, 120.0, 1.0, 5.0
-    unrendered = [("cross_origin_frame", [1.0, 2.0, 30.0, 40.0]), ("something_new", [0.0, 0.0, 1.0, 1.0])]
+    width, height, scroll_x, scroll_y, device_pixel_ratio, render_ms = (
+        1280,
+        800,
+        0.0,
+        120.0,
+        1.0,
+        5.0,
+    )
+    unrendered = [
+        ("cross_origin_frame", [1.0, 2.0, 30.0, 40.0]),
+        ("something_new", [0.0, 0.0, 1.0, 1.0]),
+    ]
     warnings = ["image-fallback"]
 
     def __init__(self, masks: int, sizes: list[int], refuse: bool = False) -> None:
@@ -117,7 +137,9 @@ class _Rendering:
 
 
 class _Page:
-    def __init__(self, rows: list[list[Any]], rendering: _Rendering | None, delay: float = 0.0) -> None:
+    def __init__(
+        self, rows: list[list[Any]], rendering: _Rendering | None, delay: float = 0.0
+    ) -> None:
         self._rows, self.rendering, self._delay = rows, rendering, delay
         self.masks: list[Any] = []
 
@@ -154,9 +176,18 @@ def test_over_the_cap_it_steps_down_and_reports_what_it_sent():
     assert result.success and page.masks == ["el2"] and rendering.released
     shot = result.result
     assert [q for _, q, _, _ in rendering.encoded] == [0.85, 0.7, 0.55]
-    assert (shot["bytes"], shot["quality"], shot["width"], shot["scale"]) == (900_000, 0.55, 1280, 1.0)
-    assert shot["maskedRegions"] == [{"rect": {"x": 10.0, "y": 10.0, "width": 120.0, "height": 24.0}, "reason": "sensitive"}]
-    assert shot["unrenderedRegions"] == [{"rect": {"x": 1.0, "y": 2.0, "width": 30.0, "height": 40.0}, "kind": "cross_origin_frame"}]
+    assert (shot["bytes"], shot["quality"], shot["width"], shot["scale"]) == (
+        900_000,
+        0.55,
+        1280,
+        1.0,
+    )
+    assert shot["maskedRegions"] == [
+        {"rect": {"x": 10.0, "y": 10.0, "width": 120.0, "height": 24.0}, "reason": "sensitive"}
+    ]
+    assert shot["unrenderedRegions"] == [
+        {"rect": {"x": 1.0, "y": 2.0, "width": 30.0, "height": 40.0}, "kind": "cross_origin_frame"}
+    ]
     assert shot["covers"] == {"x": 0.0, "y": 120.0, "width": 1280.0, "height": 800.0}
     assert result.page_version == "0.3"
 

@@ -34,16 +34,24 @@ class FakeClock:
 
 
 def _snapshot(store: SnapshotStore, epoch: int = 0, url: str = URL) -> Snapshot:
-    return store.create(page_version="v1", navigation_epoch=epoch, url=url, title="Cart", mutations=0)
+    return store.create(
+        page_version="v1", navigation_epoch=epoch, url=url, title="Cart", mutations=0
+    )
 
 
 def _add(snapshot: Snapshot, handle: FakeHandle, *, role: str = "button", label: str = "Buy",
          tag: str = "button", type: str = "", placeholder: str = "") -> str:
-    return SnapshotStore.add_all(snapshot, [(handle, (tag, role, label), role, label, tag, type, placeholder)])[0]
+    return SnapshotStore.add_all(
+        snapshot, [(handle, (tag, role, label), role, label, tag, type, placeholder)]
+    )[0]
 
 
-def _entry(element_id: str, *, role: str = "button", label: str = "Buy", tag: str = "button") -> ElementEntry:
-    return ElementEntry(element_id, FakeHandle(element_id), (tag, role, label), role, label, tag, "", "")
+def _entry(
+    element_id: str, *, role: str = "button", label: str = "Buy", tag: str = "button"
+) -> ElementEntry:
+    return ElementEntry(
+        element_id, FakeHandle(element_id), (tag, role, label), role, label, tag, "", ""
+    )
 
 
 def test_element_ids_are_unique_within_a_snapshot() -> None:  # SPEC R1
@@ -66,12 +74,17 @@ class _RepeatingDraws:
         return int("".join(f"{i % 3:06x}" for i in range(bits // 24)), 16)
 
 
-def test_element_ids_added_at_once_are_unique_even_when_draws_repeat(monkeypatch: pytest.MonkeyPatch) -> None:  # SPEC R1
+def test_element_ids_added_at_once_are_unique_even_when_draws_repeat(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # SPEC R1
     monkeypatch.setattr(snapshots, "_ids", _RepeatingDraws())
     snapshot = _snapshot(SnapshotStore())
     taken = _add(snapshot, FakeHandle("first"))
     handles = [FakeHandle(str(i)) for i in range(40)]
-    ids = SnapshotStore.add_all(snapshot, [(h, ("button", "button", "Buy"), "button", "Buy", "button", "", "") for h in handles])
+    ids = SnapshotStore.add_all(
+        snapshot,
+        [(h, ("button", "button", "Buy"), "button", "Buy", "button", "", "") for h in handles],
+    )
     assert len(set(ids)) == 40 and taken not in ids
     assert [snapshot.entries[element_id].handle for element_id in ids] == handles
 
@@ -80,10 +93,16 @@ def test_ids_are_valid_protocol_refs() -> None:  # SPEC R1, W1
     store = SnapshotStore()
     snapshot = _snapshot(store)
     element_id = _add(snapshot, FakeHandle("a"))
-    request = PageToolRequest.model_validate({
-        "requestId": "r1", "sessionId": "s", "tool": "page_click",
-        "actions": [{"action": "click", "snapshotId": snapshot.snapshot_id, "elementId": element_id}],
-    })
+    request = PageToolRequest.model_validate(
+        {
+            "requestId": "r1",
+            "sessionId": "s",
+            "tool": "page_click",
+            "actions": [
+                {"action": "click", "snapshotId": snapshot.snapshot_id, "elementId": element_id}
+            ],
+        }
+    )
     assert request.actions[0].element_id == element_id
 
 
@@ -94,7 +113,9 @@ def test_element_ids_do_not_encode_position() -> None:  # SPEC R1: opaque, no in
     second_ids = [_add(second, FakeHandle(str(i))) for i in range(20)]
     # The same elements added in the same order get unrelated ids in another snapshot.
     assert first_ids != second_ids
-    assert not any(str(position) == element_id.lstrip("e") for position, element_id in enumerate(first_ids))
+    assert not any(
+        str(position) == element_id.lstrip("e") for position, element_id in enumerate(first_ids)
+    )
 
 
 def test_snapshot_ids_are_unique() -> None:  # SPEC R1
@@ -122,7 +143,9 @@ def test_unknown_snapshot_is_a_stale_ref() -> None:  # SPEC R2
     assert failure.value.code is ErrorCode.STALE_REF
 
 
-@pytest.mark.parametrize(("epoch", "url"), [(1, URL), (0, URL + "#step-2")], ids=["reload", "spa-route"])
+@pytest.mark.parametrize(
+    ("epoch", "url"), [(1, URL), (0, URL + "#step-2")], ids=["reload", "spa-route"]
+)
 def test_ref_from_before_a_navigation_is_a_stale_ref(epoch: int, url: str) -> None:  # SPEC R2
     store = SnapshotStore()
     snapshot = _snapshot(store)
@@ -196,7 +219,11 @@ def test_invalidate_all_releases_every_handle() -> None:  # SPEC R2
 
 def test_replacement_is_suggested_for_a_unique_match() -> None:  # SPEC R3
     stale = _entry("e-old", label="Checkout")
-    fresh = [_entry("e1", label="Cart"), _entry("e2", label="Checkout"), _entry("e3", role="link", label="Checkout", tag="a")]
+    fresh = [
+        _entry("e1", label="Cart"),
+        _entry("e2", label="Checkout"),
+        _entry("e3", role="link", label="Checkout", tag="a"),
+    ]
     assert suggest_replacement(stale, fresh) == "e2"
 
 
@@ -223,12 +250,19 @@ class _StillPage:
 
 @pytest.mark.parametrize(("opaque", "code"), [("cross_origin_frame", ErrorCode.CROSS_ORIGIN_FRAME),
                                               ("closed_shadow_root", ErrorCode.CLOSED_SHADOW_ROOT)])
-def test_placeholders_are_refused_with_their_own_code(opaque: str, code: ErrorCode) -> None:  # SPEC S6
+def test_placeholders_are_refused_with_their_own_code(
+    opaque: str, code: ErrorCode
+) -> None:  # SPEC S6
     from mao_page.snapshot.inspector import Inspector
 
     store = SnapshotStore()
-    snapshot = store.create(page_version="0.0", navigation_epoch=0, url=URL, title="Cart", mutations=0)
-    [element_id] = SnapshotStore.add_all(snapshot, [(FakeHandle("frame"), ("iframe",), "iframe", "Pay", "iframe", "", "", False, opaque)])
+    snapshot = store.create(
+        page_version="0.0", navigation_epoch=0, url=URL, title="Cart", mutations=0
+    )
+    [element_id] = SnapshotStore.add_all(
+        snapshot,
+        [(FakeHandle("frame"), ("iframe",), "iframe", "Pay", "iframe", "", "", False, opaque)],
+    )
     with pytest.raises(ToolFailure) as failure:
         Inspector(_StillPage(), store).resolve(snapshot.snapshot_id, element_id)  # type: ignore[arg-type]
     assert failure.value.code == code
@@ -236,7 +270,17 @@ def test_placeholders_are_refused_with_their_own_code(opaque: str, code: ErrorCo
 
 def test_no_replacement_is_suggested_from_a_placeholder() -> None:  # SPEC R3
     entry = _entry("e1", role="iframe", label="Pay", tag="iframe")
-    placeholder = ElementEntry("e2", FakeHandle("e2"), ("iframe",), "iframe", "Pay", "iframe", "", "", opaque="cross_origin_frame")
+    placeholder = ElementEntry(
+        "e2",
+        FakeHandle("e2"),
+        ("iframe",),
+        "iframe",
+        "Pay",
+        "iframe",
+        "",
+        "",
+        opaque="cross_origin_frame",
+    )
     assert suggest_replacement(entry, [placeholder]) is None
 
 
@@ -246,7 +290,16 @@ def _records(snapshot: Snapshot, handles: list[FakeHandle]) -> tuple[list[str], 
 
     def make(element_id: str, position: int) -> ElementEntry:
         made.append(position)
-        return ElementEntry(element_id, handles[position], ("button",), "button", f"Buy {position}", "button", "", "")
+        return ElementEntry(
+            element_id,
+            handles[position],
+            ("button",),
+            "button",
+            f"Buy {position}",
+            "button",
+            "",
+            "",
+        )
 
     ids = SnapshotStore.new_ids(snapshot, len(handles))
     snapshot.entries.add_records(ids, make, handles)  # type: ignore[arg-type]
@@ -258,7 +311,11 @@ def test_released_refs_make_no_entry_and_list_none() -> None:  # SPEC R2
     snapshot = _snapshot(store)
     ids, made = _records(snapshot, [FakeHandle(str(i)) for i in range(3)])
     snapshot.release()
-    assert (len(snapshot.entries), list(snapshot.entries), ids[0] in snapshot.entries) == (0, [], False)
+    assert (len(snapshot.entries), list(snapshot.entries), ids[0] in snapshot.entries) == (
+        0,
+        [],
+        False,
+    )
     with pytest.raises(KeyError):
         snapshot.entries[ids[0]]
     assert made == []
@@ -272,7 +329,12 @@ def test_a_ref_added_as_a_record_resolves_to_its_entry_made_once() -> None:  # S
     assert made == [] and len(snapshot.entries) == 5 and list(snapshot.entries) == ids
     _found, entry = refs.entry_of(store, snapshot.snapshot_id, ids[3], navigation_epoch=0, url=URL)
     again = refs.entry_of(store, snapshot.snapshot_id, ids[3], navigation_epoch=0, url=URL)[1]
-    assert entry is again and entry.handle is handles[3] and entry.label == "Buy 3" and entry.element_id == ids[3]
+    assert (
+        entry is again
+        and entry.handle is handles[3]
+        and entry.label == "Buy 3"
+        and entry.element_id == ids[3]
+    )
     assert made == [3]
     with pytest.raises(ToolFailure) as failure:
         refs.entry_of(store, snapshot.snapshot_id, "e-missing", navigation_epoch=0, url=URL)

@@ -1,5 +1,5 @@
-"""The task state machine of ``mao_page.supervision.supervisor`` (SPEC U2, U3): every move goes through one
-checked transition, and card answers are a closed set."""
+"""The task state machine of ``mao_page.supervision.supervisor`` (SPEC U2, U3): every move goes
+through one checked transition, and card answers are a closed set."""
 
 from __future__ import annotations
 
@@ -86,7 +86,13 @@ def test_a_session_switch_while_a_card_waits_withdraws_it_and_idles():
 
 
 def test_card_answers_are_the_panels_decision_strings():  # the wire form the panel sends
-    assert {answer.value for answer in CardAnswer} == {"once", "task", "deny", "stopped", "takeover"}
+    assert {answer.value for answer in CardAnswer} == {
+        "once",
+        "task",
+        "deny",
+        "stopped",
+        "takeover",
+    }
 
 
 @pytest.mark.parametrize("decision", ["stopped", "takeover", "allow", ""])

@@ -31,7 +31,9 @@ class WidgetFakePage(FakePage):
 
     def __init__(self, options: list[str], *, window: int = 100, popup_opens: bool = True) -> None:
         super().__init__()
-        self.options = {label: element(f"opt:{label}", "div", role="option", label=label) for label in options}
+        self.options = {
+            label: element(f"opt:{label}", "div", role="option", label=label) for label in options
+        }
         self.order = list(options)
         self.window = window
         self.offset = 0
@@ -90,7 +92,9 @@ class WidgetFakePage(FakePage):
 
     def scroll_list_step(self, handle: Any, fraction: float) -> list[float]:
         self.acts.append(("scroll_step",))
-        self.offset = min(self.offset + max(1, int(self.window * fraction)), max(0, len(self.order) - self.window))
+        self.offset = min(
+            self.offset + max(1, int(self.window * fraction)), max(0, len(self.order) - self.window)
+        )
         return [float(self.offset), float(len(self.order)), float(self.window)]
 
     def collapsed_tree_items(self, roots: list[Any]) -> list[Any]:
@@ -128,7 +132,9 @@ class WidgetFakePage(FakePage):
 
     def dispatch_key(self, handle: Element | None, type_: str, init: dict[str, Any]) -> bool:
         if type_ == "keydown" and (not self.slider_source or handle is self.slider_thumb):
-            step = {"ArrowRight": self.slider_moves, "ArrowLeft": -self.slider_moves}.get(init["key"], 0.0)
+            step = {"ArrowRight": self.slider_moves, "ArrowLeft": -self.slider_moves}.get(
+                init["key"], 0.0
+            )
             ends = {"Home": 0.0, "End": 100.0} if self.slider_ends else {}
             self.slider_now = ends.get(init["key"], self.slider_now + step)
         return super().dispatch_key(handle, type_, init)
@@ -189,7 +195,9 @@ async def test_an_option_below_a_virtual_lists_window_is_reached_by_scrolling() 
 
 async def test_a_searchable_select_is_typed_into_before_any_scrolling() -> None:
     page = WidgetFakePage([f"C{i:02}" for i in range(40)], window=8)
-    city = element("select", "input", role="combobox", label="City", type="search", aria_expanded="false")
+    city = element(
+        "select", "input", role="combobox", label="City", type="search", aria_expanded="false"
+    )
     follow_open(page, city)
     outcome = await custom_select.choose(setup(page, city), city.target(), ["C37"])
     assert ("insert_text", "select", "C37") in page.acts
@@ -246,8 +254,12 @@ def test_only_elements_that_state_a_popup_or_are_text_fields_are_opened(
 def test_a_covered_hit_names_the_cover_and_an_off_screen_one_is_not_visible() -> None:
     covered = popup.blocked_by(HitTest(Outcome.COVERED, 1, 1, "<div.mask>"), "Berlin")
     assert covered.code is ErrorCode.OBSCURED and covered.details == {"coveredBy": "<div.mask>"}
-    assert popup.blocked_by(HitTest(Outcome.COVERED_BY_SDK), "Berlin").details == {"coveredBy": "the Mao Embed panel"}
-    assert popup.blocked_by(HitTest(Outcome.OUTSIDE_VIEWPORT), "Berlin").code is ErrorCode.NOT_VISIBLE
+    assert popup.blocked_by(HitTest(Outcome.COVERED_BY_SDK), "Berlin").details == {
+        "coveredBy": "the Mao Embed panel"
+    }
+    assert (
+        popup.blocked_by(HitTest(Outcome.OUTSIDE_VIEWPORT), "Berlin").code is ErrorCode.NOT_VISIBLE
+    )
 
 
 @pytest.mark.parametrize(("now", "wanted", "key"), [
@@ -274,7 +286,9 @@ async def test_a_slider_whose_step_skips_the_number_fails_verification() -> None
     assert raised.value.details["shown"] == 35.0
 
 
-async def test_a_slider_stating_no_value_is_set_by_arrows_on_its_thumb_without_home_and_end() -> None:
+async def test_a_slider_stating_no_value_is_set_by_arrows_on_its_thumb_without_home_and_end() -> (
+    None
+):
     # Element UI, TDesign Vue: the value is where the thumb sits; the thumb takes the arrows.
     page = WidgetFakePage([])
     page.slider_source, page.slider_ends, page.slider_now = 1, False, 40.0
@@ -331,7 +345,9 @@ async def test_a_slider_refuses_what_it_cannot_show_before_acting(value: str) ->
 
 async def test_a_rating_clicks_the_nth_star_and_reads_the_stars_back() -> None:
     page = WidgetFakePage([])
-    page.radios = [element(f"star{i}", "div", role="radio", aria_checked="false") for i in range(1, 6)]
+    page.radios = [
+        element(f"star{i}", "div", role="radio", aria_checked="false") for i in range(1, 6)
+    ]
 
     def rate_to(n: int) -> None:
         from mao_page.dom import facts as F
@@ -380,13 +396,19 @@ class TreeFakePage(WidgetFakePage):
         return self.visible()[:limit]
 
     def row_toggles(self, roots: list[Any], tried: list[Any]) -> list[Any]:
-        return [self.toggles[p] for p in self.TREE if p in self.visible() and self.toggles[p] not in tried]
+        return [
+            self.toggles[p]
+            for p in self.TREE
+            if p in self.visible() and self.toggles[p] not in tried
+        ]
 
     def row_toggle_of(self, handle: Element) -> Element | None:
         return self.toggles.get(handle.label)
 
 
-async def test_a_leaf_under_a_collapsed_roleless_node_is_reached_through_its_toggle() -> None:  # SPEC A1
+async def test_a_leaf_under_a_collapsed_roleless_node_is_reached_through_its_toggle() -> (
+    None
+):  # SPEC A1
     page = TreeFakePage()
     department = combobox()
     follow_open(page, department)
@@ -400,7 +422,13 @@ async def test_a_toggle_that_folded_an_open_node_is_clicked_again() -> None:  # 
     department = combobox()
     follow_open(page, department)
     outcome = await custom_select.choose(setup(page, department), department.target(), ["EMEA"])
-    assert clicks(page) == ["select", "toggle:Engineering", "toggle:Engineering", "toggle:Sales", "opt:EMEA"]
+    assert clicks(page) == [
+        "select",
+        "toggle:Engineering",
+        "toggle:Engineering",
+        "toggle:Sales",
+        "opt:EMEA",
+    ]
     assert outcome["selected"] == ["EMEA"] and "Engineering" in page.expanded
 
 
@@ -411,10 +439,18 @@ async def test_a_missing_leaf_lists_the_rows_the_roleless_tree_showed() -> None:
     with pytest.raises(ToolFailure) as raised:
         await custom_select.choose(setup(page, department), department.target(), ["Legal"])
     assert raised.value.code is ErrorCode.NOT_FOUND
-    assert raised.value.details["options"] == ["Engineering", "Frontend", "Backend", "Sales", "EMEA"]
+    assert raised.value.details["options"] == [
+        "Engineering",
+        "Frontend",
+        "Backend",
+        "Sales",
+        "EMEA",
+    ]
 
 
-@pytest.mark.parametrize(("expanded", "toggles"), [(set(), 1), ({"Engineering"}, 2)], ids=["collapsed", "open"])
+@pytest.mark.parametrize(
+    ("expanded", "toggles"), [(set(), 1), ({"Engineering"}, 2)], ids=["collapsed", "open"]
+)
 async def test_a_path_down_a_roleless_tree_unfolds_the_node_and_chooses_the_leaf(
     expanded: set[str], toggles: int
 ) -> None:  # SPEC A1
@@ -423,9 +459,15 @@ async def test_a_path_down_a_roleless_tree_unfolds_the_node_and_chooses_the_leaf
     page = TreeFakePage(expanded=expanded)
     department = combobox()
     follow_open(page, department)
-    outcome = await custom_select.choose(setup(page, department), department.target(), ["Engineering", "Backend"])
+    outcome = await custom_select.choose(
+        setup(page, department), department.target(), ["Engineering", "Backend"]
+    )
     assert clicks(page) == ["select", *["toggle:Engineering"] * toggles, "opt:Backend"]
-    assert (outcome["selected"], outcome["unfolded"], page.shown) == (["Backend"], ["Engineering"], "Backend")
+    assert (outcome["selected"], outcome["unfolded"], page.shown) == (
+        ["Backend"],
+        ["Engineering"],
+        "Backend",
+    )
 
 
 async def test_a_cascader_path_clicks_each_column_choice() -> None:  # SPEC A1
@@ -438,6 +480,8 @@ async def test_a_cascader_path_clicks_each_column_choice() -> None:  # SPEC A1
     page = Cascader(["Zhejiang", "Hangzhou"])
     region = combobox()
     follow_open(page, region)
-    outcome = await custom_select.choose(setup(page, region), region.target(), ["Zhejiang", "Hangzhou"])
+    outcome = await custom_select.choose(
+        setup(page, region), region.target(), ["Zhejiang", "Hangzhou"]
+    )
     assert clicks(page) == ["select", "opt:Zhejiang", "opt:Hangzhou"]
     assert outcome["selected"] == ["Zhejiang", "Hangzhou"] and "unfolded" not in outcome

@@ -206,7 +206,10 @@ class ChatAgent:
             try:
                 completion = await self._client.chat.completions.create(
                     model=self._config.model,
-                    messages=[{"role": "system", "content": SYSTEM_PROMPT}, *conversation.trimmed()],
+                    messages=[
+                        {"role": "system", "content": SYSTEM_PROMPT},
+                        *conversation.trimmed(),
+                    ],
                     tools=self._tools,  # type: ignore[arg-type]
                     tool_choice="auto",
                 )

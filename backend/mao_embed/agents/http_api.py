@@ -152,7 +152,9 @@ class AgentApi:
                 return failure(reply_id, ErrorCode.INVALID_REQUEST, "body is nested too deeply")
             if not isinstance(parsed, dict):
                 return failure(
-                    reply_id, ErrorCode.INVALID_REQUEST, "body must be a JSON object of tool arguments"
+                    reply_id,
+                    ErrorCode.INVALID_REQUEST,
+                    "body must be a JSON object of tool arguments",
                 )
             args = parsed
         timeout_ms: int | None = None

@@ -1,9 +1,10 @@
 """The page tools as agents see them: name, model-facing description, JSON Schema (SPEC B1).
 
 Schemas come from the same pydantic models the page validates with
-(``mao_page.protocol.TOOL_ARGS``), never written by hand, so they cannot drift from the models. The descriptions are
-written for a language model: they explain the snapshot/ref lifecycle (SPEC R1-R3) because
-an agent that understands it recovers from ``stale_ref`` by re-inspecting instead of retrying.
+(``mao_page.protocol.TOOL_ARGS``), never written by hand, so they cannot drift from the models. The
+descriptions are written for a language model: they explain the snapshot/ref lifecycle (SPEC R1-R3)
+because an agent that understands it recovers from ``stale_ref`` by re-inspecting instead of
+retrying.
 """
 
 from __future__ import annotations

@@ -180,7 +180,9 @@ class AuditLog:
         except OSError as error:
             if not self._closed:
                 logger.error("could not write an audit record (%s): %s", event, error)
-            raise AuditWriteError(error.errno, f"audit record not written: {error.strerror}") from error
+            raise AuditWriteError(
+                error.errno, f"audit record not written: {error.strerror}"
+            ) from error
         if self._importer is None:  # in memory: no importer thread, ``record`` imports
             journal = self._journal
             if isinstance(journal, MemoryJournal) and journal.waiting >= _MEMORY_IMPORT_ROWS:

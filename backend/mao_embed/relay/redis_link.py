@@ -6,9 +6,9 @@ AUTH, SELECT, TLS and hiredis parser):
 - ``CommandLink``: the commands of the tool-call path (route a request, settle a result).
   Many callers share the one connection: one writer task writes the commands of each loop
   iteration in one write, and one reader task reads their replies in order, so there is no
-  pool checkout, lock, task or timer per command. ``redis.asyncio.Redis`` spent ~90-120 us of CPU per command on this machine
-  (pool, per-command timeout context, observability hooks) against ~25-50 here, and a
-  routed tool call makes two of them (docs/cluster.md).
+  pool checkout, lock, task or timer per command. ``redis.asyncio.Redis`` spent ~90-120 us of CPU
+  per command on this machine (pool, per-command timeout context, observability hooks) against
+  ~25-50 here, and a routed tool call makes two of them (docs/cluster.md).
 - ``Subscriber``: the instance's own pub/sub channel, read message by message.
 
 Everything else (the session list, liveness, bookkeeping) uses a plain ``redis.asyncio.Redis``

@@ -57,7 +57,9 @@ def launch_chromium(playwright: Any, *, log: bool = False) -> Any:
     ``log`` Chromium's own error log on stderr (a renderer's failed CHECK says why there)."""
     args = [*CHROMIUM_ARGS, *(["--enable-logging=stderr"] if log else [])]
     ignore = ["--disable-dev-shm-usage"] if _free_bytes("/dev/shm") >= _ROOMY_SHM else []
-    return playwright.chromium.launch(executable_path=chromium_path(), args=args, ignore_default_args=ignore)
+    return playwright.chromium.launch(
+        executable_path=chromium_path(), args=args, ignore_default_args=ignore
+    )
 
 
 def _free_bytes(path: str) -> int:
@@ -119,7 +121,10 @@ class RendererCrashes:
 
     def _on_crash(self, page: Any) -> None:
         self._crashed.append(page)
-        print(f"mao-embed: the Chromium renderer of {page.url} crashed; {machine_state()}", file=sys.stderr)
+        print(
+            f"mao-embed: the Chromium renderer of {page.url} crashed; {machine_state()}",
+            file=sys.stderr,
+        )
 
 
 def machine_state() -> str:
@@ -129,23 +134,40 @@ def machine_state() -> str:
     facts = []
     try:
         meminfo = dict(line.split(":", 1) for line in open("/proc/meminfo", encoding="ascii"))
-        facts.append(f"MemAvailable {meminfo['MemAvailable'].strip()} of {meminfo['MemTotal'].strip()}")
+        facts.append(
+            f"MemAvailable {meminfo['MemAvailable'].strip()} of {meminfo['MemTotal'].strip()}"
+        )
         facts.append(f"load {open('/proc/loadavg', encoding='ascii').read().split()[:3]}")
     except (OSError, KeyError, ValueError):
         pass
-    facts.append(", ".join(f"{path} {_free_bytes(path) // 2**20} MB free" for path in ("/dev/shm", tempfile.gettempdir())))
+    facts.append(
+        ", ".join(
+            f"{path} {_free_bytes(path) // 2**20} MB free"
+            for path in ("/dev/shm", tempfile.gettempdir())
+        )
+    )
     processes = []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
-            fields = dict(line.split(":", 1) for line in status.read_text(encoding="utf-8", errors="replace").splitlines() if ":" in line)
+            fields = dict(
+                line.split(":", 1)
+                for line in status.read_text(encoding="utf-8", errors="replace").splitlines()
+                if ":" in line
+            )
             processes.append((int(fields.get("VmRSS", "0 kB").split()[0]), fields["Name"].strip()))
         except (OSError, KeyError, ValueError):
             continue
     processes.sort(reverse=True)
-    facts.append("largest RSS " + ", ".join(f"{name} {rss // 1024} MB" for rss, name in processes[:6]))
+    facts.append(
+        "largest RSS " + ", ".join(f"{name} {rss // 1024} MB" for rss, name in processes[:6])
+    )
     try:
-        kernel = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=5).stdout.splitlines()
-        killed = [line for line in kernel if "oom" in line.lower() or "killed process" in line.lower()]
+        kernel = subprocess.run(
+            ["dmesg"], capture_output=True, text=True, timeout=5
+        ).stdout.splitlines()
+        killed = [
+            line for line in kernel if "oom" in line.lower() or "killed process" in line.lower()
+        ]
         facts.append(f"kernel: {killed[-3:] if killed else 'no OOM kill logged'}")
     except (OSError, subprocess.SubprocessError):
         facts.append("kernel log unreadable")
@@ -165,9 +187,17 @@ def free_port(host: str = "127.0.0.1") -> int:
         return sock.getsockname()[1]
 
 
-def embed_snippet(server_url: str, *, agent_id: str, user_id: str, token: str, extra: dict[str, Any] | None = None) -> str:
+def embed_snippet(
+    server_url: str, *, agent_id: str, user_id: str, token: str, extra: dict[str, Any] | None = None
+) -> str:
     """The business-page snippet (README "Embedding"), exactly as a site would write it."""
-    options = {"serverUrl": server_url, "agentId": agent_id, "user": {"id": user_id}, "token": token, **(extra or {})}
+    options = {
+        "serverUrl": server_url,
+        "agentId": agent_id,
+        "user": {"id": user_id},
+        "token": token,
+        **(extra or {}),
+    }
     return (
         f'<script src="{html.escape(server_url)}/sdk/mao-chat.js"></script>\n'
         f"<script>MaoChat.init({json.dumps(options)});</script>"
@@ -182,7 +212,9 @@ class _ThreadedUvicorn:
         self.port = port or free_port(host)
         config = uvicorn.Config(app, host=host, port=self.port, log_level="warning", lifespan="on")
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name=f"uvicorn-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, name=f"uvicorn-{self.port}", daemon=True
+        )
 
     def start(self, timeout: float = 10.0) -> None:
         self._thread.start()
@@ -224,7 +256,14 @@ class PageServer:
         self._server.start()
         return self
 
-    def add(self, path: str, body: str, headers: dict[str, str] | None = None, *, content_type: str | None = None) -> str:
+    def add(
+        self,
+        path: str,
+        body: str,
+        headers: dict[str, str] | None = None,
+        *,
+        content_type: str | None = None,
+    ) -> str:
         """Serve ``body`` at ``path``; HTML unless ``content_type`` (or a Content-Type header)
         says otherwise, e.g. ``content_type="text/javascript"`` for a script."""
         if not path.startswith("/"):
@@ -242,7 +281,8 @@ class PageServer:
 
 def page_html(body: str, snippet: str, *, title: str = "Test page", head: str = "") -> str:
     return (
-        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>{head}</head>"
+        f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>"
+        f"{html.escape(title)}</title>{head}</head>"
         f"<body>{body}\n{snippet}</body></html>"
     )
 
@@ -264,18 +304,36 @@ class AgentClient:
         response.raise_for_status()
         return response.json()
 
-    def call(self, session_id: str, tool: str, args: dict[str, Any] | None = None, *, request_id: str | None = None) -> dict[str, Any]:
+    def call(
+        self,
+        session_id: str,
+        tool: str,
+        args: dict[str, Any] | None = None,
+        *,
+        request_id: str | None = None,
+    ) -> dict[str, Any]:
         headers = {"X-Request-Id": request_id} if request_id else {}
-        response = self._http.post(f"/api/sessions/{session_id}/tools/{tool}", json=args or {}, headers=headers)
+        response = self._http.post(
+            f"/api/sessions/{session_id}/tools/{tool}", json=args or {}, headers=headers
+        )
         return response.json()
 
-    def call_raw(self, session_id: str, tool: str, content: bytes, *, headers: dict[str, str] | None = None) -> httpx.Response:
+    def call_raw(
+        self, session_id: str, tool: str, content: bytes, *, headers: dict[str, str] | None = None
+    ) -> httpx.Response:
         return self._http.post(
             f"/api/sessions/{session_id}/tools/{tool}", content=content,
             headers={"Content-Type": "application/json", **(headers or {})},
         )
 
-    def wait_for_session(self, *, url: str | None = None, user_id: str | None = None, timeout: float = 60.0, exclude: set[str] | None = None) -> dict[str, Any]:
+    def wait_for_session(
+        self,
+        *,
+        url: str | None = None,
+        user_id: str | None = None,
+        timeout: float = 60.0,
+        exclude: set[str] | None = None,
+    ) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for session in self.sessions():

@@ -454,7 +454,11 @@ class _Connection:
         action the page ran go to the backend audit log, under the session's identity (the
         page cannot claim another user's). Only labels and outcomes, never typed values."""
         session = self._relay.get_session(self._session_id)
-        detail = {k: v for k, v in event.to_wire().items() if k not in ("type", "kind", "requestId", "outcome", "durationMs", "action")}
+        detail = {
+            k: v
+            for k, v in event.to_wire().items()
+            if k not in ("type", "kind", "requestId", "outcome", "durationMs", "action")
+        }
         _record(self._audit, 
             AuditEvent.PAGE_AUTHORIZATION if event.kind != "action" else AuditEvent.PAGE_ACTION,
             session_id=self._session_id,

@@ -117,9 +117,9 @@ def same_value(row: list[Any], asked: str, shown: str) -> bool:
     - color inputs: the same color in any case;
     - other text: a date or time asked as ISO 8601 shown with the same day and time in the
       field's own format ("17/05/2024", "May 17, 2024", "2:30 PM"); the same number when
-      both read as one ("1,280.50" for "1280.5", never "12805"); else the same letters and digits in the same order, only case, spacing and
-      punctuation differing (an upper-cased code, a phone number with a mask's brackets and
-      dashes) -- "12" of "123" is not the value asked for.
+      both read as one ("1,280.50" for "1280.5", never "12805"); else the same letters and digits in
+      the same order, only case, spacing and punctuation differing (an upper-cased code, a phone
+      number with a mask's brackets and dashes) -- "12" of "123" is not the value asked for.
     """
     input_type = (row[F.TYPE] or "text").lower() if row[F.TAG] == "input" else "text"
     if input_type in ("number", "range"):
@@ -216,7 +216,11 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
     expected_value = squash_any(value) if row[F.CONTENTEDITABLE] else value
     if final == expected_value:
         status = "applied"
-    elif value != "" and final in ("", previous) and await date.commit_with_enter(ctx, target, value) == value:
+    elif (
+        value != ""
+        and final in ("", previous)
+        and await date.commit_with_enter(ctx, target, value) == value
+    ):
         final, status = value, "applied"
         outcome["committedWith"] = "Enter"
     elif value != "" and final in ("", previous):

@@ -28,7 +28,18 @@ MODIFIERS: dict[str, tuple[str, str, int]] = {
     "Alt": ("Alt", "AltLeft", 18), "Meta": ("Meta", "MetaLeft", 91),
 }
 MODIFIER_ALIASES = {"Ctrl": "Control", "Cmd": "Meta", "Command": "Meta", "Option": "Alt"}
-_SHIFTED_DIGITS = {")": "0", "!": "1", "@": "2", "#": "3", "$": "4", "%": "5", "^": "6", "&": "7", "*": "8", "(": "9"}
+_SHIFTED_DIGITS = {
+    ")": "0",
+    "!": "1",
+    "@": "2",
+    "#": "3",
+    "$": "4",
+    "%": "5",
+    "^": "6",
+    "&": "7",
+    "*": "8",
+    "(": "9",
+}
 _PUNCTUATION_CODES = {
     "-": "Minus", "=": "Equal", "[": "BracketLeft", "]": "BracketRight", "\\": "Backslash",
     ";": "Semicolon", "'": "Quote", ",": "Comma", ".": "Period", "/": "Slash", "`": "Backquote",
@@ -79,9 +90,18 @@ class KeyPress:
         for name in ("Control", "Alt", "Meta", "Shift"):
             if name in self.modifiers:
                 key, code, key_code = MODIFIERS[name]
-                presses.append({"key": key, "code": code, "keyCode": key_code, "which": key_code,
-                                "ctrlKey": "Control" in self.modifiers, "shiftKey": self.shift,
-                                "altKey": "Alt" in self.modifiers, "metaKey": "Meta" in self.modifiers})
+                presses.append(
+                    {
+                        "key": key,
+                        "code": code,
+                        "keyCode": key_code,
+                        "which": key_code,
+                        "ctrlKey": "Control" in self.modifiers,
+                        "shiftKey": self.shift,
+                        "altKey": "Alt" in self.modifiers,
+                        "metaKey": "Meta" in self.modifiers,
+                    }
+                )
         return presses
 
 
@@ -113,7 +133,10 @@ def parse_key(spec: str) -> KeyPress:
     for mod in mods:
         canonical = MODIFIER_ALIASES.get(mod, mod)
         if canonical not in MODIFIERS:
-            raise ToolFailure(ErrorCode.INVALID_REQUEST, f"unknown modifier {mod!r} in {spec!r}; use Control, Shift, Alt or Meta")
+            raise ToolFailure(
+                ErrorCode.INVALID_REQUEST,
+                f"unknown modifier {mod!r} in {spec!r}; use Control, Shift, Alt or Meta",
+            )
         modifiers.add(canonical)
     name = ALIASES.get(name, name)
     frozen = frozenset(modifiers)
@@ -125,7 +148,11 @@ def parse_key(spec: str) -> KeyPress:
         return KeyPress(key, code, key_code, frozen)
     if len(name) == 1:
         return _char_press(name, frozen)
-    raise ToolFailure(ErrorCode.INVALID_REQUEST, f"unknown key {name!r}; use a character or a key name like Enter, Tab, Escape, ArrowDown, Backspace")
+    raise ToolFailure(
+        ErrorCode.INVALID_REQUEST,
+        f"unknown key {name!r}; use a character or a key name like Enter, Tab, Escape, ArrowDown, "
+        f"Backspace",
+    )
 
 
 def text_keys(text: str) -> list[KeyPress]:

@@ -32,7 +32,8 @@ async def choose(ctx: ActionContext, target: Target, values: list[str]) -> dict[
         return await custom_select.choose(ctx, target, values)
     raise target.failure(
         ErrorCode.UNSUPPORTED,
-        f"{target.name} is not a select, combobox or listbox (it states no popup); nothing was done",
+        f"{target.name} is not a select, combobox or listbox (it states no popup); nothing was "
+        f"done",
     )
 
 

@@ -11,13 +11,15 @@ from typing import Any
 from ..bridge.page import Page
 from ..protocol import PageDialog
 
-# How a page dialog raised during an action was answered (SPEC A6): dismissed, so a page never waits on a prompt nobody sees.
+# How a page dialog raised during an action was answered (SPEC A6): dismissed, so a page never waits
+# on a prompt nobody sees.
 DIALOG_ANSWERS = {"alert": "ok", "confirm": "false", "prompt": "null"}
 
 
 @dataclass(frozen=True, slots=True)
 class SettlePolicy:
-    """Settling defaults (docs/tools.md): at least 250 ms, then a 500 ms quiet window, capped at 5 s.
+    """Settling defaults (docs/tools.md): at least 250 ms, then a 500 ms quiet window, capped at 5
+    s.
 
     Time alone is not enough: apps defer their commits to animation frames (antd's date
     picker submits three frames after blur), and a page in a background tab or an occluded

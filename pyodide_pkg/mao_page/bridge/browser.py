@@ -82,8 +82,14 @@ class DocumentFacts:
 
     __slots__ = ("rows", "scopes", "frames", "_nodes", "_primitives")
 
-    def __init__(self, rows: list[list[Any]], nodes: JsProxy, primitives: Any, scopes: list[list[Any]] | None = None,
-                 frames: list[list[Any]] | None = None) -> None:
+    def __init__(
+        self,
+        rows: list[list[Any]],
+        nodes: JsProxy,
+        primitives: Any,
+        scopes: list[list[Any]] | None = None,
+        frames: list[list[Any]] | None = None,
+    ) -> None:
         self.rows = rows
         self.scopes = scopes or [["document", 0, -1]]
         self.frames = frames or []
@@ -121,7 +127,14 @@ class TextWalk:
 
     __slots__ = ("tree", "truncated", "editable", "flagged", "_nodes")
 
-    def __init__(self, tree: list[Any] | None, truncated: bool, editable: list[int], flagged: int, nodes: JsProxy) -> None:
+    def __init__(
+        self,
+        tree: list[Any] | None,
+        truncated: bool,
+        editable: list[int],
+        flagged: int,
+        nodes: JsProxy,
+    ) -> None:
         self.tree = tree
         self.truncated = truncated
         self.editable = editable
@@ -183,7 +196,9 @@ class BrowserPage:
 
     # -- reads --------------------------------------------------------------------------
 
-    def collect_main_document(self, *, viewport_only: bool = False, snapshot: bool = False) -> DocumentFacts:
+    def collect_main_document(
+        self, *, viewport_only: bool = False, snapshot: bool = False
+    ) -> DocumentFacts:
         """One walk of the page: the top document, its open shadow roots and same-origin
         frames. The rows cross as columns (typed arrays, one string buffer, a small JSON; see
         ``facts.rows_from_columns``): a few crossings instead of a proxy per value, and a
@@ -193,7 +208,9 @@ class BrowserPage:
         ``snapshot``: the walk of a page_inspect; the next walk's ``facts.FRESH`` compares with
         what this one saw painted."""
         try:
-            result = self._primitives.collectDocumentColumns(self._window.document, self._sdk_host, viewport_only, snapshot)
+            result = self._primitives.collectDocumentColumns(
+                self._window.document, self._sdk_host, viewport_only, snapshot
+            )
             # Shadow roots attached without a mutation (a late custom-element upgrade) are
             # watched from the first walk that meets them on.
             if self._watch is not None:
@@ -203,7 +220,9 @@ class BrowserPage:
             raise BridgeError(str(error)) from error
         return DocumentFacts(rows, result.nodes, self._primitives, scopes, frames)
 
-    def collect_name_sources(self, handle: ElementHandle, limit: int = 2000) -> tuple[DocumentFacts, list[int], list[bool], list[int]]:
+    def collect_name_sources(
+        self, handle: ElementHandle, limit: int = 2000
+    ) -> tuple[DocumentFacts, list[int], list[bool], list[int]]:
         """Rows for recomputing one element's name: its subtree, labels and aria-labelledby
         targets (``collectNameSources``); returns the facts, the root rows, whether each root
         is hidden, and the rows that are the element itself again (inside its label)."""
@@ -324,7 +343,9 @@ class BrowserPage:
     def step_select(self, handle: ElementHandle, delta: int) -> bool:
         return bool(self._call("stepSelect", handle, delta))
 
-    def aria_options(self, handle: ElementHandle) -> tuple[list[list[Any]], list[ElementHandle], str]:
+    def aria_options(
+        self, handle: ElementHandle
+    ) -> tuple[list[list[Any]], list[ElementHandle], str]:
         """(facts, option handles, active option label) of a combobox or listbox."""
         result = self._primitives.ariaOptions(handle.proxy)
         nodes = result.nodes
@@ -351,12 +372,18 @@ class BrowserPage:
     def popup_roots(self, before: list[ElementHandle] | None = None) -> list[ElementHandle]:
         """Body-level containers with rendered content; with ``before``, those not in it."""
         nodes = self._primitives.popupRoots(
-            self._window.document, self._sdk_host, None if before is None else self._js_elements(before)
+            self._window.document,
+            self._sdk_host,
+            None if before is None else self._js_elements(before),
         )
         return self._elements(nodes)
 
-    def choices_in(self, roots: list[ElementHandle], label: str, skip: ElementHandle) -> list[ElementHandle]:
-        return self._elements(self._primitives.choicesIn(self._js_elements(roots), label, skip.proxy, self._sdk_host))
+    def choices_in(
+        self, roots: list[ElementHandle], label: str, skip: ElementHandle
+    ) -> list[ElementHandle]:
+        return self._elements(
+            self._primitives.choicesIn(self._js_elements(roots), label, skip.proxy, self._sdk_host)
+        )
 
     def choice_item(self, handle: ElementHandle) -> tuple[ElementHandle | None, str]:
         item, role = self._primitives.choiceItem(handle.proxy, 3)
@@ -379,10 +406,16 @@ class BrowserPage:
 
     def popup_rows(self, roots: list[ElementHandle], limit: int) -> list[str]:
         """The texts of the rows of popups that state no roles (entries, tree nodes)."""
-        return [str(t) for t in self._primitives.popupRowTexts(self._js_elements(roots), limit).to_py()]
+        return [
+            str(t) for t in self._primitives.popupRowTexts(self._js_elements(roots), limit).to_py()
+        ]
 
-    def row_toggles(self, roots: list[ElementHandle], tried: list[ElementHandle]) -> list[ElementHandle]:
-        return self._elements(self._primitives.rowToggles(self._js_elements(roots), self._js_elements(tried)))
+    def row_toggles(
+        self, roots: list[ElementHandle], tried: list[ElementHandle]
+    ) -> list[ElementHandle]:
+        return self._elements(
+            self._primitives.rowToggles(self._js_elements(roots), self._js_elements(tried))
+        )
 
     def row_toggle_of(self, handle: ElementHandle) -> ElementHandle | None:
         return _from_js_result(self._primitives.rowToggleOf(handle.proxy, 4))
@@ -439,10 +472,16 @@ class BrowserPage:
 
     def active_element(self) -> ElementHandle | None:
         """The focused element; the body when focus is inside SDK UI (keys never go there)."""
-        return _from_js_result(self._primitives.deepActiveElement(self._window.document, self._sdk_host))
+        return _from_js_result(
+            self._primitives.deepActiveElement(self._window.document, self._sdk_host)
+        )
 
     def move_focus(self, current: ElementHandle | None, backwards: bool) -> ElementHandle | None:
-        return _from_js_result(self._primitives.moveFocus(current.proxy if current else None, backwards, self._sdk_host))
+        return _from_js_result(
+            self._primitives.moveFocus(
+                current.proxy if current else None, backwards, self._sdk_host
+            )
+        )
 
     def live_messages(self) -> list[list[str]]:
         return self._primitives.liveMessages(self._window.document, self._sdk_host).to_py()
@@ -462,8 +501,14 @@ class BrowserPage:
 
     # -- reading (loader_js/primitives/read.js) ---------------------------------------------
 
-    def read_text(self, root: ElementHandle | None, listed: list[ElementHandle] | None, text_limit: int,
-                  inline_displays: list[str], inline_tags: list[str]) -> TextWalk:
+    def read_text(
+        self,
+        root: ElementHandle | None,
+        listed: list[ElementHandle] | None,
+        text_limit: int,
+        inline_displays: list[str],
+        inline_tags: list[str],
+    ) -> TextWalk:
         """The rendered text of the page (or of ``root``'s subtree) as ``readText``'s tree, in
         one crossing (UTF-8 JSON: a copy, where a proxy per node would cost a crossing each);
         ``listed`` elements carry their position in that list. Inline elements get no item
@@ -473,24 +518,41 @@ class BrowserPage:
         target = root.proxy if root is not None else self._window.document
         chosen = to_js([handle.proxy for handle in listed]) if listed else None
         try:
-            result = self._primitives.readText(target, self._sdk_host, chosen, text_limit, to_js(inline_displays),
-                                               to_js(inline_tags))
+            result = self._primitives.readText(
+                target,
+                self._sdk_host,
+                chosen,
+                text_limit,
+                to_js(inline_displays),
+                to_js(inline_tags),
+            )
         except JsException as error:
             raise BridgeError(f"readText: {error}") from error
-        return TextWalk(json.loads(result.json.to_bytes()), bool(result.truncated), result.editable.to_py(),
-                        int(result.flagged), result.nodes)
+        return TextWalk(
+            json.loads(result.json.to_bytes()),
+            bool(result.truncated),
+            result.editable.to_py(),
+            int(result.flagged),
+            result.nodes,
+        )
 
     def check_regex(self, pattern: str) -> str:
         """'' when JavaScript compiles ``pattern``, else its error message."""
         return str(self._primitives.checkRegex(pattern))
 
-    async def regex_search(self, text: str, pattern: str, max_hits: int, count_limit: int, timeout_ms: int) -> dict[str, Any]:
-        answer = await self._primitives.regexSearch(self._window, text, pattern, max_hits, count_limit, timeout_ms)
+    async def regex_search(
+        self, text: str, pattern: str, max_hits: int, count_limit: int, timeout_ms: int
+    ) -> dict[str, Any]:
+        answer = await self._primitives.regexSearch(
+            self._window, text, pattern, max_hits, count_limit, timeout_ms
+        )
         return answer.to_py()
 
-    # -- screenshot (issue 5; primitives in loader_js/primitives/screenshot.js) --------------
+    # -- screenshot (primitives in loader_js/primitives/screenshot.js) -----------------------
 
-    async def render_viewport(self, masks: list[ElementHandle], labels: list[tuple[str, ElementHandle]]) -> Rendering:
+    async def render_viewport(
+        self, masks: list[ElementHandle], labels: list[tuple[str, ElementHandle]]
+    ) -> Rendering:
         """Render the top viewport from the DOM, SDK host removed, ``masks`` blanked and
         ``labels`` drawn as ref tags. The screenshot library is imported on first use."""
         from pyodide.ffi import to_js  # type: ignore[import-not-found]
@@ -498,7 +560,9 @@ class BrowserPage:
         js_masks = to_js([handle.proxy for handle in masks])
         js_labels = to_js([[text, handle.proxy] for text, handle in labels])
         try:
-            result = await self._primitives.renderViewport(self._window, self._sdk_host, js_masks, js_labels)
+            result = await self._primitives.renderViewport(
+                self._window, self._sdk_host, js_masks, js_labels
+            )
         except JsException as error:
             raise BridgeError(str(error)) from error
         return Rendering(result, self._primitives)
@@ -549,8 +613,12 @@ def decode_walk(columns: Any) -> tuple[Any, list[list[Any]], list[list[Any]]]:
     """(rows, scopes, frames) of a walk from the column transport of collect.js
     (``collectDocumentColumns(...).columns``; see ``facts.rows_from_columns``)."""
     built = F.rows_from_columns(
-        int(columns.count), columns.ints.to_bytes(), columns.floats.to_bytes(),
-        columns.strings.to_bytes().decode("utf-8"), int(columns.stringCount), columns.stringIndex.to_bytes(),
+        int(columns.count),
+        columns.ints.to_bytes(),
+        columns.floats.to_bytes(),
+        columns.strings.to_bytes().decode("utf-8"),
+        int(columns.stringCount),
+        columns.stringIndex.to_bytes(),
         json.loads(columns.json.to_bytes()),
     )
     if built is None:  # a string held the separator: the same walk as JSON rows

@@ -1,8 +1,9 @@
 """What the page runtime needs from the DOM, and the page's state counters.
 
-``bridge.browser.BrowserPage`` implements ``Page`` in the browser; tests of pure logic can pass a fake.
-Acts that can fail report one of a closed set of ``Outcome``s (``loader_js/primitives/act.js``);
-the Python caller maps each to one typed ``ToolFailure`` (``actions.actionability``).
+``bridge.browser.BrowserPage`` implements ``Page`` in the browser; tests of pure logic can pass a
+fake. Acts that can fail report one of a closed set of ``Outcome``s
+(``loader_js/primitives/act.js``); the Python caller maps each to one typed ``ToolFailure``
+(``actions.actionability``).
 """
 
 from __future__ import annotations
@@ -73,7 +74,9 @@ class Page(Protocol):
     """DOM reads and acts, one crossing each (implemented by ``bridge.browser.BrowserPage``)."""
 
     # -- reads
-    def collect_main_document(self, *, viewport_only: bool = False, snapshot: bool = False) -> Any: ...
+    def collect_main_document(
+        self, *, viewport_only: bool = False, snapshot: bool = False
+    ) -> Any: ...
     def row_of(self, handle: Any) -> list[Any]: ...
     def is_connected(self, handle: Any) -> bool: ...
     def is_rendered(self, handle: Any) -> bool: ...
@@ -124,8 +127,14 @@ class Page(Protocol):
     def intercept_dialogs(self) -> Any: ...
 
     # -- reading (page_extract, page_find)
-    def read_text(self, root: Any, listed: list[Any] | None, text_limit: int, inline_displays: list[str],
-                  inline_tags: list[str]) -> Any: ...
+    def read_text(
+        self,
+        root: Any,
+        listed: list[Any] | None,
+        text_limit: int,
+        inline_displays: list[str],
+        inline_tags: list[str],
+    ) -> Any: ...
     def check_regex(self, pattern: str) -> str: ...
     async def regex_search(
         self, text: str, pattern: str, max_hits: int, count_limit: int, timeout_ms: int

@@ -80,7 +80,9 @@ TEXT_PARTS = 61  # [position, text, ...]: own text nodes, each after `position` 
 LIST = 62  # 1: <input list=...>, 2: <select size > 1>, else 0
 ARIA_OWNS = 63
 TEXT_TRANSFORM = 64
-FRESH = 65  # not painted at the previous snapshot: new to the agent (SPEC S9); False before the first
+FRESH = (
+    65  # not painted at the previous snapshot: new to the agent (SPEC S9); False before the first
+)
 CLASS_STATE = 66  # "switch", "checked", "checked switch" from the class names of a roleless or
 # aria-checked-less checkable control (classState in collect.js), else ""
 
@@ -92,14 +94,61 @@ FRAME_OWNER, FRAME_URL, FRAME_X, FRAME_Y, FRAME_WIDTH, FRAME_HEIGHT = 0, 1, 2, 3
 
 # Column groups of the column transport (``collectDocumentColumns``; generated into the page).
 INT_COLUMNS = (PARENT, CHECKED, FORM, IS_PASSWORD, SCOPE, USER_INVALID, LIST)
-BOOL_COLUMNS = (CONTENTEDITABLE, DISABLED, READONLY, REQUIRED, MULTIPLE, OPEN, INERT, FRESH)  # cross as ints
+BOOL_COLUMNS = (
+    CONTENTEDITABLE,
+    DISABLED,
+    READONLY,
+    REQUIRED,
+    MULTIPLE,
+    OPEN,
+    INERT,
+    FRESH,
+)  # cross as ints
 FLOAT_COLUMNS = (OPACITY, X, Y, WIDTH, HEIGHT)
 STRING_COLUMNS = (
-    TAG, ID, ROLE, TYPE, ARIA_LABEL, ARIA_LABELLEDBY, TITLE, PLACEHOLDER, NAME, HREF, TABINDEX, CURSOR, DISPLAY,
-    VISIBILITY, VALUE, OWN_TEXT, ARIA_CHECKED, ARIA_EXPANDED, ARIA_SELECTED, ARIA_DISABLED, ARIA_HIDDEN, AUTOCOMPLETE,
-    LABEL_FOR, PRIVACY, POINTER_EVENTS, FORM_ACTION, FORM_METHOD, ARIA_REQUIRED, ARIA_READONLY, VALUE_ATTR, SHADOW,
-    FRAME, CONTENT_VISIBILITY, OVERFLOW, POSITION, ARIA_INVALID, ARIA_PRESSED, ARIA_DESCRIBEDBY, ARIA_LEVEL, ARIA_VALUE,
-    ARIA_OWNS, TEXT_TRANSFORM, CLASS_STATE,
+    TAG,
+    ID,
+    ROLE,
+    TYPE,
+    ARIA_LABEL,
+    ARIA_LABELLEDBY,
+    TITLE,
+    PLACEHOLDER,
+    NAME,
+    HREF,
+    TABINDEX,
+    CURSOR,
+    DISPLAY,
+    VISIBILITY,
+    VALUE,
+    OWN_TEXT,
+    ARIA_CHECKED,
+    ARIA_EXPANDED,
+    ARIA_SELECTED,
+    ARIA_DISABLED,
+    ARIA_HIDDEN,
+    AUTOCOMPLETE,
+    LABEL_FOR,
+    PRIVACY,
+    POINTER_EVENTS,
+    FORM_ACTION,
+    FORM_METHOD,
+    ARIA_REQUIRED,
+    ARIA_READONLY,
+    VALUE_ATTR,
+    SHADOW,
+    FRAME,
+    CONTENT_VISIBILITY,
+    OVERFLOW,
+    POSITION,
+    ARIA_INVALID,
+    ARIA_PRESSED,
+    ARIA_DESCRIBEDBY,
+    ARIA_LEVEL,
+    ARIA_VALUE,
+    ARIA_OWNS,
+    TEXT_TRANSFORM,
+    CLASS_STATE,
 )
 STRING_SEPARATOR = "\0"
 
@@ -182,7 +231,9 @@ class TagRows:
 
 def rows_without(cells: Sequence[Any], value: Any) -> list[int]:
     """Indexes of the cells other than ``value``, ascending (a column of a few distinct values)."""
-    return sorted(chain.from_iterable(rows_with(cells, other) for other in set(cells) if other != value))
+    return sorted(
+        chain.from_iterable(rows_with(cells, other) for other in set(cells) if other != value)
+    )
 
 
 def columns_of(rows: list[Any]) -> Sequence[Sequence[Any]]:
@@ -204,7 +255,13 @@ def _filled(count: int, default: Any, rows: Sequence[int], values: Iterable[Any]
 
 
 def rows_from_columns(
-    count: int, ints: bytes, floats: bytes, strings: str, string_count: int, string_index: bytes, extra: list[Any]
+    count: int,
+    ints: bytes,
+    floats: bytes,
+    strings: str,
+    string_count: int,
+    string_index: bytes,
+    extra: list[Any],
 ) -> tuple[FactRows, list[list[Any]], list[list[Any]]] | None:
     """Rows (tuples, read-only) from the column transport; None when a string held the
     separator (the caller falls back to JSON rows). ``strings`` holds the distinct string
@@ -259,7 +316,11 @@ def rows_from_columns(
         cells = indexes[k * count:(k + 1) * count]
         # itemgetter looks all of them up in C; with one argument it returns the item itself.
         columns[column] = itemgetter(*cells)(table) if count > 1 else [table[i] for i in cells]
-    for column, pairs, default in ((ALT, alt_pairs, None), (OPTIONS, option_pairs, 0), (PSEUDO, pseudo_pairs, 0)):
+    for column, pairs, default in (
+        (ALT, alt_pairs, None),
+        (OPTIONS, option_pairs, 0),
+        (PSEUDO, pseudo_pairs, 0),
+    ):
         columns[column] = _filled(count, default, pairs[::2], pairs[1::2])
     columns[TEXT_PARTS] = _text_parts(count, int_values[at:], table)
     full_rows = dict(zip(partial_pairs[::2], partial_pairs[1::2], strict=True))
@@ -270,7 +331,9 @@ def rows_from_json(rows: list[list[Any]], partial_pairs: list[int]) -> FactRows:
     """The rows of the JSON transport (a page whose strings hold the separator), with the
     partial subtrees' row counts as ``rows_from_columns`` gives them."""
     full_rows = dict(zip(partial_pairs[::2], partial_pairs[1::2], strict=True))
-    return FactRows(list(zip(*rows, strict=True)) if rows else [()] * COLUMNS, len(rows), None, full_rows)
+    return FactRows(
+        list(zip(*rows, strict=True)) if rows else [()] * COLUMNS, len(rows), None, full_rows
+    )
 
 
 def _text_parts(count: int, ints: Sequence[int], table: list[str]) -> Sequence[Sequence[Any]]:

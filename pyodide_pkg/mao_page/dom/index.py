@@ -46,11 +46,38 @@ class DocumentIndex:
     """Lookups over the rows of one walk (all frames and shadow roots), built once per scan."""
 
     __slots__ = (
-        "rows", "columns", "parents", "tags", "displays", "text_parts", "end", "children", "by_id", "labels_for", "hidden", "skipped", "aria_hidden", "roles", "rows_of_tag", "name_cache",
-        "_labels", "_in_label", "same_as", "owns", "owner_of", "_label_above", "_full_rows",
+        "rows",
+        "columns",
+        "parents",
+        "tags",
+        "displays",
+        "text_parts",
+        "end",
+        "children",
+        "by_id",
+        "labels_for",
+        "hidden",
+        "skipped",
+        "aria_hidden",
+        "roles",
+        "rows_of_tag",
+        "name_cache",
+        "_labels",
+        "_in_label",
+        "same_as",
+        "owns",
+        "owner_of",
+        "_label_above",
+        "_full_rows",
     )
 
-    def __init__(self, rows: list[list[Any]], *, roots: list[tuple[int, bool]] | None = None, aliases: list[int] | None = None) -> None:
+    def __init__(
+        self,
+        rows: list[list[Any]],
+        *,
+        roots: list[tuple[int, bool]] | None = None,
+        aliases: list[int] | None = None,
+    ) -> None:
         """``roots``: for the partial rows of ``collectNameSources`` (an element, then its
         labels and aria-labelledby targets, each a subtree), the root rows and whether each
         is hidden by something outside the rows; the element's labels are those roots."""
@@ -61,7 +88,11 @@ class DocumentIndex:
         parents = self.parents = columns[F.PARENT]
         # The columns read for most rows named or outlined; the other facts of the few rows
         # that need more (names computed in full, listed elements) come from ``rows[i]``.
-        self.tags, self.displays, self.text_parts = columns[F.TAG], columns[F.DISPLAY], columns[F.TEXT_PARTS]
+        self.tags, self.displays, self.text_parts = (
+            columns[F.TAG],
+            columns[F.DISPLAY],
+            columns[F.TEXT_PARTS],
+        )
         # A leaf's children are the shared empty tuple: most rows are leaves, and a list each
         # cost more than the pass below.
         children: list[Sequence[int]] = [()] * count
@@ -89,7 +120,10 @@ class DocumentIndex:
         # visible. Only the first two hide a whole subtree: visibility is inherited through
         # the computed style, and a descendant may set it back to visible (CSS 2 §11.2).
         # skipped: display:none here, or content-visibility:hidden above.
-        self.skipped = self.subtree_flags(F.rows_with(columns[F.DISPLAY], "none"), below=F.rows_with(columns[F.CONTENT_VISIBILITY], "hidden"))
+        self.skipped = self.subtree_flags(
+            F.rows_with(columns[F.DISPLAY], "none"),
+            below=F.rows_with(columns[F.CONTENT_VISIBILITY], "hidden"),
+        )
         self.hidden = self.skipped.copy()
         for index in F.rows_without(columns[F.VISIBILITY], "visible"):
             self.hidden[index] = True
@@ -137,11 +171,16 @@ class DocumentIndex:
             return flags
         parents, end = self.parents, self.end
         marked, marked_below = set(seeds), set(below)
-        # A parent is decided before its children, and a row outside every span has no seed above it.
-        for span in ascending_once([(seed, end[seed]) for seed in seeds] + [(seed + 1, end[seed]) for seed in below]):
+        # A parent is decided before its children, and a row outside every span has no seed above
+        # it.
+        for span in ascending_once(
+            [(seed, end[seed]) for seed in seeds] + [(seed + 1, end[seed]) for seed in below]
+        ):
             for index in span:
                 parent = parents[index]
-                flags[index] = index in marked or (parent >= 0 and (flags[parent] or parent in marked_below))
+                flags[index] = index in marked or (
+                    parent >= 0 and (flags[parent] or parent in marked_below)
+                )
         return flags
 
     def subtree_rows(self, index: int) -> int:
@@ -162,7 +201,13 @@ class DocumentIndex:
             above = set(self.ancestors(owner))
             for ref in row[F.ARIA_OWNS].split():
                 target = self.by_id.get((row[F.SCOPE], ref))
-                if target is None or target == owner or target in above or target in self.owner_of or self.hidden[target]:
+                if (
+                    target is None
+                    or target == owner
+                    or target in above
+                    or target in self.owner_of
+                    or self.hidden[target]
+                ):
                     continue
                 self.owner_of[target] = owner
                 self.owns.setdefault(owner, []).append(target)
@@ -263,10 +308,14 @@ class DocumentIndex:
         there; the elements this one owns come last."""
         owner_of, owned = self.owner_of, self.owns.get(index, ())
         if not parts:
-            yield from (kid for kid in kids if owner_of.get(kid, index) == index and kid not in owned)
+            yield from (
+                kid for kid in kids if owner_of.get(kid, index) == index and kid not in owned
+            )
             yield from owned
             return
-        kids = [kid if owner_of.get(kid, index) == index and kid not in owned else -1 for kid in kids]
+        kids = [
+            kid if owner_of.get(kid, index) == index and kid not in owned else -1 for kid in kids
+        ]
         position = 0
         for at in range(0, len(parts), 2):
             while position < parts[at] and position < len(kids):
@@ -295,7 +344,9 @@ class DocumentIndex:
                 return squash(joined)
             texts = parts[1::2]
             out = []
-            for text in ([" ", *texts, " "] if self.displays[index] not in _INLINE_DISPLAYS else texts):
+            for text in (
+                [" ", *texts, " "] if self.displays[index] not in _INLINE_DISPLAYS else texts
+            ):
                 if size >= limit:
                     break
                 out.append(text)
@@ -350,7 +401,11 @@ def embedded_value(doc: DocumentIndex, index: int) -> str | None:
         # An ARIA listbox or combobox: its selected option(s); a combobox without options
         # shows its value as text.
         descendants = _descendants(doc, index)
-        chosen = [i for i in descendants if doc.role(i) == "option" and doc.rows[i][F.ARIA_SELECTED] == "true"]
+        chosen = [
+            i
+            for i in descendants
+            if doc.role(i) == "option" and doc.rows[i][F.ARIA_SELECTED] == "true"
+        ]
         if chosen or role == "listbox" or any(doc.role(i) == "option" for i in descendants):
             return " ".join(doc.text_content(i) for i in chosen)
         return doc.text_content(index)

@@ -26,7 +26,9 @@ from .textrules import squash
 MAX_NAME = 200
 _MAX_DEPTH = 60
 # Tags whose host-language label (2E) is more than their <label>s.
-_HOST_LABEL_TAGS = frozenset({"input", "img", "area", "fieldset", "table", "figure", "svg", "iframe", "frame"})
+_HOST_LABEL_TAGS = frozenset(
+    {"input", "img", "area", "fieldset", "table", "figure", "svg", "iframe", "frame"}
+)
 # Tags named from their content whatever their role (2F, HTML-AAM).
 _CONTENT_NAMED_TAGS = frozenset({"summary", "label", "legend", "caption", "figcaption"})
 _CSS_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"|\'((?:[^\'\\]|\\.)*)\'')
@@ -39,7 +41,9 @@ def accessible_name(doc: DocumentIndex, index: int, *, hidden_ok: bool = False) 
     key = -index - 1 if hidden_ok else index
     cached = doc.name_cache.get(key)
     if cached is None:
-        cached = doc.name_cache[key] = _name(doc, index, hidden_ok, _leaf_text_names(doc, (index,))[0])
+        cached = doc.name_cache[key] = _name(
+            doc, index, hidden_ok, _leaf_text_names(doc, (index,))[0]
+        )
     return cached
 
 
@@ -58,7 +62,9 @@ def accessible_names(doc: DocumentIndex, indexes: Sequence[int]) -> list[tuple[s
     return out
 
 
-def _name(doc: DocumentIndex, index: int, hidden_ok: bool, leaf_text: str | None) -> tuple[str, str]:
+def _name(
+    doc: DocumentIndex, index: int, hidden_ok: bool, leaf_text: str | None
+) -> tuple[str, str]:
     """``accessible_name`` computed; ``leaf_text``: the row's ``_leaf_text_names``."""
     # The shortcuts, commonest first (they never both apply): the steps below as they
     # would run for most of a page's names, without their machinery.
@@ -96,17 +102,38 @@ def _leaf_text_names(doc: DocumentIndex, indexes: Sequence[int]) -> list[str | N
     if doc.owner_of:
         return [None] * len(indexes)
     columns = doc.columns
-    tags, roles, children, hidden, text_parts = doc.tags, doc.roles, doc.children, doc.hidden, doc.text_parts
-    pseudo, labelledby, aria_label = columns[F.PSEUDO], columns[F.ARIA_LABELLEDBY], columns[F.ARIA_LABEL]
+    tags, roles, children, hidden, text_parts = (
+        doc.tags,
+        doc.roles,
+        doc.children,
+        doc.hidden,
+        doc.text_parts,
+    )
+    pseudo, labelledby, aria_label = (
+        columns[F.PSEUDO],
+        columns[F.ARIA_LABELLEDBY],
+        columns[F.ARIA_LABEL],
+    )
     out: list[str | None] = []
     for index in indexes:
         tag = tags[index]
         role = roles[index]
         parts = text_parts[index]
         if (
-            not parts or children[index] or hidden[index] or pseudo[index] or labelledby[index] or aria_label[index]
-            or tag in _NEVER_TEXT or tag in _HOST_LABEL_TAGS or (tag in LABELABLE and doc.labels_of(index))
-            or not (role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS or (not role and tag in ("th", "td")))
+            not parts
+            or children[index]
+            or hidden[index]
+            or pseudo[index]
+            or labelledby[index]
+            or aria_label[index]
+            or tag in _NEVER_TEXT
+            or tag in _HOST_LABEL_TAGS
+            or (tag in LABELABLE and doc.labels_of(index))
+            or not (
+                role in NAME_FROM_CONTENT_ROLES
+                or tag in _CONTENT_NAMED_TAGS
+                or (not role and tag in ("th", "td"))
+            )
         ):
             out.append(None)
             continue
@@ -124,8 +151,13 @@ def _attribute_name(doc: DocumentIndex, index: int) -> tuple[str, str] | None:
     tag = doc.tags[index]
     role = doc.roles[index]
     if (
-        doc.hidden[index] or columns[F.ARIA_LABELLEDBY][index] or tag in _NEVER_TEXT or tag in _HOST_LABEL_TAGS
-        or tag in LABELABLE or role in NAME_FROM_CONTENT_ROLES or tag in _CONTENT_NAMED_TAGS
+        doc.hidden[index]
+        or columns[F.ARIA_LABELLEDBY][index]
+        or tag in _NEVER_TEXT
+        or tag in _HOST_LABEL_TAGS
+        or tag in LABELABLE
+        or role in NAME_FROM_CONTENT_ROLES
+        or tag in _CONTENT_NAMED_TAGS
         or (not role and tag in ("th", "td"))
     ):
         return None
@@ -148,8 +180,14 @@ def _label_text_name(doc: DocumentIndex, index: int) -> str | None:
     tag = doc.tags[index]
     labelledby, aria_label = columns[F.ARIA_LABELLEDBY], columns[F.ARIA_LABEL]
     if (
-        (tag not in ("select", "textarea") and (tag != "input" or columns[F.TYPE][index] in ("submit", "reset", "button", "image")))
-        or doc.owner_of or doc.hidden[index] or labelledby[index] or aria_label[index]
+        (
+            tag not in ("select", "textarea")
+            and (tag != "input" or columns[F.TYPE][index] in ("submit", "reset", "button", "image"))
+        )
+        or doc.owner_of
+        or doc.hidden[index]
+        or labelledby[index]
+        or aria_label[index]
     ):
         return None
     labels = doc.labels_of(index)
@@ -158,8 +196,12 @@ def _label_text_name(doc: DocumentIndex, index: int) -> str | None:
     texts = []
     for label in labels:
         if (
-            doc.roles[label] or labelledby[label] or aria_label[label] or columns[F.PSEUDO][label]
-            or doc.children[label].count(index) != len(doc.children[label])  # an element other than the field
+            doc.roles[label]
+            or labelledby[label]
+            or aria_label[label]
+            or columns[F.PSEUDO][label]
+            or doc.children[label].count(index)
+            != len(doc.children[label])  # an element other than the field
         ):
             return None
         # The field inside its own label adds a word break (see _name_from_content).
@@ -177,8 +219,11 @@ def accessible_description(doc: DocumentIndex, index: int) -> str:
     computer = _NameComputation(doc, index)
     texts = [
         # A referenced node is named from its content whatever its role (accname 2F).
-        computer.text_alternative(target, _Context(in_reference=True, recursing=True, include_hidden=doc.hidden[target]))
-        for target in refs if target is not None
+        computer.text_alternative(
+            target, _Context(in_reference=True, recursing=True, include_hidden=doc.hidden[target])
+        )
+        for target in refs
+        if target is not None
     ]
     return squash(" ".join(texts))[:MAX_NAME]
 
@@ -188,16 +233,29 @@ class _Context:
 
     __slots__ = ("in_reference", "include_hidden", "recursing", "in_label", "depth")
 
-    def __init__(self, *, in_reference: bool = False, include_hidden: bool = False, recursing: bool = False,
-                 in_label: bool = False, depth: int = 0) -> None:
+    def __init__(
+        self,
+        *,
+        in_reference: bool = False,
+        include_hidden: bool = False,
+        recursing: bool = False,
+        in_label: bool = False,
+        depth: int = 0,
+    ) -> None:
         self.in_reference = in_reference  # inside an aria-labelledby/-describedby traversal
         self.include_hidden = include_hidden  # the traversal's root was hidden (2A)
         self.recursing = recursing  # not the root: a descendant or a referenced node
         self.in_label = in_label  # inside a native label (<label>, <legend>, <caption>, ...)
         self.depth = depth
 
-    def down(self, *, in_reference: bool | None = None, include_hidden: bool | None = None, recursing: bool | None = None,
-             in_label: bool | None = None) -> _Context:
+    def down(
+        self,
+        *,
+        in_reference: bool | None = None,
+        include_hidden: bool | None = None,
+        recursing: bool | None = None,
+        in_label: bool | None = None,
+    ) -> _Context:
         """A child context: the given flags changed, the others kept, one level deeper.
         (Spelled out rather than copied through ``__slots__``: it runs per node named.)"""
         child = _Context.__new__(_Context)
@@ -233,11 +291,15 @@ class _NameComputation:
         # started this aria-labelledby or native-label traversal was itself hidden.
         # SPEC DIFFERENCE: aria-hidden is not applied to the element being named; we name the
         # visible elements an agent can operate, even inside an aria-hidden region.
-        if (doc.hidden[index] or (ctx.recursing and doc.aria_hidden[index])) and not ctx.include_hidden:
+        if (
+            doc.hidden[index] or (ctx.recursing and doc.aria_hidden[index])
+        ) and not ctx.include_hidden:
             if ctx.recursing and not doc.skipped[index] and not doc.aria_hidden[index]:
                 # visibility:hidden hides this node's own text, not a descendant that sets
                 # visibility:visible again (CSS 2 §11.2).
-                return "".join(self.text_alternative(child, ctx.down()) for child in doc.children[index])
+                return "".join(
+                    self.text_alternative(child, ctx.down()) for child in doc.children[index]
+                )
             return ""
         # 2B LabelledBy: only when not already inside a labelledby traversal.
         if not ctx.in_reference and row[F.ARIA_LABELLEDBY]:
@@ -249,7 +311,11 @@ class _NameComputation:
                 # 2B.ii.b: each referenced node's text alternative, with hidden content
                 # included when the referenced node itself is hidden.
                 hidden = doc.hidden[target] or doc.aria_hidden[target]
-                texts.append(self.text_alternative(target, ctx.down(in_reference=True, recursing=True, include_hidden=hidden)))
+                texts.append(
+                    self.text_alternative(
+                        target, ctx.down(in_reference=True, recursing=True, include_hidden=hidden)
+                    )
+                )
             text = " ".join(texts)
             # SPEC DIFFERENCE: 1.2 returns the result even when it is empty; like browsers,
             # an aria-labelledby that yields nothing falls through to the next step.
@@ -267,14 +333,22 @@ class _NameComputation:
             if label.strip():
                 return self._found("aria-label", ctx, label)
         # 2E Host language label (HTML-AAM).
-        if role not in ("none", "presentation") or row[F.TAG] in ("input", "select", "textarea", "button"):
+        if role not in ("none", "presentation") or row[F.TAG] in (
+            "input",
+            "select",
+            "textarea",
+            "button",
+        ):
             native = self._host_language_label(index, row, role, ctx)
             if native:
                 return native
         # 2F Name from content: for roles that allow it, and for every node reached by
         # recursion (a descendant, a labelledby target, a label's content; 2F and 2H).
-        if ctx.recursing or role in NAME_FROM_CONTENT_ROLES or row[F.TAG] in _CONTENT_NAMED_TAGS or (
-            not role and row[F.TAG] in ("th", "td")
+        if (
+            ctx.recursing
+            or role in NAME_FROM_CONTENT_ROLES
+            or row[F.TAG] in _CONTENT_NAMED_TAGS
+            or (not role and row[F.TAG] in ("th", "td"))
         ):
             text = self._name_from_content(index, row, ctx)
             if text.strip():
@@ -308,7 +382,11 @@ class _NameComputation:
             labels = self._labels_text(index, ctx)
             if labels:
                 return self._found("label", ctx, labels)
-            for source, text in (("alt", row[F.ALT] or ""), ("value", row[F.VALUE_ATTR]), ("title", row[F.TITLE])):
+            for source, text in (
+                ("alt", row[F.ALT] or ""),
+                ("value", row[F.VALUE_ATTR]),
+                ("title", row[F.TITLE]),
+            ):
                 if text.strip():
                     return self._found(source, ctx, text)
             return self._found("value", ctx, "Submit")
@@ -347,7 +425,11 @@ class _NameComputation:
         for label in self.doc.labels_of(index):
             hidden = self.doc.hidden[label] or self.doc.aria_hidden[label]
             # 2A: a hidden label still names its control (its content is then included).
-            texts.append(self.text_alternative(label, ctx.down(recursing=True, in_label=True, include_hidden=hidden)))
+            texts.append(
+                self.text_alternative(
+                    label, ctx.down(recursing=True, in_label=True, include_hidden=hidden)
+                )
+            )
         return " ".join(t for t in texts if t.strip())
 
     def _name_from_content(self, index: int, row: list[Any], ctx: _Context) -> str:
@@ -438,14 +520,28 @@ CONTAINER_LEVELS = 8
 CONTAINER_ROWS = 60
 _STEPPER_LEVELS = 3
 # Containers a field's label never comes from beyond: the page and its forms.
-_NOT_CONTAINERS = frozenset({"html", "body", "form", "fieldset", "table", "tbody", "thead", "tr", "ul", "ol", "dialog"})
+_NOT_CONTAINERS = frozenset(
+    {"html", "body", "form", "fieldset", "table", "tbody", "thead", "tr", "ul", "ol", "dialog"}
+)
 # Controls a label beside them may name: fields and the roles without a name of their own
 # (custom switches and slider handles). Buttons and links are actions: text near them is
 # rarely theirs (a heading above an icon button names the card, not the button).
-_LABELLED_ROLES = frozenset({
-    "textbox", "searchbox", "combobox", "listbox", "checkbox", "radio", "switch", "slider", "spinbutton", "generic", "",
-    "radiogroup",
-})
+_LABELLED_ROLES = frozenset(
+    {
+        "textbox",
+        "searchbox",
+        "combobox",
+        "listbox",
+        "checkbox",
+        "radio",
+        "switch",
+        "slider",
+        "spinbutton",
+        "generic",
+        "",
+        "radiogroup",
+    }
+)
 # Their label may follow them in their container ("[o] Dark mode", a select's placeholder).
 _LABEL_AFTER_ROLES = frozenset({"checkbox", "radio", "switch", "combobox", "listbox"})
 # Fields an outer widget (a combobox, a tags box) may take its name from.
@@ -484,7 +580,11 @@ def replaced_control_label(index: int, doc: DocumentIndex, controls: ControlRows
         if at > 0:
             before = siblings[at - 1]
             hidden = doc.hidden[before] or doc.aria_hidden[before]
-            if hidden and tags[before] in ("select", "input", "textarea") and doc.rows[before][F.TYPE] != "hidden":
+            if (
+                hidden
+                and tags[before] in ("select", "input", "textarea")
+                and doc.rows[before][F.TYPE] != "hidden"
+            ):
                 return accessible_name(doc, before, hidden_ok=True)[0]
         if tags[parent] in _NOT_CONTAINERS or controls.count(parent + 1, end[parent]) > own:
             return ""
@@ -494,7 +594,9 @@ def replaced_control_label(index: int, doc: DocumentIndex, controls: ControlRows
     return ""
 
 
-def container_label(index: int, doc: DocumentIndex, controls: ControlRows, *, any_role: bool = False) -> str:
+def container_label(
+    index: int, doc: DocumentIndex, controls: ControlRows, *, any_role: bool = False
+) -> str:
     """The label text of the control's own field container: up through the ancestors that
     hold no other control (each at most ``CONTAINER_ROWS`` rows, ``CONTAINER_LEVELS`` up),
     the nearest text before the control in one of them (after it, for checkboxes, switches
@@ -509,9 +611,16 @@ def container_label(index: int, doc: DocumentIndex, controls: ControlRows, *, an
     node = index
     for _ in range(CONTAINER_LEVELS):
         parent = parents[node]
-        if parent < 0 or tags[parent] in _NOT_CONTAINERS or doc.subtree_rows(parent) > CONTAINER_ROWS:
+        if (
+            parent < 0
+            or tags[parent] in _NOT_CONTAINERS
+            or doc.subtree_rows(parent) > CONTAINER_ROWS
+        ):
             return ""
-        if controls.count(parent + 1, end[parent]) > own and _shown_controls(parent, index, doc, controls) > own:
+        if (
+            controls.count(parent + 1, end[parent]) > own
+            and _shown_controls(parent, index, doc, controls) > own
+        ):
             return ""
         text = _text_beside(parent, node, doc, after_too)
         if text:
@@ -570,7 +679,10 @@ def position_label(index: int, doc: DocumentIndex, controls: ControlRows) -> str
     items = [i for i in siblings if doc.tags[i] == tag and not doc.hidden[i]]
     if len(items) not in _ROW_ITEMS or controls.count(parent + 1, doc.end[parent]) != len(items):
         return ""
-    if any(not controls.count(i, i) or accessible_name(doc, i)[0] or doc.text_content(i, limit=20) for i in items):
+    if any(
+        not controls.count(i, i) or accessible_name(doc, i)[0] or doc.text_content(i, limit=20)
+        for i in items
+    ):
         return ""
     shape = _shape(items[0], doc)
     if any(_shape(i, doc) != shape for i in items[1:]):

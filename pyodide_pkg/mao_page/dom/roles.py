@@ -104,7 +104,9 @@ def explicit_role(row: list[Any]) -> str:
         token = token.lower()
         if token not in KNOWN_ROLES:
             continue
-        if token in ("none", "presentation") and (_focusable(row) or any(row[c] for c in _GLOBAL_ARIA_COLUMNS)):
+        if token in ("none", "presentation") and (
+            _focusable(row) or any(row[c] for c in _GLOBAL_ARIA_COLUMNS)
+        ):
             continue
         return "img" if token == "image" else token
     return ""
@@ -137,7 +139,11 @@ def implicit_role(row: list[Any]) -> str:
             return _INPUT_ROLES.get(kind, "textbox")
         if tag == "select":
             return "listbox" if row[F.MULTIPLE] or row[F.LIST] == 2 else "combobox"
-        if tag == "img" and row[F.ALT] == "" and not (row[F.TITLE] or row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY]):
+        if (
+            tag == "img"
+            and row[F.ALT] == ""
+            and not (row[F.TITLE] or row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY])
+        ):
             return "presentation"  # HTML-AAM: alt="" marks a decorative image
         if tag == "section" and not (row[F.ARIA_LABEL] or row[F.ARIA_LABELLEDBY]):
             return ""  # HTML-AAM: a <section> is a region only when it has a name
@@ -150,7 +156,9 @@ def implicit_role(row: list[Any]) -> str:
     role = _TAG_ROLES.get(tag)
     if role is not None:
         return role
-    return "textbox" if row[F.CONTENTEDITABLE] else ""  # an editable element the table does not name
+    return (
+        "textbox" if row[F.CONTENTEDITABLE] else ""
+    )  # an editable element the table does not name
 
 
 def role_of(row: list[Any]) -> str:
@@ -163,11 +171,20 @@ def role_of(row: list[Any]) -> str:
 
 # The tag table with the usual role of the tags implicit_role decides by their attributes:
 # a whole-page pass then looks only at the rows of those tags that may differ.
-_USUAL_ROLES = {**_TAG_ROLES, "a": "link", "area": "link", "input": "textbox", "select": "combobox", "section": ""}
+_USUAL_ROLES = {
+    **_TAG_ROLES,
+    "a": "link",
+    "area": "link",
+    "input": "textbox",
+    "select": "combobox",
+    "section": "",
+}
 
 
 def roles_of_rows(
-    rows: Sequence[Sequence[Any]], columns: Sequence[Sequence[Any]], rows_of_tag: Callable[[str], list[int]] | None = None
+    rows: Sequence[Sequence[Any]],
+    columns: Sequence[Sequence[Any]],
+    rows_of_tag: Callable[[str], list[int]] | None = None,
 ) -> list[str]:
     """``role_of`` of every row: the usual role of each tag over the tag column in C, then
     ``implicit_role`` spelled over the columns for the rows whose attributes may change it
@@ -191,12 +208,21 @@ def roles_of_rows(
     types, lists = columns[F.TYPE], columns[F.LIST]
     for index in rows_of_tag("input"):
         kind = types[index]
-        roles[index] = "combobox" if lists[index] == 1 and kind in _LIST_INPUT_TYPES else _INPUT_ROLES.get(kind, "textbox")
+        roles[index] = (
+            "combobox"
+            if lists[index] == 1 and kind in _LIST_INPUT_TYPES
+            else _INPUT_ROLES.get(kind, "textbox")
+        )
     multiple = columns[F.MULTIPLE]
     for index in rows_of_tag("select"):
         if multiple[index] or lists[index] == 2:
             roles[index] = "listbox"
-    titles, aria_labels, labelledby, alts = columns[F.TITLE], columns[F.ARIA_LABEL], columns[F.ARIA_LABELLEDBY], columns[F.ALT]
+    titles, aria_labels, labelledby, alts = (
+        columns[F.TITLE],
+        columns[F.ARIA_LABEL],
+        columns[F.ARIA_LABELLEDBY],
+        columns[F.ALT],
+    )
     for index in rows_of_tag("img"):
         if alts[index] == "" and not (titles[index] or aria_labels[index] or labelledby[index]):
             roles[index] = "presentation"

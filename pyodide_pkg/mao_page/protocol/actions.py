@@ -111,7 +111,9 @@ PageAction = Annotated[
 ELEMENT_ACTIONS = frozenset({"focus", "fill", "select", "check", "uncheck", "click", "hover"})
 # Actions that may change the page: a dropped connection after dispatch means "may have
 # applied", and they are never replayed (SPEC W3).
-WRITE_ACTIONS = frozenset({"fill", "select", "check", "uncheck", "click", "hover", "keyboard", "scroll"})
+WRITE_ACTIONS = frozenset(
+    {"fill", "select", "check", "uncheck", "click", "hover", "keyboard", "scroll"}
+)
 
 TOOL_ACTION: dict[ToolName, str] = {
     ToolName.SCROLL: "scroll",
@@ -143,7 +145,8 @@ class InspectOptions(WireModel):
     )
     mask_sensitive: bool = Field(
         default=True,
-        description="false asks for the values of sensitive fields (passwords, one-time codes, card "
+        description="false asks for the values of sensitive fields (passwords, one-time codes, "
+                    "card "
         "data); they are released only under the user's 'task' or 'full' authorization level, "
         "never for fields the page owner marks private. The snapshot's sensitiveValues says "
         "whether they were.",
@@ -165,7 +168,8 @@ MAX_EXTRACT_CHARS = 200_000  # the whole page's Markdown never exceeds this
 class _ReadScope(WireModel):
     snapshot_id: SnapshotRef | None = None
     element_id: ElementRef | None = Field(
-        default=None, description="Read only this listed element's subtree (default: the whole page)."
+        default=None,
+        description="Read only this listed element's subtree (default: the whole page).",
     )
 
     @model_validator(mode="after")
@@ -177,7 +181,8 @@ class _ReadScope(WireModel):
 
 class ExtractOptions(_ReadScope):
     from_char: Annotated[int, Field(ge=0, le=MAX_EXTRACT_CHARS)] = Field(
-        default=0, description="Where this part starts: 0, or the nextFromChar of the previous part."
+        default=0,
+        description="Where this part starts: 0, or the nextFromChar of the previous part.",
     )
     max_chars: Annotated[int, Field(ge=500, le=50_000)] = Field(
         default=8000, description="Longest part returned; parts end at a block boundary."
@@ -186,10 +191,15 @@ class ExtractOptions(_ReadScope):
 
 class FindOptions(_ReadScope):
     query: Annotated[str, Field(min_length=1, max_length=1000)] = Field(
-        description="Text to find, case-insensitive; with regex: true a JavaScript regular expression."
+        description="Text to find, case-insensitive; with regex: true a JavaScript regular "
+                    "expression."
     )
-    regex: bool = Field(default=False, description="Treat query as a regular expression (time-limited).")
-    max_results: Annotated[int, Field(ge=1, le=200)] = Field(default=20, description="Most hits returned.")
+    regex: bool = Field(
+        default=False, description="Treat query as a regular expression (time-limited)."
+    )
+    max_results: Annotated[int, Field(ge=1, le=200)] = Field(
+        default=20, description="Most hits returned."
+    )
 
 
 @cache

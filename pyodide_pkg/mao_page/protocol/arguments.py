@@ -79,7 +79,9 @@ def _make_action_args_model(tool: ToolName) -> type[WireModel]:
         # form is validated against the action model itself in ``build_request``. Pydantic
         # moves a field's constraints (pattern, lengths, ranges) from the annotation into
         # ``info.metadata``; put them back so the agents' JSON Schema states them too.
-        annotation = Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        annotation = (
+            Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+        )
         fields[name] = (annotation | None, Field(default=None, description=info.description))
     fields["actions"] = (
         Annotated[list[PageAction], Field(min_length=1, max_length=MAX_BATCH_ACTIONS)] | None,

@@ -113,8 +113,12 @@ class PageToolRequest(WireModel):
                 raise ValueError("page_inspect takes inspect options only")
             if self.tool is ToolName.SCREENSHOT and self.inspect is not None:
                 raise ValueError("page_screenshot takes screenshot options only")
-            given = {"inspect": self.inspect, "screenshot": self.screenshot, "extract": self.extract,
-                     "find": self.find}
+            given = {
+                "inspect": self.inspect,
+                "screenshot": self.screenshot,
+                "extract": self.extract,
+                "find": self.find,
+            }
             own = {ToolName.INSPECT: "inspect", ToolName.SCREENSHOT: "screenshot",
                    ToolName.EXTRACT: "extract", ToolName.FIND: "find"}.get(self.tool)
             for name, value in given.items():
@@ -222,7 +226,9 @@ class PageAuditEvent(WireModel):
     action: Annotated[str, Field(max_length=40)] | None = None
     target: Annotated[str, Field(max_length=200)] | None = None
     risk: Literal["low", "high"] | None = None
-    risk_reasons: Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=8)] | None = None
+    risk_reasons: (
+        Annotated[list[Annotated[str, Field(max_length=40)]], Field(max_length=8)] | None
+    ) = None
     # confirmation: allowed_once / allowed_for_task / denied / timeout / withdrawn
     decision: Annotated[str, Field(max_length=40)] | None = None
     # action: "ok" or the error code
@@ -232,7 +238,8 @@ class PageAuditEvent(WireModel):
 
 
 ClientMessage = Annotated[
-    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, PageAuditEvent], Field(discriminator="type")
+    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, PageAuditEvent],
+    Field(discriminator="type"),
 ]
 ServerMessage = Annotated[
     Union[Welcome, PageToolRequest, Cancel, Ping, Pong, ErrorMessage, ChatEvent],

@@ -75,17 +75,21 @@ class PageElement(WireModel):
     pressed: bool | Literal["mixed"] | None = None
     description: str = ""
     opaque: OpaqueReason | None = Field(
-        default=None, description="Set on placeholders (kind 'opaque'): why the content cannot be read."
+        default=None,
+        description="Set on placeholders (kind 'opaque'): why the content cannot be read.",
     )
     name_from: NameFrom | None = Field(
         default=None,
-        description="Set when the element has no accessible name and its label was taken from elsewhere: its text, "
-        "text beside it ('nearby'), the one field inside it ('inner'), or its place as a stepper; such an element "
+        description="Set when the element has no accessible name and its label was taken from "
+                    "elsewhere: its text, "
+        "text beside it ('nearby'), the one field inside it ('inner'), or its place as a stepper; "
+        "such an element "
         "is not found by its role and this label in accessibility tools.",
     )
     new: bool | None = Field(
         default=None,
-        description="True when the element was not on screen at the previous snapshot (what the last action "
+        description="True when the element was not on screen at the previous snapshot (what the "
+                    "last action "
         "opened: a popup, a menu, a suggestion list); absent otherwise.",
     )
 

@@ -49,17 +49,64 @@ _CELL_ROLES = frozenset({"cell", "gridcell", "columnheader", "rowheader"})
 _TABLE_ROLES = frozenset({"table", "grid", "treegrid"})
 _CODE_TAGS = frozenset({"code", "kbd", "samp", "tt"})
 # Read as their tag only (read.js): nothing of theirs goes into the text.
-_SILENT_TAGS = frozenset({
-    "input", "textarea", "select", "option", "optgroup", "datalist", "svg", "math", "canvas", "video", "audio",
-    "object", "embed", "meter", "progress", "wbr", "script", "style", "noscript", "template", "head",
-})
+_SILENT_TAGS = frozenset(
+    {
+        "input",
+        "textarea",
+        "select",
+        "option",
+        "optgroup",
+        "datalist",
+        "svg",
+        "math",
+        "canvas",
+        "video",
+        "audio",
+        "object",
+        "embed",
+        "meter",
+        "progress",
+        "wbr",
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "head",
+    }
+)
 # Inline elements the Markdown needs to see (read.js gives other inline elements no item: their
 # text joins their parent's): links, images, breaks, code, and any structure a style made inline.
-INLINE_TAGS = frozenset({
-    "a", "img", "br", "hr", "pre", "blockquote", "table", "caption", "tr", "td", "th", "thead", "tbody", "tfoot", "li",
-    "header", "footer", "nav", "aside", "main", "article", "section", "details", "summary",
-    *_HEADINGS, *_LIST_TAGS, *_CODE_TAGS,
-})
+INLINE_TAGS = frozenset(
+    {
+        "a",
+        "img",
+        "br",
+        "hr",
+        "pre",
+        "blockquote",
+        "table",
+        "caption",
+        "tr",
+        "td",
+        "th",
+        "thead",
+        "tbody",
+        "tfoot",
+        "li",
+        "header",
+        "footer",
+        "nav",
+        "aside",
+        "main",
+        "article",
+        "section",
+        "details",
+        "summary",
+        *_HEADINGS,
+        *_LIST_TAGS,
+        *_CODE_TAGS,
+    }
+)
 # Tags some rule below applies to; an element with neither one of them nor a role is plain
 # inline text or a plain block (most of a page's elements), and skips those rules.
 _STRUCTURE_TAGS = frozenset({
@@ -97,13 +144,21 @@ def cap(markdown: str) -> tuple[str, bool]:
     return markdown[:_cut(markdown, 0, MAX_EXTRACT_CHARS)].rstrip("\n"), True
 
 
-def page_part(markdown: str, from_char: int, max_chars: int, truncated: bool = False) -> ExtractPart:
+def page_part(
+    markdown: str, from_char: int, max_chars: int, truncated: bool = False
+) -> ExtractPart:
     """The part of ``markdown`` starting at ``from_char``, at most ``max_chars`` long."""
     total = len(markdown)
     if from_char >= total:
         return ExtractPart("", from_char, total, None, truncated)
-    end = total if total - from_char <= max_chars else _cut(markdown, from_char, from_char + max_chars)
-    return ExtractPart(markdown[from_char:end], from_char, total, end if end < total else None, truncated)
+    end = (
+        total
+        if total - from_char <= max_chars
+        else _cut(markdown, from_char, from_char + max_chars)
+    )
+    return ExtractPart(
+        markdown[from_char:end], from_char, total, end if end < total else None, truncated
+    )
 
 
 def _cut(text: str, start: int, limit: int) -> int:
@@ -138,7 +193,8 @@ def _collapse(text: str) -> str:
 
 
 def _link(href: str, text: str) -> str:
-    """``[text](href)`` for collapsed link text; a script link is its text, an empty link nothing."""
+    """``[text](href)`` for collapsed link text; a script link is its text, an empty link
+    nothing."""
     text = text.replace("\n", " ")
     if not text:
         return ""
@@ -225,14 +281,21 @@ class _Renderer:
 
     def _child(self, child: TextNode, sectioned: bool, out: list[str], inline: list[str]) -> None:
         tag, role = child[TAG], child[ROLE]
-        if (role or tag in _STRUCTURE_TAGS) and self._structure(child, tag, role, sectioned, out, inline):
+        if (role or tag in _STRUCTURE_TAGS) and self._structure(
+            child, tag, role, sectioned, out, inline
+        ):
             return
         if not child[FLAGS] & BLOCKY or tag == "a" and child[EXTRA]:
             inline.append(self._inline(child))
             return
         # A block container (or an inline box holding blocks): its content in its own blocks.
         self._flush(out, inline)
-        inner = sectioned or tag in _SECTIONING_TAGS or role in _SECTIONING_ROLES or bool(child[FLAGS] & FRAME)
+        inner = (
+            sectioned
+            or tag in _SECTIONING_TAGS
+            or role in _SECTIONING_ROLES
+            or bool(child[FLAGS] & FRAME)
+        )
         if child[DISPLAY] == "contents":
             # No box of its own (a slot, display: contents): its content flows as if here.
             self._content(child, inner, out, inline)

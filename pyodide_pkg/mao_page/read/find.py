@@ -113,7 +113,9 @@ def search_text(root: TextNode | None, limit: int) -> SearchText:
 
     if root is not None:
         walk(root, -1)
-    return SearchText("".join(parts)[:limit], starts, owners, parents, ends, tags, listed, sorted(listed))
+    return SearchText(
+        "".join(parts)[:limit], starts, owners, parents, ends, tags, listed, sorted(listed)
+    )
 
 
 def literal_pattern(query: str) -> re.Pattern[str]:

@@ -54,10 +54,23 @@ _CELLS = str.maketrans({HEADER_CELL: " ", CELL: " "})
 TextNode = list[Any]
 
 # The CSS display values of inline-level boxes: their content flows into the surrounding text.
-INLINE_DISPLAYS = frozenset({
-    "inline", "inline-block", "inline-flex", "inline-grid", "inline-table", "ruby", "ruby-text", "ruby-base",
-    "inline flow", "inline flow-root", "inline flex", "inline grid", "contents",
-})
+INLINE_DISPLAYS = frozenset(
+    {
+        "inline",
+        "inline-block",
+        "inline-flex",
+        "inline-grid",
+        "inline-table",
+        "ruby",
+        "ruby-text",
+        "ruby-base",
+        "inline flow",
+        "inline flow-root",
+        "inline flex",
+        "inline grid",
+        "contents",
+    }
+)
 
 
 def excluded(node: TextNode, sensitive: frozenset[int] | set[int]) -> bool:
@@ -78,7 +91,9 @@ def prune(root: TextNode | None, sensitive: frozenset[int] | set[int]) -> TextNo
         current = stack.pop()
         children = current[CHILDREN]
         if any(c.__class__ is list and excluded(c, sensitive) for c in children):
-            children[:] = [c for c in children if c.__class__ is not list or not excluded(c, sensitive)]
+            children[:] = [
+                c for c in children if c.__class__ is not list or not excluded(c, sensitive)
+            ]
         stack.extend(c for c in children if c.__class__ is list)
     return root
 
@@ -97,16 +112,33 @@ def plain_cells(text: str) -> str:
     return text
 
 
-def node(tag: str, *children: Any, display: str = "block", role: str = "", flags: int = 0, extra: str = "",
-         order: int = 0, listed: int = -1) -> TextNode:
+def node(
+    tag: str,
+    *children: Any,
+    display: str = "block",
+    role: str = "",
+    flags: int = 0,
+    extra: str = "",
+    order: int = 0,
+    listed: int = -1,
+) -> TextNode:
     """A node as read.js makes one (for tests and tools that build trees by hand): BLOCKY set,
     adjacent texts joined, and links and rows folded as read.js folds them."""
-    if display not in INLINE_DISPLAYS or any(isinstance(c, list) and c[FLAGS] & BLOCKY for c in children):
+    if display not in INLINE_DISPLAYS or any(
+        isinstance(c, list) and c[FLAGS] & BLOCKY for c in children
+    ):
         flags |= BLOCKY
     kids: list[Any] = []
     for child in children:
-        if isinstance(child, list) and child[TAG] == "a" and child[FLAGS] == 0 and not child[ROLE] \
-                and child[LISTED] < 0 and (text := _only_text(child)) is not None and LINK not in text:
+        if (
+            isinstance(child, list)
+            and child[TAG] == "a"
+            and child[FLAGS] == 0
+            and not child[ROLE]
+            and child[LISTED] < 0
+            and (text := _only_text(child)) is not None
+            and LINK not in text
+        ):
             child = LINK + child[EXTRA] + LINK_TEXT + text + LINK_END if child[EXTRA] else text
         if isinstance(child, str) and kids and isinstance(kids[-1], str):
             kids[-1] += child
@@ -132,8 +164,15 @@ def _folded_row(kids: list[Any]) -> list[str] | None:
                 return None
             continue
         text = _only_text(kid)
-        if kid[TAG] not in ("td", "th") or kid[DISPLAY] != "table-cell" or kid[ROLE] or kid[FLAGS] != BLOCKY \
-                or kid[EXTRA] or kid[LISTED] >= 0 or text is None:
+        if (
+            kid[TAG] not in ("td", "th")
+            or kid[DISPLAY] != "table-cell"
+            or kid[ROLE]
+            or kid[FLAGS] != BLOCKY
+            or kid[EXTRA]
+            or kid[LISTED] >= 0
+            or text is None
+        ):
             return None
         folded.append((HEADER_CELL if kid[TAG] == "th" else CELL) + text)
     return ["".join(folded)] if folded else None

@@ -117,11 +117,20 @@ class PageReader:
                               f"({len(markdown)} characters now); start again from 0")
         part = extract.page_part(markdown, options.from_char, options.max_chars, truncated)
         result = ExtractResult(
-            url=state.url, title=state.title, markdown=part.markdown, from_char=part.from_char,
-            total_chars=part.total_chars, next_from_char=part.next_from_char, truncated=part.truncated,
+            url=state.url,
+            title=state.title,
+            markdown=part.markdown,
+            from_char=part.from_char,
+            total_chars=part.total_chars,
+            next_from_char=part.next_from_char,
+            truncated=part.truncated,
         )
-        return PageToolResult(request_id=request.request_id, success=True, page_version=state.version,
-                              result=result.to_wire())
+        return PageToolResult(
+            request_id=request.request_id,
+            success=True,
+            page_version=state.version,
+            result=result.to_wire(),
+        )
 
     async def find(self, request: PageToolRequest) -> tuple[PageToolResult, InspectResult]:
         """The hits and the fresh snapshot their refs belong to (the caller records it as the
@@ -132,7 +141,9 @@ class PageReader:
         if options.regex:
             problem = self._page.check_regex(options.query)
             if problem:
-                raise ToolFailure(ErrorCode.INVALID_REQUEST, f"query is not a valid regular expression: {problem}")
+                raise ToolFailure(
+                    ErrorCode.INVALID_REQUEST, f"query is not a valid regular expression: {problem}"
+                )
         scope = self._scope(options.snapshot_id, options.element_id)
         snapshot = self._inspector.inspect(InspectOptions(include_offscreen=True))
         stored = refs.snapshot_of(self._inspector.store, snapshot.snapshot_id)
@@ -150,14 +161,29 @@ class PageReader:
         for start, end in spans:
             near = find.nearest_listed(searched, searched.owner_at(start))
             element = elements[near] if near is not None else None
-            hits.append(FindHit(
-                text=searched.text[start:end], context=find.context_of(searched.text, start, end),
-                element_id=element.element_id if element else None, role=element.role if element else None,
-                label=element.label if element else None,
-            ))
-        result = FindResult(snapshot_id=snapshot.snapshot_id, url=snapshot.url, title=snapshot.title, hits=hits, total=total)
-        return PageToolResult(request_id=request.request_id, success=True, page_version=snapshot.page_version,
-                              snapshot_id=snapshot.snapshot_id, result=result.to_wire()), snapshot
+            hits.append(
+                FindHit(
+                    text=searched.text[start:end],
+                    context=find.context_of(searched.text, start, end),
+                    element_id=element.element_id if element else None,
+                    role=element.role if element else None,
+                    label=element.label if element else None,
+                )
+            )
+        result = FindResult(
+            snapshot_id=snapshot.snapshot_id,
+            url=snapshot.url,
+            title=snapshot.title,
+            hits=hits,
+            total=total,
+        )
+        return PageToolResult(
+            request_id=request.request_id,
+            success=True,
+            page_version=snapshot.page_version,
+            snapshot_id=snapshot.snapshot_id,
+            result=result.to_wire(),
+        ), snapshot
 
     async def _matches(self, text: str, options: FindOptions) -> tuple[list[tuple[int, int]], int]:
         if not options.regex:
@@ -170,18 +196,28 @@ class PageReader:
                 if total >= COUNT_LIMIT:
                     break
             return spans, total
-        answer = await self._page.regex_search(text, options.query, options.max_results, COUNT_LIMIT, REGEX_TIME_LIMIT_MS)
+        answer = await self._page.regex_search(
+            text, options.query, options.max_results, COUNT_LIMIT, REGEX_TIME_LIMIT_MS
+        )
         if answer.get("timedOut"):
-            raise ToolFailure(ErrorCode.TIMEOUT,
-                              f"the regular expression ran longer than {REGEX_TIME_LIMIT_MS} ms over the page's text "
-                              "and was stopped; use a simpler pattern or plain text",
-                              details={"limitMs": REGEX_TIME_LIMIT_MS})
+            raise ToolFailure(
+                ErrorCode.TIMEOUT,
+                f"the regular expression ran longer than {REGEX_TIME_LIMIT_MS} ms over the page's "
+                f"text "
+                "and was stopped; use a simpler pattern or plain text",
+                details={"limitMs": REGEX_TIME_LIMIT_MS},
+            )
         if "unavailable" in answer:
-            raise ToolFailure(ErrorCode.UNSUPPORTED,
-                              "this page's Content-Security-Policy does not let the SDK start the worker a "
-                              "time-limited regular expression runs in; search for plain text instead",
-                              details={"reason": str(answer["unavailable"])[:200]})
+            raise ToolFailure(
+                ErrorCode.UNSUPPORTED,
+                "this page's Content-Security-Policy does not let the SDK start the worker a "
+                "time-limited regular expression runs in; search for plain text instead",
+                details={"reason": str(answer["unavailable"])[:200]},
+            )
         astral = find.utf16_to_index(text)
         flat = answer["hits"]
-        spans = [(find.from_utf16(flat[i], astral), find.from_utf16(flat[i + 1], astral)) for i in range(0, len(flat), 2)]
+        spans = [
+            (find.from_utf16(flat[i], astral), find.from_utf16(flat[i + 1], astral))
+            for i in range(0, len(flat), 2)
+        ]
         return spans, int(answer["total"])

@@ -86,7 +86,9 @@ class ScreenshotPage(Protocol):
     def collect_main_document(self, *, viewport_only: bool = False) -> Any: ...
     def viewport(self) -> list[float]: ...
     def counters(self) -> tuple[int, int, float, str, str]: ...
-    async def render_viewport(self, masks: list[Any], labels: list[tuple[str, Any]]) -> Rendering: ...
+    async def render_viewport(
+        self, masks: list[Any], labels: list[tuple[str, Any]]
+    ) -> Rendering: ...
 
 
 class UnmaskedPolicy(Protocol):
@@ -140,7 +142,9 @@ def base64_size(data: str) -> int:
     return len(data) * 3 // 4 - data[-2:].count("=") if data else 0
 
 
-def mask_targets(rows: list[list[Any]], scanned: list[Any], *, mask_sensitive: bool) -> list[tuple[int, MaskReason]]:
+def mask_targets(
+    rows: list[list[Any]], scanned: list[Any], *, mask_sensitive: bool
+) -> list[tuple[int, MaskReason]]:
     """Rows to blank, in document order, with the reason.
 
     Sensitive and private fields come from the scanner; elements the page owner marks
@@ -204,7 +208,8 @@ class Screenshotter:
         timeout = min(self._timeout_s, request.timeout_ms / 1000 * 0.8)
         try:
             rendering = await asyncio.wait_for(
-                self._page.render_viewport(handles, [(element_id, h) for element_id, h in labels]), timeout
+                self._page.render_viewport(handles, [(element_id, h) for element_id, h in labels]),
+                timeout,
             )
         except TimeoutError:
             raise ToolFailure(
@@ -246,7 +251,11 @@ class Screenshotter:
         store = self._inspector.store
         state = read_state(self._page)
         snapshot = store.latest()
-        if snapshot is None or snapshot.navigation_epoch != state.navigations or snapshot.url != state.url:
+        if (
+            snapshot is None
+            or snapshot.navigation_epoch != state.navigations
+            or snapshot.url != state.url
+        ):
             fresh = self._inspector.inspect(InspectOptions())
             snapshot = refs.snapshot_of(store, fresh.snapshot_id)
         return snapshot.snapshot_id, [(e.element_id, e.handle) for e in snapshot.entries.values()]
@@ -292,7 +301,9 @@ class Screenshotter:
             )
         if actual not in FORMATS:
             raise ToolFailure(
-                ErrorCode.SCREENSHOT_FAILED, f"the browser produced {actual or 'nothing'}", details={"reason": "no_image"}
+                ErrorCode.SCREENSHOT_FAILED,
+                f"the browser produced {actual or 'nothing'}",
+                details={"reason": "no_image"},
             )
         if actual != mime:
             warnings.append(f"{options.format}_unsupported")
@@ -323,7 +334,10 @@ class Screenshotter:
             scale=round(out_w / width, 4) if width else step.scale,
             quality=step.quality if actual != "image/png" else None,
             viewport=Viewport(
-                width=width, height=height, scroll_x=rendering.scroll_x, scroll_y=rendering.scroll_y,
+                width=width,
+                height=height,
+                scroll_x=rendering.scroll_x,
+                scroll_y=rendering.scroll_y,
                 device_pixel_ratio=rendering.device_pixel_ratio,
             ),
             covers=Rect(x=rendering.scroll_x, y=rendering.scroll_y, width=width, height=height),

@@ -40,7 +40,9 @@ from .dispatcher import Dispatcher
 
 HANDSHAKE_TIMEOUT_S = 10.0
 # Refusals that another attempt with the same credentials cannot fix.
-FINAL_REFUSALS = frozenset({ErrorCode.UNAUTHORIZED, ErrorCode.ORIGIN_NOT_ALLOWED, ErrorCode.PROTOCOL_MISMATCH})
+FINAL_REFUSALS = frozenset(
+    {ErrorCode.UNAUTHORIZED, ErrorCode.ORIGIN_NOT_ALLOWED, ErrorCode.PROTOCOL_MISMATCH}
+)
 
 
 class Transport(Protocol):
@@ -135,13 +137,19 @@ class SdkClient:
             except Exception as error:  # noqa: BLE001 - one broken connection must not end the SDK
                 # A bug met while serving one connection would otherwise end this loop, and
                 # the page would stay offline until reloaded; report it and reconnect.
-                self._on_dropped(f"the connection failed inside the SDK: {type(error).__name__}: {error}")
+                self._on_dropped(
+                    f"the connection failed inside the SDK: {type(error).__name__}: {error}"
+                )
                 outcome = None
             if self._stopped:
                 break
             if outcome == "welcomed":
                 attempt = 0
-            elif isinstance(outcome, ErrorMessage) and outcome.code in FINAL_REFUSALS and not self._identity.token_refreshable:
+            elif (
+                isinstance(outcome, ErrorMessage)
+                and outcome.code in FINAL_REFUSALS
+                and not self._identity.token_refreshable
+            ):
                 self._set_state(ClientState.REFUSED)
                 self._on_refused(outcome.code, outcome.message)
                 return

@@ -67,12 +67,24 @@ class Dispatcher:
             # No result can carry a malformed requestId (building one raised and killed the
             # client, found by fuzzing); the backend never sends one, so drop the frame.
             return
-        self._send(self._failure(request_id, ErrorCode.INVALID_REQUEST, "request rejected, nothing was done: " + describe_validation_error(error)).to_json())
+        self._send(
+            self._failure(
+                request_id,
+                ErrorCode.INVALID_REQUEST,
+                "request rejected, nothing was done: " + describe_validation_error(error),
+            ).to_json()
+        )
 
     def submit(self, request: PageToolRequest) -> None:
         request_id = request.request_id
         if self._session_id is not None and request.session_id != self._session_id:
-            self._send(self._failure(request_id, ErrorCode.INVALID_REQUEST, "request addressed to another session; nothing was done").to_json())
+            self._send(
+                self._failure(
+                    request_id,
+                    ErrorCode.INVALID_REQUEST,
+                    "request addressed to another session; nothing was done",
+                ).to_json()
+            )
             return
         if request_id in self._running:
             return
@@ -100,17 +112,27 @@ class Dispatcher:
             self.executed += 1
             result = await asyncio.wait_for(self._execute(request), request.timeout_ms / 1000)
         except TimeoutError:
-            result = self._failure(request_id, ErrorCode.TIMEOUT, f"{request.tool} did not finish within {request.timeout_ms} ms")
+            result = self._failure(
+                request_id,
+                ErrorCode.TIMEOUT,
+                f"{request.tool} did not finish within {request.timeout_ms} ms",
+            )
         except asyncio.CancelledError:
             result = self._failure(request_id, ErrorCode.CANCELLED, f"{request.tool} was cancelled")
         except Exception as error:  # noqa: BLE001 - the boundary: every request ends in a result (W3)
-            result = self._failure(request_id, ErrorCode.INTERNAL_ERROR, f"{request.tool} failed inside the SDK: {type(error).__name__}: {error}")
+            result = self._failure(
+                request_id,
+                ErrorCode.INTERNAL_ERROR,
+                f"{request.tool} failed inside the SDK: {type(error).__name__}: {error}",
+            )
         finally:
             self._running.pop(request_id, None)
         self._remember(result)
         self._send(result.to_json())
 
-    def _settle_cancelled_before_start(self, request: PageToolRequest, task: asyncio.Task[None]) -> None:
+    def _settle_cancelled_before_start(
+        self, request: PageToolRequest, task: asyncio.Task[None]
+    ) -> None:
         # A task cancelled before its first step (a cancel or disconnect arriving in the same
         # burst as the request) never enters ``_run``, so its handlers cannot answer. The
         # request still owes exactly one result (W3) and must not stay "running", or every
@@ -118,7 +140,11 @@ class Dispatcher:
         if not task.cancelled() or self._running.get(request.request_id) is not task:
             return
         del self._running[request.request_id]
-        result = self._failure(request.request_id, ErrorCode.CANCELLED, f"{request.tool} was cancelled before it started")
+        result = self._failure(
+            request.request_id,
+            ErrorCode.CANCELLED,
+            f"{request.tool} was cancelled before it started",
+        )
         self._remember(result)
         self._send(result.to_json())
 
@@ -132,4 +158,9 @@ class Dispatcher:
             version = self._page_version()
         except Exception:  # noqa: BLE001 - a page version is best effort on an error path
             version = ""
-        return PageToolResult(request_id=request_id, success=False, page_version=version, error=ToolError(code=code, message=message))
+        return PageToolResult(
+            request_id=request_id,
+            success=False,
+            page_version=version,
+            error=ToolError(code=code, message=message),
+        )

@@ -32,7 +32,9 @@ class PageTools:
         # ``unmasked_policy`` (set by the runtime); the defaults are for tests of the tools alone.
         self._page = page
         self.inspector = Inspector(page, store)
-        self.actions = BatchRunner(page, self.inspector, settle, authorize=authorize, on_step=on_step, on_acting=on_acting)
+        self.actions = BatchRunner(
+            page, self.inspector, settle, authorize=authorize, on_step=on_step, on_acting=on_acting
+        )
         self.screenshots = Screenshotter(page, self.inspector)  # type: ignore[arg-type]
         self.reader = PageReader(page, self.inspector)
         self.sensitive_release: SensitiveRelease = KeepSensitiveMasked()
@@ -45,7 +47,10 @@ class PageTools:
             if request.tool is ToolName.INSPECT:
                 options = request.inspect or InspectOptions()
                 # SPEC P5: sensitive values only when the agent asks and the level allows.
-                release = not options.mask_sensitive and await self.sensitive_release.release_sensitive_values(request)
+                release = (
+                    not options.mask_sensitive
+                    and await self.sensitive_release.release_sensitive_values(request)
+                )
                 snapshot = self.inspector.inspect(options, release_sensitive=release)
                 self.actions.remember_snapshot(snapshot, options.include_offscreen)
                 return PageToolResult(

@@ -64,8 +64,14 @@ class Inspector:
 
     @contextmanager
     def live_scan(
-        self, *, include_offscreen: bool = False, outline: bool = False, viewport_only: bool = False,
-        release_sensitive: bool = False, snapshot: bool = False, mark_new: bool = False,
+        self,
+        *,
+        include_offscreen: bool = False,
+        outline: bool = False,
+        viewport_only: bool = False,
+        release_sensitive: bool = False,
+        snapshot: bool = False,
+        mark_new: bool = False,
     ) -> Iterator[tuple[Any, Scan, Viewport]]:
         """One walk of the page and its scan, making no snapshot (the agent's refs stay as
         they are). Yields (facts, scan, viewport); ``facts.handle(i)`` is valid inside the
@@ -118,9 +124,14 @@ class Inspector:
         self._snapshot_navigations = before.navigations
         # The default (viewport only) reads full facts only for what intersects the viewport,
         # its ancestors and the name sources (viewportKeep): cost follows what is visible.
-        with self.live_scan(include_offscreen=options.include_offscreen, outline=options.format == "text",
-                            viewport_only=not options.include_offscreen, release_sensitive=release_sensitive,
-                            snapshot=True, mark_new=mark_new) as (facts, scanned, viewport):
+        with self.live_scan(
+            include_offscreen=options.include_offscreen,
+            outline=options.format == "text",
+            viewport_only=not options.include_offscreen,
+            release_sensitive=release_sensitive,
+            snapshot=True,
+            mark_new=mark_new,
+        ) as (facts, scanned, viewport):
             snapshot = self._store.create(
                 page_version=before.version,
                 navigation_epoch=before.navigations,
@@ -176,7 +187,9 @@ class Inspector:
             row = facts.rows[0]
             if row[F.TAG] in ("body", "html"):
                 return None
-            doc = DocumentIndex(facts.rows, roots=list(zip(roots, hidden, strict=True)), aliases=aliases)
+            doc = DocumentIndex(
+                facts.rows, roots=list(zip(roots, hidden, strict=True)), aliases=aliases
+            )
             label = element_label(0, doc)[0]
             return ElementDescription(role=doc.role(0) or "generic", label=label, tag=row[F.TAG],
                                       type=row[F.TYPE] if row[F.TAG] in ("input", "button") else "",
@@ -235,7 +248,10 @@ class InspectResult:
 
     def to_wire(self) -> dict[str, Any]:
         out: dict[str, Any] = {
-            "snapshotId": self.snapshot_id, "pageVersion": self.page_version, "url": self.url, "title": self.title,
+            "snapshotId": self.snapshot_id,
+            "pageVersion": self.page_version,
+            "url": self.url,
+            "title": self.title,
             "viewport": self.viewport.to_wire(),
             "elements": self.elements.wire(),
         }

@@ -71,7 +71,9 @@ class ElementColumns(NamedTuple):
     new: Sequence[bool | None]
 
     @classmethod
-    def of(cls, element_ids: Sequence[str], column: Callable[[str], Sequence[Any]]) -> ElementColumns:
+    def of(
+        cls, element_ids: Sequence[str], column: Callable[[str], Sequence[Any]]
+    ) -> ElementColumns:
         """The columns by field name: ``column(name)`` gives that field of every element (the
         names are ``element.Element``'s)."""
         return cls(element_ids, *map(column, cls._fields[1:]))
@@ -81,7 +83,10 @@ def element_columns(elements: Sequence[ElementLike]) -> ElementColumns:
     """The columns of protocol or snapshot elements (read by name; tests and small lists)."""
     get = attrgetter(*(name for name in ElementColumns._fields if name != "options"))
     rows = [get(element) for element in elements]
-    options = [tuple((o.value, o.label, o.selected, o.disabled) for o in element.options) for element in elements]
+    options = [
+        tuple((o.value, o.label, o.selected, o.disabled) for o in element.options)
+        for element in elements
+    ]
     columns = list(zip(*rows, strict=True)) if rows else [()] * (len(ElementColumns._fields) - 1)
     at = ElementColumns._fields.index("options")
     return ElementColumns(*columns[:at], options, *columns[at:])
@@ -91,21 +96,42 @@ def element_line(element: ElementLike) -> str:
     return element_lines(element_columns([element]))[0]
 
 
-def _state_run(new: bool | None, opaque: str | None, type_: str, role: str, checked: bool | str | None,
-               pressed: bool | str | None, expanded: bool | None, selected: bool | None, disabled: bool, readonly: bool,
-               required: bool, invalid: bool, sensitive: bool, in_viewport: bool) -> str:
+def _state_run(
+    new: bool | None,
+    opaque: str | None,
+    type_: str,
+    role: str,
+    checked: bool | str | None,
+    pressed: bool | str | None,
+    expanded: bool | None,
+    selected: bool | None,
+    disabled: bool,
+    readonly: bool,
+    required: bool,
+    invalid: bool,
+    sensitive: bool,
+    in_viewport: bool,
+) -> str:
     """The states of a line from ``new`` to ``offscreen``, as `` [state]`` each."""
     states = []
     if new:
         states.append("new")  # appeared since the previous snapshot (SPEC S9)
     if opaque:
-        states.append("cross-origin frame, not readable" if opaque == "cross_origin_frame" else "closed shadow root, not readable")
+        states.append(
+            "cross-origin frame, not readable"
+            if opaque == "cross_origin_frame"
+            else "closed shadow root, not readable"
+        )
     if type_ and type_ != "text" and type_ != role:
         states.append(f"type={type_}")
     if checked is not None:
-        states.append("checked" if checked is True else "mixed" if checked == "mixed" else "unchecked")
+        states.append(
+            "checked" if checked is True else "mixed" if checked == "mixed" else "unchecked"
+        )
     if pressed is not None:
-        states.append("pressed" if pressed is True else "mixed" if pressed == "mixed" else "not pressed")
+        states.append(
+            "pressed" if pressed is True else "mixed" if pressed == "mixed" else "not pressed"
+        )
     if expanded is not None:
         states.append("expanded" if expanded else "collapsed")
     if selected:
@@ -131,11 +157,48 @@ def element_lines(columns: ElementColumns) -> list[str]:
     few small values that repeat (a page has a few dozen combinations), each combination's
     run is written once; values, options, frames and texts, which few elements have, are
     added for those only; the line itself is one format per element, in C."""
-    (element_ids, roles, types, labels, texts, values, options, in_viewport, disabled, readonly, required, checked,
-     selected, expanded, sensitive, frames, invalid, pressed, opaque, new) = columns
+    (
+        element_ids,
+        roles,
+        types,
+        labels,
+        texts,
+        values,
+        options,
+        in_viewport,
+        disabled,
+        readonly,
+        required,
+        checked,
+        selected,
+        expanded,
+        sensitive,
+        frames,
+        invalid,
+        pressed,
+        opaque,
+        new,
+    ) = columns
     count = len(element_ids)
-    keys = list(zip(new, opaque, types, roles, checked, pressed, expanded, selected, disabled, readonly, required, invalid,
-                    sensitive, in_viewport, strict=True))
+    keys = list(
+        zip(
+            new,
+            opaque,
+            types,
+            roles,
+            checked,
+            pressed,
+            expanded,
+            selected,
+            disabled,
+            readonly,
+            required,
+            invalid,
+            sensitive,
+            in_viewport,
+            strict=True,
+        )
+    )
     runs = {key: _state_run(*key) for key in set(keys)}
     escaped = _escaped(labels)
     text_parts = [""] * count
@@ -144,7 +207,13 @@ def element_lines(columns: ElementColumns) -> list[str]:
     for i in compress(positions, texts):
         if texts[i] != labels[i]:
             text_parts[i] = f" text={_quote(texts[i], 60 if in_viewport[i] else 30)}"
-    for i in sorted({*compress(positions, values), *compress(positions, options), *compress(positions, map(ne, frames, repeat("main")))}):
+    for i in sorted(
+        {
+            *compress(positions, values),
+            *compress(positions, options),
+            *compress(positions, map(ne, frames, repeat("main"))),
+        }
+    ):
         extra = ""
         frame, value, choices = frames[i], values[i], options[i]
         if frame != "main":
@@ -155,10 +224,27 @@ def element_lines(columns: ElementColumns) -> list[str]:
             elif isinstance(value, list):
                 extra += " [value=[" + ", ".join(_quote(v) for v in value) + "]]"
         if choices:
-            extra += " [options=[" + ", ".join(_quote(label or value, 40) for value, label, _s, _d in choices[:12]) + ("…" if len(choices) > 12 else "") + "]]"
+            extra += (
+                " [options=["
+                + ", ".join(_quote(label or value, 40) for value, label, _s, _d in choices[:12])
+                + ("…" if len(choices) > 12 else "")
+                + "]]"
+            )
         extras[i] = extra
-    return list(map(_LINE.__mod__, zip(roles, map(getitem, escaped, repeat(slice(80))), text_parts, map(runs.__getitem__, keys),
-                                       extras, element_ids, strict=True)))
+    return list(
+        map(
+            _LINE.__mod__,
+            zip(
+                roles,
+                map(getitem, escaped, repeat(slice(80))),
+                text_parts,
+                map(runs.__getitem__, keys),
+                extras,
+                element_ids,
+                strict=True,
+            ),
+        )
+    )
 
 
 _LINE = '- %s "%s"%s%s%s [ref=%s]'
@@ -194,7 +280,9 @@ def _line_costs(lines: list[str]) -> list[int]:
     """``estimate_tokens(line) + 1`` (its newline) for each line, with the ASCII case (most
     lines) computed in place: one call per line was a tenth of rendering a whole page."""
     return [
-        (len(line) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN + 1 if line.isascii() else estimate_tokens(line) + 1
+        (len(line) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN + 1
+        if line.isascii()
+        else estimate_tokens(line) + 1
         for line in lines
     ]
 
@@ -223,9 +311,14 @@ def render_text(
     """(text, number of nodes left out). ``elements``: the listed elements, or their columns."""
     columns = elements if isinstance(elements, ElementColumns) else element_columns(elements)
     if outline is None:
-        outline = [OutlineNode("element", 0, element=i, in_viewport=v) for i, v in enumerate(columns.in_viewport)]
+        outline = [
+            OutlineNode("element", 0, element=i, in_viewport=v)
+            for i, v in enumerate(columns.in_viewport)
+        ]
     nonce = secrets.token_hex(6)
-    header = [f"snapshot {snapshot_id}" + (f" (page version {page_version})" if page_version else "")]
+    header = [
+        f"snapshot {snapshot_id}" + (f" (page version {page_version})" if page_version else "")
+    ]
     opening = f"<<<page-content {nonce} (untrusted text from the page)>>>"
     closing = f"<<<end page-content {nonce}>>>"
     # The URL and title are page-controlled too (S8), so they sit inside the block.

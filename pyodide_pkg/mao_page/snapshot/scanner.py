@@ -41,12 +41,28 @@ _NATIVE_INTERACTIVE = frozenset({"button", "select", "textarea", "summary"})
 _NATIVE_CONTROLS = frozenset({"input", "select", "textarea", "button", "a", "summary"})
 # Tags is_interactive may accept by tag alone (with a type or href test).
 _MAYBE_INTERACTIVE_TAGS = _NATIVE_INTERACTIVE | {"input", "a", "area"}
-_SKIPPED_TAGS = frozenset({"html", "head", "body", "script", "style", "template", "noscript", "option", "optgroup", "label"})
+_SKIPPED_TAGS = frozenset(
+    {
+        "html",
+        "head",
+        "body",
+        "script",
+        "style",
+        "template",
+        "noscript",
+        "option",
+        "optgroup",
+        "label",
+    }
+)
 # range and color take a value through the native setter like text does (SPEC A1 fill).
-_NON_FILLABLE_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset", "image", "file"})
+_NON_FILLABLE_INPUTS = frozenset(
+    {"checkbox", "radio", "button", "submit", "reset", "image", "file"}
+)
 _CLIPPING = frozenset({"hidden", "clip"})
 _SCROLLING = frozenset({"auto", "scroll"})
-# Containers the text form indents (forms, dialogs, lists, tables, landmarks), as a reader sees them grouped.
+# Containers the text form indents (forms, dialogs, lists, tables, landmarks), as a reader sees them
+# grouped.
 CONTAINER_ROLES = frozenset(
     {
         "form", "dialog", "alertdialog", "list", "table", "grid", "treegrid", "navigation", "main",
@@ -154,13 +170,36 @@ class Geometry:
     """
 
     __slots__ = (
-        "_x", "_y", "_width", "_height", "_tags", "_parents", "_hidden", "_transparent", "_clip_in", "frame_of",
-        "frame_offsets", "_top", "_visible", "_in_view",
+        "_x",
+        "_y",
+        "_width",
+        "_height",
+        "_tags",
+        "_parents",
+        "_hidden",
+        "_transparent",
+        "_clip_in",
+        "frame_of",
+        "frame_offsets",
+        "_top",
+        "_visible",
+        "_in_view",
     )
 
-    def __init__(self, doc: DocumentIndex, scopes: list[list[Any]], frames: list[list[Any]], viewport: Viewport) -> None:
+    def __init__(
+        self,
+        doc: DocumentIndex,
+        scopes: list[list[Any]],
+        frames: list[list[Any]],
+        viewport: Viewport,
+    ) -> None:
         columns = doc.columns
-        self._x, self._y, self._width, self._height = columns[F.X], columns[F.Y], columns[F.WIDTH], columns[F.HEIGHT]
+        self._x, self._y, self._width, self._height = (
+            columns[F.X],
+            columns[F.Y],
+            columns[F.WIDTH],
+            columns[F.HEIGHT],
+        )
         tags, parents = self._tags, self._parents = doc.tags, doc.parents
         self._hidden = doc.hidden
         count = len(tags)
@@ -193,14 +232,26 @@ class Geometry:
                     frame_of[index] = frame
         opacity = columns[F.OPACITY]
         transparent = doc.subtree_flags(
-            list(compress(indexes, map((0.0).__ge__, opacity))) if count and min(opacity) <= 0 else []
+            list(compress(indexes, map((0.0).__ge__, opacity)))
+            if count and min(opacity) <= 0
+            else []
         )
         # Clips change only below an element with overflow other than visible and inside a
         # frame: elsewhere every row gets and hands on no clip at all, so only those subtrees
         # are visited (on most pages a small part of the rows).
-        clipping = [i for i in F.rows_without(columns[F.OVERFLOW], "visible") if tags[i] not in ("html", "body")]
-        spans = ascending_once([(seed, doc.end[seed]) for seed in clipping + F.rows_with(columns[F.FRAME], "same")])
-        positions, frame_kinds, overflows = columns[F.POSITION], columns[F.FRAME], columns[F.OVERFLOW]
+        clipping = [
+            i
+            for i in F.rows_without(columns[F.OVERFLOW], "visible")
+            if tags[i] not in ("html", "body")
+        ]
+        spans = ascending_once(
+            [(seed, doc.end[seed]) for seed in clipping + F.rows_with(columns[F.FRAME], "same")]
+        )
+        positions, frame_kinds, overflows = (
+            columns[F.POSITION],
+            columns[F.FRAME],
+            columns[F.OVERFLOW],
+        )
         for span in spans:
             for index in span:
                 frame = frame_of[index]
@@ -217,7 +268,12 @@ class Geometry:
                         inherited = flow[parent]
                     if frame and frame_kinds[parent] == "same":
                         fx, fy = offsets[frame]
-                        box = (fx, fy, fx + frames[frame][F.FRAME_WIDTH], fy + frames[frame][F.FRAME_HEIGHT])
+                        box = (
+                            fx,
+                            fy,
+                            fx + frames[frame][F.FRAME_WIDTH],
+                            fy + frames[frame][F.FRAME_HEIGHT],
+                        )
                         inherited = (inherited[0], _intersect(inherited[1], box))
                 clip_in[index] = inherited
                 own = inherited
@@ -250,8 +306,11 @@ class Geometry:
         if known is None:
             clip = self._clip_in[index][0]
             known = (
-                not self._hidden[index] and (not self._transparent[index] or self._drawn_by_wrapper(index))
-                and self._width[index] > 0 and self._height[index] > 0 and (clip is None or _overlaps(self.box(index), clip))
+                not self._hidden[index]
+                and (not self._transparent[index] or self._drawn_by_wrapper(index))
+                and self._width[index] > 0
+                and self._height[index] > 0
+                and (clip is None or _overlaps(self.box(index), clip))
             )
             self._visible[index] = known
         return known
@@ -265,7 +324,11 @@ class Geometry:
         for _ in range(3):
             if ancestor < 0 or self._hidden[ancestor]:
                 return False
-            if not self._transparent[ancestor] and self._width[ancestor] > 0 and self._height[ancestor] > 0:
+            if (
+                not self._transparent[ancestor]
+                and self._width[ancestor] > 0
+                and self._height[ancestor] > 0
+            ):
                 return True
             ancestor = self._parents[ancestor]
         return False
@@ -326,7 +389,9 @@ def scan(
 ) -> list[Element]:
     """The elements an agent may act on, in document order (pass the walk's ``scopes`` and
     ``frames`` tables so elements in frames get top-viewport rects and frame labels)."""
-    return scan_page(rows, viewport, include_offscreen=include_offscreen, scopes=scopes, frames=frames).elements
+    return scan_page(
+        rows, viewport, include_offscreen=include_offscreen, scopes=scopes, frames=frames
+    ).elements
 
 
 def scan_page(
@@ -372,7 +437,11 @@ def scan_page(
     candidates: list[int] = []
     in_control: dict[int, bool] = {}
     tags, frame_kinds, shadows, role_attributes, editable = (
-        columns[F.TAG], columns[F.FRAME], columns[F.SHADOW], columns[F.ROLE], columns[F.CONTENTEDITABLE]
+        columns[F.TAG],
+        columns[F.FRAME],
+        columns[F.SHADOW],
+        columns[F.ROLE],
+        columns[F.CONTENTEDITABLE],
     )
     explicit: dict[int, str] = {}  # explicit roles of the candidates that have a role attribute
     for index in sorted(possible):
@@ -404,8 +473,12 @@ def scan_page(
     # The wrappers that may collapse: no native tag, no role of their own, no placeholder.
     native_set = set(native)
     wrappers = {
-        i for i in candidates
-        if i not in native_set and not explicit.get(i) and not frame_kinds[i] and shadows[i] != "closed"
+        i
+        for i in candidates
+        if i not in native_set
+        and not explicit.get(i)
+        and not frame_kinds[i]
+        and shadows[i] != "closed"
     }
     # A wrapper's subtree is the rows after it up to its end (preorder): the native
     # candidates inside it are counted by two bisections of the (ascending) native rows.
@@ -444,12 +517,24 @@ def scan_page(
         boxes.append(box)
         in_views.append(in_viewport)
     elements = _describe(
-        doc, geometry, chosen, targets, controls, boxes, in_views, frame_labels, private, release_sensitive,
-        control_rows, fresh,
+        doc,
+        geometry,
+        chosen,
+        targets,
+        controls,
+        boxes,
+        in_views,
+        frame_labels,
+        private,
+        release_sensitive,
+        control_rows,
+        fresh,
     )
     result = Scan(elements=elements, frames=frame_labels)
     if outline:
-        result.outline = _outline(doc, geometry, listed, in_views, ignored, inert, include_offscreen)
+        result.outline = _outline(
+            doc, geometry, listed, in_views, ignored, inert, include_offscreen
+        )
     return result
 
 
@@ -463,10 +548,35 @@ def scan_page(
 # paragraphs stay text.
 
 _ITEM_CONTAINER_ROLES = frozenset({"listbox", "menu", "menubar", "tree"})
-_NOT_ITEM_TAGS = frozenset({
-    "p", "h1", "h2", "h3", "h4", "h5", "h6", "br", "hr", "img", "svg", "label", "option", "optgroup", "script", "style",
-    "template", "noscript", "input", "select", "textarea", "button", "a", "iframe", "frame",
-})
+_NOT_ITEM_TAGS = frozenset(
+    {
+        "p",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "br",
+        "hr",
+        "img",
+        "svg",
+        "label",
+        "option",
+        "optgroup",
+        "script",
+        "style",
+        "template",
+        "noscript",
+        "input",
+        "select",
+        "textarea",
+        "button",
+        "a",
+        "iframe",
+        "frame",
+    }
+)
 ITEM_TEXT_LIMIT = 80
 # A container whose appeared items are reached holds at most this many elements (a popup, a
 # suggestion list); mirrored by collect.js viewportKeep (ITEM_CONTAINER_ROWS).
@@ -476,7 +586,11 @@ MAX_ITEMS = 200
 
 
 def delegated_items(
-    doc: DocumentIndex, geometry: Geometry, controls: ControlRows, fresh: Sequence[bool] | None, ignored: list[bool],
+    doc: DocumentIndex,
+    geometry: Geometry,
+    controls: ControlRows,
+    fresh: Sequence[bool] | None,
+    ignored: list[bool],
     inert: list[bool],
 ) -> list[int]:
     """Rows to list as items (SPEC S9), ascending: the children of listbox / menu / tree
@@ -489,7 +603,12 @@ def delegated_items(
     text_content = doc.text_content
 
     def qualifies(row: int) -> bool:
-        if ignored[row] or inert[row] or tags[row] in _NOT_ITEM_TAGS or controls.count(row, end[row]):
+        if (
+            ignored[row]
+            or inert[row]
+            or tags[row] in _NOT_ITEM_TAGS
+            or controls.count(row, end[row])
+        ):
             return False
         if not geometry.visible(row):
             return False
@@ -504,7 +623,9 @@ def delegated_items(
         if "list" in present:
             for container in F.rows_with(roles, "list"):
                 if doc.subtree_rows(container) <= ITEM_CONTAINER_ROWS:
-                    groups.append([row for row in children[container] if fresh[row] and qualifies(row)])
+                    groups.append(
+                        [row for row in children[container] if fresh[row] and qualifies(row)]
+                    )
         groups.extend(_appeared_groups(doc, fresh, qualifies))
     chosen: set[int] = set()
     for group in groups:
@@ -512,7 +633,9 @@ def delegated_items(
             continue
         if len(group) > MAX_ITEMS_PER_CONTAINER:
             # The ones an agent can see first: a viewport-limited walk holds only those.
-            group = sorted(group, key=lambda row: not geometry.in_view(row))[:MAX_ITEMS_PER_CONTAINER]
+            group = sorted(group, key=lambda row: not geometry.in_view(row))[
+                :MAX_ITEMS_PER_CONTAINER
+            ]
         chosen.update(group)
     items = sorted(chosen)
     if len(items) > MAX_ITEMS:
@@ -524,7 +647,12 @@ def _appeared_groups(doc: DocumentIndex, fresh: Sequence[bool], qualifies: Any) 
     """Groups of two or more appeared same-tag siblings, block-level, inside a positioned
     subtree whose container is small, deepest first: a group's member holding a deeper
     group is a container, not an item."""
-    parents, positions, tags, displays = doc.parents, doc.columns[F.POSITION], doc.tags, doc.displays
+    parents, positions, tags, displays = (
+        doc.parents,
+        doc.columns[F.POSITION],
+        doc.tags,
+        doc.displays,
+    )
     by_parent: dict[int, list[int]] = {}
     for row in F.rows_with(fresh, True):
         parent = parents[row]
@@ -569,7 +697,9 @@ def _appeared_groups(doc: DocumentIndex, fresh: Sequence[bool], qualifies: Any) 
     return groups
 
 
-def _frame_labels(doc: DocumentIndex, frames: list[list[Any]], scopes: list[list[Any]]) -> list[str]:
+def _frame_labels(
+    doc: DocumentIndex, frames: list[list[Any]], scopes: list[list[Any]]
+) -> list[str]:
     labels = ["main"]
     for number, frame in enumerate(frames[1:], start=1):
         owner = frame[F.FRAME_OWNER]
@@ -601,9 +731,18 @@ def _picker(indexes: list[int]) -> Any:
 
 
 def _describe(
-    doc: DocumentIndex, geometry: Geometry, chosen: list[int], targets: list[int], controls: list[int | None],
-    boxes: list[Box], in_views: list[bool], frame_labels: list[str], private: list[bool], release_sensitive: bool,
-    control_rows: ControlRows, fresh: Sequence[bool] | None,
+    doc: DocumentIndex,
+    geometry: Geometry,
+    chosen: list[int],
+    targets: list[int],
+    controls: list[int | None],
+    boxes: list[Box],
+    in_views: list[bool],
+    frame_labels: list[str],
+    private: list[bool],
+    release_sensitive: bool,
+    control_rows: ControlRows,
+    fresh: Sequence[bool] | None,
 ) -> list[Element]:
     """The listed elements: ``chosen[k]`` is the row of element k, ``targets[k]`` the row
     acted on (a custom checkbox: its label, ``controls[k]`` the real input), ``boxes[k]`` the
@@ -620,7 +759,12 @@ def _describe(
     tags = pick(doc.tags)
     roles = pick(doc.roles)
     roles = tuple(map(_GENERIC.get, roles, roles))
-    input_types, element_ids, names, placeholders = pick(c[F.TYPE]), pick(c[F.ID]), pick(c[F.NAME]), pick(c[F.PLACEHOLDER])
+    input_types, element_ids, names, placeholders = (
+        pick(c[F.TYPE]),
+        pick(c[F.ID]),
+        pick(c[F.NAME]),
+        pick(c[F.PLACEHOLDER]),
+    )
     # The fields decided one by one, per element in field order: kind, type, label,
     # label_source, text, value, options, checked, expanded, sensitive, form, description,
     # opaque.
@@ -634,46 +778,142 @@ def _describe(
         for form in set(forms) if form >= 0
     }
     for (
-        index, control, (label, source), tag, role, input_type, element_id, name, placeholder, frame_kind, shadow,
-        editable, is_password, autocomplete, options_fact, multiple, current_value, aria_value, checked_state,
-        aria_checked, aria_expanded, form, describedby, is_private, class_state,
+        index,
+        control,
+        (label, source),
+        tag,
+        role,
+        input_type,
+        element_id,
+        name,
+        placeholder,
+        frame_kind,
+        shadow,
+        editable,
+        is_password,
+        autocomplete,
+        options_fact,
+        multiple,
+        current_value,
+        aria_value,
+        checked_state,
+        aria_checked,
+        aria_expanded,
+        form,
+        describedby,
+        is_private,
+        class_state,
     ) in zip(
-        chosen, controls, accessible_names(doc, chosen), tags, roles, input_types, element_ids, names, placeholders, pick(c[F.FRAME]),
-        pick(c[F.SHADOW]), pick(c[F.CONTENTEDITABLE]), pick(c[F.IS_PASSWORD]), pick(c[F.AUTOCOMPLETE]),
-        pick(c[F.OPTIONS]), pick(c[F.MULTIPLE]), pick(c[F.VALUE]), pick(c[F.ARIA_VALUE]), pick(c[F.CHECKED]),
-        pick(c[F.ARIA_CHECKED]), pick(c[F.ARIA_EXPANDED]), forms, pick(c[F.ARIA_DESCRIBEDBY]), pick(private),
-        pick(c[F.CLASS_STATE]), strict=True,
+        chosen,
+        controls,
+        accessible_names(doc, chosen),
+        tags,
+        roles,
+        input_types,
+        element_ids,
+        names,
+        placeholders,
+        pick(c[F.FRAME]),
+        pick(c[F.SHADOW]),
+        pick(c[F.CONTENTEDITABLE]),
+        pick(c[F.IS_PASSWORD]),
+        pick(c[F.AUTOCOMPLETE]),
+        pick(c[F.OPTIONS]),
+        pick(c[F.MULTIPLE]),
+        pick(c[F.VALUE]),
+        pick(c[F.ARIA_VALUE]),
+        pick(c[F.CHECKED]),
+        pick(c[F.ARIA_CHECKED]),
+        pick(c[F.ARIA_EXPANDED]),
+        forms,
+        pick(c[F.ARIA_DESCRIBEDBY]),
+        pick(private),
+        pick(c[F.CLASS_STATE]),
+        strict=True,
     ):
         if (
-            source == "content" and role in _PLAIN_ROLES and tag in _PLAIN_TAGS and control is None and checked_state < 0
-            and not (editable or aria_value or aria_checked or aria_expanded or describedby or frame_kind or shadow)
+            source == "content"
+            and role in _PLAIN_ROLES
+            and tag in _PLAIN_TAGS
+            and control is None
+            and checked_state < 0
+            and not (
+                editable
+                or aria_value
+                or aria_checked
+                or aria_expanded
+                or describedby
+                or frame_kind
+                or shadow
+            )
         ):
             # A link or button named from its content with no states (most listed elements):
             # the fields as the steps below decide them (kind: its role; no value, text,
             # checked, expanded, sensitivity or description), without their tests.
-            decided.append((
-                role, input_type if tag == "button" else "", label, source, "", None, (), None, None, False,
-                form_owners.get(form), "", "",
-            ))
+            decided.append(
+                (
+                    role,
+                    input_type if tag == "button" else "",
+                    label,
+                    source,
+                    "",
+                    None,
+                    (),
+                    None,
+                    None,
+                    False,
+                    form_owners.get(form),
+                    "",
+                    "",
+                )
+            )
             continue
-        opaque = "cross_origin_frame" if frame_kind == "cross" else "closed_shadow_root" if shadow == "closed" else ""
+        opaque = (
+            "cross_origin_frame"
+            if frame_kind == "cross"
+            else "closed_shadow_root"
+            if shadow == "closed"
+            else ""
+        )
         if control is not None:
             label, source = element_label(index, doc, hidden_ok=True, controls=control_rows)
         elif not label and not opaque:
             label, source = _unnamed_label(index, doc, control_rows)
         elif source == "placeholder":
             label, source = _placeholder_or_row_label(index, doc, control_rows, label)
-        sensitive = bool(is_password) or (
-            (tag in FIELD_TAGS or editable)
-            and is_sensitive_field(label, is_password, tag, editable, autocomplete, name, element_id, placeholder, input_type)
-        )  # the call only for fields: is_sensitive_field is False for the rest (most listed elements)
+        sensitive = (
+            bool(is_password)
+            or (
+                (tag in FIELD_TAGS or editable)
+                and is_sensitive_field(
+                    label,
+                    is_password,
+                    tag,
+                    editable,
+                    autocomplete,
+                    name,
+                    element_id,
+                    placeholder,
+                    input_type,
+                )
+            )
+        )  # only for fields: is_sensitive_field is False for the rest (most listed elements)
         value: str | bool | list[str] | None
         options: tuple[tuple[str, str, bool, bool], ...] = ()
         if tag == "select":
-            options = tuple((str(o[0]), str(o[1]), bool(o[2]), bool(o[3])) for o in options_fact or ())
+            options = tuple(
+                (str(o[0]), str(o[1]), bool(o[2]), bool(o[3])) for o in options_fact or ()
+            )
             selected_values = [o[0] for o in options if o[2]]
             value = selected_values if multiple else (selected_values[0] if selected_values else "")
-        elif tag in ("input", "textarea") and input_type not in ("checkbox", "radio", "submit", "button", "reset", "image"):
+        elif tag in ("input", "textarea") and input_type not in (
+            "checkbox",
+            "radio",
+            "submit",
+            "button",
+            "reset",
+            "image",
+        ):
             value = current_value
         elif editable:
             value = doc.text_content(index, limit=TEXT_LIMIT)
@@ -695,33 +935,56 @@ def _describe(
         elif role in ("checkbox", "switch", "radio", "menuitemcheckbox", "menuitemradio"):
             checked = False  # ARIA: an absent aria-checked on these roles means false
         text = ""
-        if tag not in ("input", "select", "textarea") and not (sensitive or is_private) and not opaque and source not in ("content", "text"):
+        if (
+            tag not in ("input", "select", "textarea")
+            and not (sensitive or is_private)
+            and not opaque
+            and source not in ("content", "text")
+        ):
             # A name from content is the text already; other names get the text beside them.
             text = doc.text_content(index, limit=TEXT_LIMIT)
         if opaque:
-            text = "cross-origin frame: its content cannot be read" if opaque == "cross_origin_frame" else "closed shadow root: its content cannot be read"
+            text = (
+                "cross-origin frame: its content cannot be read"
+                if opaque == "cross_origin_frame"
+                else "closed shadow root: its content cannot be read"
+            )
         expanded = _BOOL_ATTR.get(aria_expanded)
         parent = parents[index]
         if expanded is None and tag == "summary" and parent >= 0 and all_tags[parent] == "details":
             expanded = bool(opened[parent])
-        decided.append((
-            "opaque" if opaque else kind_of(role, tag),  # kind
-            (input_type if tag in ("input", "button") else "") or ("text" if tag == "input" else ""),  # type
-            label,  # label
-            source,  # label_source
-            text if text != label else "",  # text
-            value,  # value
-            options,  # options
-            checked,  # checked
-            expanded,  # expanded
-            sensitive,  # sensitive
-            form_owners.get(form),  # form
-            accessible_description(doc, index) if describedby else "",  # description
-            opaque,  # opaque
-        ))
+        decided.append(
+            (
+                "opaque" if opaque else kind_of(role, tag),  # kind
+                (input_type if tag in ("input", "button") else "")
+                or ("text" if tag == "input" else ""),  # type
+                label,  # label
+                source,  # label_source
+                text if text != label else "",  # text
+                value,  # value
+                options,  # options
+                checked,  # checked
+                expanded,  # expanded
+                sensitive,  # sensitive
+                form_owners.get(form),  # form
+                accessible_description(doc, index) if describedby else "",  # description
+                opaque,  # opaque
+            )
+        )
     (
-        kinds, types, labels, sources, texts, values, option_lists, checked_states, expanded_states, sensitive_flags,
-        owners, descriptions, opaques,
+        kinds,
+        types,
+        labels,
+        sources,
+        texts,
+        values,
+        option_lists,
+        checked_states,
+        expanded_states,
+        sensitive_flags,
+        owners,
+        descriptions,
+        opaques,
     ) = zip(*decided, strict=True)
     count = len(chosen)
     # Rects (x, y, width, height) rounded to 0.1 px. round(v, 1) is correctly rounded through
@@ -733,7 +996,13 @@ def _describe(
     widths, heights = list(map(sub, rights, lefts)), list(map(sub, bottoms, tops))
     rounding = {value: round(value, 1) for value in {*lefts, *tops, *widths, *heights} if value}
     get = rounding.get
-    rects = zip(map(get, lefts, lefts), map(get, tops, tops), map(get, widths, widths), map(get, heights, heights), strict=True)
+    rects = zip(
+        map(get, lefts, lefts),
+        map(get, tops, tops),
+        map(get, widths, widths),
+        map(get, heights, heights),
+        strict=True,
+    )
     frame_label = dict(enumerate(frame_labels))
     aria_invalid, user_invalid = pick(c[F.ARIA_INVALID]), pick(c[F.USER_INVALID])
     # Every field of the elements, a column each (by name, so the model may add or move fields).
@@ -814,7 +1083,9 @@ def element_label(
     return named if named[0] else _unnamed_label(index, doc, controls)
 
 
-def _placeholder_or_row_label(index: int, doc: DocumentIndex, controls: ControlRows | None, placeholder: str) -> tuple[str, str]:
+def _placeholder_or_row_label(
+    index: int, doc: DocumentIndex, controls: ControlRows | None, placeholder: str
+) -> tuple[str, str]:
     """A field named only by its placeholder (the last accname step) is labelled by its
     field container's label when it has one: "City" of the form row, not the library's
     "Please select" hint, which stays the element's ``placeholder``."""
@@ -835,7 +1106,9 @@ def _unnamed_label(index: int, doc: DocumentIndex, controls: ControlRows | None)
         return "", ""
     if controls is None:
         controls = control_rows(doc)
-    label = stepper_label(index, doc, controls, lambda row: element_label(row, doc, controls=controls)[0])
+    label = stepper_label(
+        index, doc, controls, lambda row: element_label(row, doc, controls=controls)[0]
+    )
     if label:
         return label, "stepper"
     label = replaced_control_label(index, doc, controls)
@@ -856,17 +1129,26 @@ def control_rows(doc: DocumentIndex) -> ControlRows:
     fallbacks of an element named outside a scan (a few rows: its subtree and labels)."""
     roles = doc.columns[F.ROLE]
     rows = doc.rows
-    return ControlRows([
-        i for i in range(len(rows)) if is_interactive(i, explicit_role(rows[i]) if roles[i] else "", doc)
-    ])
+    return ControlRows(
+        [
+            i
+            for i in range(len(rows))
+            if is_interactive(i, explicit_role(rows[i]) if roles[i] else "", doc)
+        ]
+    )
 
 
 # -- outline for the text form ---------------------------------------------------------------
 
 
 def _outline(
-    doc: DocumentIndex, geometry: Geometry, listed: dict[int, int], in_views: list[bool], ignored: list[bool],
-    inert: list[bool], include_offscreen: bool,
+    doc: DocumentIndex,
+    geometry: Geometry,
+    listed: dict[int, int],
+    in_views: list[bool],
+    ignored: list[bool],
+    inert: list[bool],
+    include_offscreen: bool,
 ) -> list[OutlineNode]:
     """Containers, headings, short text lines and elements in document order, indented.
     ``listed`` maps the listed rows to their positions in the scan's elements, ``in_views``
@@ -876,8 +1158,18 @@ def _outline(
     a heading is already in its name and is not repeated.
     """
     # Hot loops (every row of a whole-page scan): the columns and methods in locals.
-    columns, parents, tags, displays, text_parts = doc.columns, doc.parents, doc.tags, doc.displays, doc.text_parts
-    widths, aria_labels, labelledby = columns[F.WIDTH], columns[F.ARIA_LABEL], columns[F.ARIA_LABELLEDBY]
+    columns, parents, tags, displays, text_parts = (
+        doc.columns,
+        doc.parents,
+        doc.tags,
+        doc.displays,
+        doc.text_parts,
+    )
+    widths, aria_labels, labelledby = (
+        columns[F.WIDTH],
+        columns[F.ARIA_LABEL],
+        columns[F.ARIA_LABELLEDBY],
+    )
     count = len(tags)
     end = doc.end
     holds_listed = [False] * count
@@ -895,7 +1187,9 @@ def _outline(
     roles, visible, in_view = doc.roles, geometry.visible, geometry.in_view
     # Rows not shown for any of four reasons, in one list: most pages have none of all but
     # the hidden rows, and then no list is built.
-    flag_lists = [flags for flags in (hidden, aria_hidden, ignored, inert) if True in flags] or [hidden]
+    flag_lists = [flags for flags in (hidden, aria_hidden, ignored, inert) if True in flags] or [
+        hidden
+    ]
     excluded = flag_lists[0]
     for flags in flag_lists[1:]:
         excluded = list(map(or_, excluded, flags))
@@ -905,7 +1199,10 @@ def _outline(
         while stack and index > stack[-1][0]:
             stack.pop()
         if (
-            excluded[index] or tags[index] in _NO_OUTLINE_TAGS or not holds_listed[index] and (index <= consumed_until or widths[index] <= 0 and displays[index] != "contents")
+            excluded[index]
+            or tags[index] in _NO_OUTLINE_TAGS
+            or not holds_listed[index]
+            and (index <= consumed_until or widths[index] <= 0 and displays[index] != "contents")
         ):
             # Not shown, or its text is already on a line above (or it has no box) and
             # nothing listed is inside.
@@ -913,7 +1210,9 @@ def _outline(
             continue
         position = listed.get(index)
         if position is not None:
-            nodes.append(OutlineNode("element", len(stack), "", "", position, in_views[position], 0))
+            nodes.append(
+                OutlineNode("element", len(stack), "", "", position, in_views[position], 0)
+            )
             last = end[index]
             if last == index:  # a leaf (most listed elements): on to the next row
                 consumed_until = max(consumed_until, index)
@@ -932,18 +1231,35 @@ def _outline(
                     name = accessible_name(doc, index)[0]
                     if name:
                         level = heading_level(tags[index], columns[F.ARIA_LEVEL][index])
-                        nodes.append(OutlineNode("heading", len(stack), "heading", _clip_text(name, view), -1, view, level))
+                        nodes.append(
+                            OutlineNode(
+                                "heading",
+                                len(stack),
+                                "heading",
+                                _clip_text(name, view),
+                                -1,
+                                view,
+                                level,
+                            )
+                        )
                         stack.append((end[index], len(nodes) - 1))
             consumed_until = max(consumed_until, end[index])
             index = _next_holding(holds_listed, index, end[index])
             continue
         if role in CONTAINER_ROLES and (
-            role not in _NAMED_ONLY_CONTAINERS or aria_labels[index] or labelledby[index] or tags[index] == "fieldset"
+            role not in _NAMED_ONLY_CONTAINERS
+            or aria_labels[index]
+            or labelledby[index]
+            or tags[index] == "fieldset"
         ):
             named = role not in ("list", "table", "grid") or aria_labels[index] or labelledby[index]
             name = accessible_name(doc, index)[0] if named else ""
             containers.append(len(nodes))
-            nodes.append(OutlineNode("container", len(stack), role, _clip_text(name, True), -1, in_view(index), 0))
+            nodes.append(
+                OutlineNode(
+                    "container", len(stack), role, _clip_text(name, True), -1, in_view(index), 0
+                )
+            )
             stack.append((end[index], len(nodes) - 1))
             index += 1
             continue
@@ -951,21 +1267,38 @@ def _outline(
             index += 1
             continue
         parts, kids = text_parts[index], children[index]
-        first = kids[0] if kids and not owned and (not parts or parts[0] > 0) else -1  # the first content, an element
-        if (parts or kids) and not (
-            # The block's content starts with a listed element, a heading or a block (a list
-            # item holding a link, a cell holding a button, a table body): _block_text would
-            # stop there at once with no text, so the block gets no line and is not asked for
-            # (hundreds of rows on a whole page). A row's cell is read, though.
-            first >= 0 and not hidden[first] and not aria_hidden[first] and tags[first] not in _NO_TEXT_TAGS
-            and (first in listed or not (displays[first] == "table-cell" and (displays[index] == "table-row" or role == "row"))
-                 and (displays[first] not in _INLINE_DISPLAYS or roles[first] == "heading"))
-        ) and visible(index):
+        first = (
+            kids[0] if kids and not owned and (not parts or parts[0] > 0) else -1
+        )  # the first content, an element
+        if (
+            (parts or kids)
+            and not (
+                # The block's content starts with a listed element, a heading or a block (a list
+                # item holding a link, a cell holding a button, a table body): _block_text would
+                # stop there at once with no text, so the block gets no line and is not asked for
+                # (hundreds of rows on a whole page). A row's cell is read, though.
+                first >= 0
+                and not hidden[first]
+                and not aria_hidden[first]
+                and tags[first] not in _NO_TEXT_TAGS
+                and (
+                    first in listed
+                    or not (
+                        displays[first] == "table-cell"
+                        and (displays[index] == "table-row" or role == "row")
+                    )
+                    and (displays[first] not in _INLINE_DISPLAYS or roles[first] == "heading")
+                )
+            )
+            and visible(index)
+        ):
             view = in_view(index)
             if include_offscreen or view:
                 text, last = _block_text(doc, index, listed, end, holds_listed)
                 if text:
-                    nodes.append(OutlineNode("text", len(stack), "", _clip_text(text, view), -1, view, 0))
+                    nodes.append(
+                        OutlineNode("text", len(stack), "", _clip_text(text, view), -1, view, 0)
+                    )
                     consumed_until = max(consumed_until, last)
                     # The rows it read (up to `last`, all inside it): on to the next one
                     # holding something listed (the rows before it would be passed over).
@@ -975,9 +1308,13 @@ def _outline(
     # Drop containers that ended up empty (their children are the nodes deeper right after).
     last = len(nodes) - 1
     empty = {
-        position for position in containers if position == last or nodes[position + 1].depth <= nodes[position].depth
+        position
+        for position in containers
+        if position == last or nodes[position + 1].depth <= nodes[position].depth
     }
-    return [node for position, node in enumerate(nodes) if position not in empty] if empty else nodes
+    return (
+        [node for position, node in enumerate(nodes) if position not in empty] if empty else nodes
+    )
 
 
 def _next_holding(holds_listed: list[bool], index: int, last: int) -> int:
@@ -997,7 +1334,9 @@ def _clip_text(text: str, in_viewport: bool) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _block_text(doc: DocumentIndex, index: int, listed: dict[int, int], end: list[int], holds_listed: list[bool]) -> tuple[str, int]:
+def _block_text(
+    doc: DocumentIndex, index: int, listed: dict[int, int], end: list[int], holds_listed: list[bool]
+) -> tuple[str, int]:
     """Text of a block made of its text nodes and inline descendants (table rows: their
     cells, joined with ' | '). Returns the text and the last row consumed; stops before a
     nested block, heading or listed element, which get their own lines."""

@@ -73,7 +73,12 @@ class Refs(Mapping[str, ElementEntry]):
     def add_entries(self, entries: list[ElementEntry]) -> None:
         self._given.update(zip(map(_entry_id, entries), entries, strict=True))
 
-    def add_records(self, element_ids: list[str], make: Callable[[str, int], ElementEntry], handles: list[Handle]) -> None:
+    def add_records(
+        self,
+        element_ids: list[str],
+        make: Callable[[str, int], ElementEntry],
+        handles: list[Handle],
+    ) -> None:
         """Refs whose entries ``make(element_id, position)`` builds when first asked for;
         ``handles``: every handle those entries hold."""
         if self._make is not None:
@@ -155,13 +160,21 @@ def _new_ids(prefix: str, count: int, taken: set[str] | dict[str, Any]) -> list[
 
 
 class SnapshotStore:
-    def __init__(self, *, clock: Callable[[], float] = time.monotonic, max_snapshots: int = MAX_SNAPSHOTS, ttl_s: float = SNAPSHOT_TTL_S) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        max_snapshots: int = MAX_SNAPSHOTS,
+        ttl_s: float = SNAPSHOT_TTL_S,
+    ) -> None:
         self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._clock = clock
         self._max = max_snapshots
         self._ttl = ttl_s
 
-    def create(self, *, page_version: str, navigation_epoch: int, url: str, title: str, mutations: int) -> Snapshot:
+    def create(
+        self, *, page_version: str, navigation_epoch: int, url: str, title: str, mutations: int
+    ) -> Snapshot:
         self._expire()
         snapshot = Snapshot(
             snapshot_id=_new_ids("s", 1, self._snapshots)[0],
@@ -183,7 +196,13 @@ class SnapshotStore:
         """New refs in ``snapshot``, one per tuple of ``ElementEntry``'s fields after the id
         (in its order; trailing ones may be left to their defaults); returns the ids in order."""
         ids = SnapshotStore.new_ids(snapshot, len(refs))
-        SnapshotStore.add_entries(snapshot, [ElementEntry(element_id, *fields) for element_id, fields in zip(ids, refs, strict=True)])
+        SnapshotStore.add_entries(
+            snapshot,
+            [
+                ElementEntry(element_id, *fields)
+                for element_id, fields in zip(ids, refs, strict=True)
+            ],
+        )
         return ids
 
     @staticmethod
@@ -217,5 +236,7 @@ class SnapshotStore:
 
     def _expire(self) -> None:
         now = self._clock()
-        for snapshot_id in [s.snapshot_id for s in self._snapshots.values() if now - s.created > self._ttl]:
+        for snapshot_id in [
+            s.snapshot_id for s in self._snapshots.values() if now - s.created > self._ttl
+        ]:
             self._snapshots.pop(snapshot_id).release()

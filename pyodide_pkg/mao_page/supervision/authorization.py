@@ -31,8 +31,19 @@ STORAGE_PREFIX = "mao-embed.grant."
 
 # Every action an agent can ask for. ``observe`` and ``wait`` only read the page and are
 # never confirmed, but they are still in the scope so a host can switch them off too.
-ACTIONS: tuple[str, ...] = ("scroll", "focus", "hover", "fill", "select", "check", "uncheck", "click", "keyboard", "wait",
-                            "observe")
+ACTIONS: tuple[str, ...] = (
+    "scroll",
+    "focus",
+    "hover",
+    "fill",
+    "select",
+    "check",
+    "uncheck",
+    "click",
+    "keyboard",
+    "wait",
+    "observe",
+)
 READ_ONLY_ACTIONS = frozenset({"observe", "wait"})
 
 
@@ -103,11 +114,18 @@ def parse_host_policy(raw: dict[str, Any] | None) -> HostPolicy:
             raise OptionsError(f"authorization.actions has unknown actions: {', '.join(bad)}")
         actions = frozenset(listed)
     policy_version = raw.get("policyVersion", "1")
-    if not isinstance(policy_version, (str, int)) or isinstance(policy_version, bool) or not str(policy_version) or len(str(policy_version)) > 64:
+    if (
+        not isinstance(policy_version, (str, int))
+        or isinstance(policy_version, bool)
+        or not str(policy_version)
+        or len(str(policy_version)) > 64
+    ):
         raise OptionsError("authorization.policyVersion must be a short string")
     timeout = raw.get("confirmationTimeoutMs", 60_000)
     if not isinstance(timeout, int) or isinstance(timeout, bool) or not 1_000 <= timeout <= 600_000:
-        raise OptionsError("authorization.confirmationTimeoutMs must be an integer from 1000 to 600000")
+        raise OptionsError(
+            "authorization.confirmationTimeoutMs must be an integer from 1000 to 600000"
+        )
     return HostPolicy(level, actions, str(policy_version), timeout)
 
 
@@ -123,8 +141,24 @@ class GrantKey:
     policy_version: str
 
     @classmethod
-    def of(cls, *, server_url: str, user_id: str, origin: str, agent_id: str, actions: Iterable[str], policy_version: str) -> GrantKey:
-        return cls(server_url.rstrip("/"), user_id, origin, agent_id, tuple(sorted(set(actions))), policy_version)
+    def of(
+        cls,
+        *,
+        server_url: str,
+        user_id: str,
+        origin: str,
+        agent_id: str,
+        actions: Iterable[str],
+        policy_version: str,
+    ) -> GrantKey:
+        return cls(
+            server_url.rstrip("/"),
+            user_id,
+            origin,
+            agent_id,
+            tuple(sorted(set(actions))),
+            policy_version,
+        )
 
     def fields(self) -> dict[str, Any]:
         return {
@@ -139,15 +173,24 @@ class GrantKey:
     def storage_key(self) -> str:
         """``mao-embed.grant.<sha256 of the canonical key fields, 32 hex>``: bounded length,
         and the user id does not appear in the key list of the page's storage."""
-        canonical = json.dumps([STORAGE_VERSION, *self.fields().values()], separators=(",", ":"), ensure_ascii=False)
+        canonical = json.dumps(
+            [STORAGE_VERSION, *self.fields().values()], separators=(",", ":"), ensure_ascii=False
+        )
         return STORAGE_PREFIX + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
 
 
-_RECORD_FIELDS = frozenset({"v", "level", "serverUrl", "user", "origin", "agentId", "scope", "policyVersion", "grantedAt"})
+_RECORD_FIELDS = frozenset(
+    {"v", "level", "serverUrl", "user", "origin", "agentId", "scope", "policyVersion", "grantedAt"}
+)
 
 
 def encode_grant(key: GrantKey, granted_at_ms: float) -> str:
-    record = {"v": STORAGE_VERSION, "level": Level.FULL.value, **key.fields(), "grantedAt": round(granted_at_ms)}
+    record = {
+        "v": STORAGE_VERSION,
+        "level": Level.FULL.value,
+        **key.fields(),
+        "grantedAt": round(granted_at_ms),
+    }
     assert set(record) == _RECORD_FIELDS  # nothing else (a token above all) is ever stored
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
@@ -210,8 +253,14 @@ class AuthorizationCenter:
     revocation in another tab of the same origin takes effect here too.
     """
 
-    def __init__(self, store: GrantStore, policy: HostPolicy, *, on_change: Callable[[LevelChange], None] = lambda change: None,
-                 clock: Callable[[], float] = lambda: time.time() * 1000) -> None:
+    def __init__(
+        self,
+        store: GrantStore,
+        policy: HostPolicy,
+        *,
+        on_change: Callable[[LevelChange], None] = lambda change: None,
+        clock: Callable[[], float] = lambda: time.time() * 1000,
+    ) -> None:
         self._store = store
         self.policy = policy
         self._on_change = on_change
@@ -232,7 +281,9 @@ class AuthorizationCenter:
     def in_scope(self, action: str) -> bool:
         return action in self.policy.actions
 
-    def decide(self, action: str, *, task_id: str | None, require_confirmation: bool = False) -> Decision:
+    def decide(
+        self, action: str, *, task_id: str | None, require_confirmation: bool = False
+    ) -> Decision:
         if not self.in_scope(action):
             return Decision.DENY
         if action in READ_ONLY_ACTIONS:

@@ -39,7 +39,8 @@ _TEXTS: dict[str, dict[str, str]] = {
         "action.wait": "Wait",
         "action.observe": "Observe",
         "action.screenshot_unmasked": "Send a screenshot with sensitive fields visible",
-        "action.snapshot_unmasked": "Send the values of sensitive fields (passwords, card data, codes)",
+        "action.snapshot_unmasked": "Send the values of sensitive fields (passwords, card data, "
+        "codes)",
         "card.title": "The assistant wants to act on this page",
         "card.target.page": "the page",
         "card.value": "Value",
@@ -55,11 +56,15 @@ _TEXTS: dict[str, dict[str, str]] = {
         "log.no_effect": "done, nothing changed",
         "log.pending": "running",
         "chat.not_connected": "Not connected to the server; the message was not sent.",
-        "chat.not_configured": "No model is configured on the server, so the assistant cannot answer here. An agent can still use the page tools through the API.",
+        "chat.not_configured": "No model is configured on the server, so the assistant cannot "
+        "answer here. An agent can still use the page tools through the "
+        "API.",
         "chat.tool_started": "Using {tool}",
         "chat.tool_finished": "{tool}: {outcome}",
-        "notice.takeover": "You used the page, so the assistant paused. Press Resume to let it continue.",
-        "notice.stopped": "Stopped. The assistant cannot act until you press Resume or send a message.",
+        "notice.takeover": "You used the page, so the assistant paused. Press Resume to let it "
+        "continue.",
+        "notice.stopped": "Stopped. The assistant cannot act until you press Resume or send a "
+        "message.",
         "notice.revoked": "Authorization revoked.",
         "notice.level": "Authorization level: {level}.",
         "notice.task_ended": "The task ended; authorization is back to asking each time.",
@@ -105,7 +110,9 @@ _TEXTS: dict[str, dict[str, str]] = {
         "log.no_effect": "完成，页面无变化",
         "log.pending": "进行中",
         "chat.not_connected": "未连接到服务器，消息未发送。",
-        "chat.not_configured": "服务器未配置模型，助手无法在此回复。Agent 仍可通过 API 使用页面工具。",
+        "chat.not_configured": (
+            "服务器未配置模型，助手无法在此回复。Agent 仍可通过 API 使用页面工具。"
+        ),
         "chat.tool_started": "正在使用 {tool}",
         "chat.tool_finished": "{tool}：{outcome}",
         "notice.takeover": "你操作了页面，助手已暂停。点击“继续”让它继续。",

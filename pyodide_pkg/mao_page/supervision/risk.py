@@ -62,13 +62,16 @@ LOW = Risk()
 # Word boundaries for English so "Payment" matches "pay"-words but "PayPal" and "display" do
 # not; Chinese has no word boundaries, the phrases are matched as they are.
 _DESTRUCTIVE = re.compile(
-    r"\b(delete|deleting|remove|removing|erase|destroy|discard|purge|wipe|clear all|empty (the )?(trash|cart|bin)"
-    r"|close (my )?account|cancel (my )?(account|subscription|order)|unsubscribe|revoke|terminate|deactivate)\b"
+    r"\b(delete|deleting|remove|removing|erase|destroy|discard|purge|wipe|clear all|empty (the "
+    r")?(trash|cart|bin)"
+    r"|close (my )?account|cancel (my "
+    r")?(account|subscription|order)|unsubscribe|revoke|terminate|deactivate)\b"
     r"|删除|移除|清空|销毁|注销|撤销|作废|解绑|取消订单|取消订阅",
     re.IGNORECASE,
 )
 _PAYMENT = re.compile(
-    r"\b(pay|pay now|payment|purchase|buy|buy now|checkout|check out|place (the )?order|submit order|confirm order"
+    r"\b(pay|pay now|payment|purchase|buy|buy now|checkout|check out|place (the )?order|submit "
+    r"order|confirm order"
     r"|transfer|send money|wire|withdraw|refund|donate|subscribe|top up|recharge)\b"
     r"|支付|付款|转账|汇款|提现|充值|购买|下单|提交订单|确认订单|结算|退款|打款",
     re.IGNORECASE,
@@ -81,7 +84,9 @@ _SUBMIT_TYPES = frozenset({"submit", "image"})
 _ENTER_ACTIVATES_TAGS = frozenset({"button", "a", "summary"})
 _ENTER_ACTIVATES_ROLES = frozenset({"button", "link", "menuitem", "tab", "option"})
 _SPACE_ACTIVATES_INPUTS = frozenset({"checkbox", "radio", "button", "submit", "reset"})
-_SPACE_ACTIVATES_ROLES = frozenset({"button", "checkbox", "switch", "radio", "menuitem", "tab", "option"})
+_SPACE_ACTIVATES_ROLES = frozenset(
+    {"button", "checkbox", "switch", "radio", "menuitem", "tab", "option"}
+)
 
 
 def _origin(url: str) -> str:
@@ -101,20 +106,35 @@ def _pressed(key: str, text: str) -> frozenset[str]:
     (each types as that key, keyboard.text_keys)."""
     if key:
         last = key.split("+")[-1]
-        return frozenset({"Enter"} if last in ("Enter", "Return") else {" "} if last in (" ", "Space", "Spacebar") else set())
-    return frozenset(({"Enter"} if "\n" in text or "\r" in text else set()) | ({" "} if " " in text else set()))
+        return frozenset(
+            {"Enter"}
+            if last in ("Enter", "Return")
+            else {" "}
+            if last in (" ", "Space", "Spacebar")
+            else set()
+        )
+    return frozenset(
+        ({"Enter"} if "\n" in text or "\r" in text else set()) | ({" "} if " " in text else set())
+    )
 
 
 def _activated_by(target: Target, pressed: frozenset[str]) -> bool:
-    if "Enter" in pressed and (target.tag in _ENTER_ACTIVATES_TAGS or target.role in _ENTER_ACTIVATES_ROLES):
+    if "Enter" in pressed and (
+        target.tag in _ENTER_ACTIVATES_TAGS or target.role in _ENTER_ACTIVATES_ROLES
+    ):
         return True
-    if " " in pressed and (target.tag in ("button", "summary") or (target.tag == "input" and target.type in _SPACE_ACTIVATES_INPUTS)
-                           or target.role in _SPACE_ACTIVATES_ROLES):
+    if " " in pressed and (
+        target.tag in ("button", "summary")
+        or (target.tag == "input" and target.type in _SPACE_ACTIVATES_INPUTS)
+        or target.role in _SPACE_ACTIVATES_ROLES
+    ):
         return True
     return False
 
 
-def classify(action: str, target: Target | None, *, page_origin: str, key: str = "", text: str = "") -> Risk:
+def classify(
+    action: str, target: Target | None, *, page_origin: str, key: str = "", text: str = ""
+) -> Risk:
     """The risk of running ``action`` on ``target`` (None for page-level actions).
 
     ``key`` and ``text`` are those of a ``keyboard`` action: Enter in a text field of a form
@@ -131,7 +151,9 @@ def classify(action: str, target: Target | None, *, page_origin: str, key: str =
     words = f"{target.label} {target.text}"
     submits = False
     if action == "click":
-        submits = _is_submit_control(target) or (target.role == "button" and bool(_SUBMIT_WORDS.search(words)))
+        submits = _is_submit_control(target) or (
+            target.role == "button" and bool(_SUBMIT_WORDS.search(words))
+        )
         if _DESTRUCTIVE.search(words):
             reasons.append(RiskReason.DESTRUCTIVE)
         if _PAYMENT.search(words):
@@ -142,7 +164,15 @@ def classify(action: str, target: Target | None, *, page_origin: str, key: str =
         submits = target.in_form and "Enter" in pressed and target.tag == "input"
     if submits:
         reasons.insert(0, RiskReason.SUBMIT)
-    if target.sensitive and action in ("fill", "select", "keyboard", "focus", "click", "check", "uncheck"):
+    if target.sensitive and action in (
+        "fill",
+        "select",
+        "keyboard",
+        "focus",
+        "click",
+        "check",
+        "uncheck",
+    ):
         reasons.append(RiskReason.SENSITIVE)
     form_origin = ""
     if submits and target.form_action:

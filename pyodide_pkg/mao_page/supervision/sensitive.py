@@ -13,13 +13,37 @@ from typing import Any
 
 from ..dom import facts as F
 
-_SENSITIVE_AUTOCOMPLETE = re.compile(r"(^|\s)(cc-[a-z-]+|one-time-code|current-password|new-password)(\s|$)")
+_SENSITIVE_AUTOCOMPLETE = re.compile(
+    r"(^|\s)(cc-[a-z-]+|one-time-code|current-password|new-password)(\s|$)"
+)
 _SUBSTRINGS = (
-    "password", "passcode", "passwort", "one-time", "one time", "verification code", "security code",
-    "card number", "credit card", "debit card", "social security", "expiry", "expiration date",
+    "password",
+    "passcode",
+    "passwort",
+    "one-time",
+    "one time",
+    "verification code",
+    "security code",
+    "card number",
+    "credit card",
+    "debit card",
+    "social security",
+    "expiry",
+    "expiration date",
     "security answer",
-    "密码", "口令", "验证码", "校验码", "动态码", "短信码", "银行卡", "信用卡", "卡号", "安全码", "有效期",
-    "身份证", "证件号",
+    "密码",
+    "口令",
+    "验证码",
+    "校验码",
+    "动态码",
+    "短信码",
+    "银行卡",
+    "信用卡",
+    "卡号",
+    "安全码",
+    "有效期",
+    "身份证",
+    "证件号",
 )
 _WORDS = ("pin", "otp", "cvv", "cvc", "cvv2", "iban", "ssn", "exp date", "expiry date")
 _SENSITIVE_TEXT = re.compile(
@@ -34,13 +58,27 @@ _CHOICE_INPUTS = frozenset({"checkbox", "radio", "submit", "reset", "button", "i
 
 def is_sensitive(row: Sequence[Any], label: str) -> bool:
     return is_sensitive_field(
-        label, row[F.IS_PASSWORD], row[F.TAG], row[F.CONTENTEDITABLE], row[F.AUTOCOMPLETE], row[F.NAME], row[F.ID],
-        row[F.PLACEHOLDER], row[F.TYPE],
+        label,
+        row[F.IS_PASSWORD],
+        row[F.TAG],
+        row[F.CONTENTEDITABLE],
+        row[F.AUTOCOMPLETE],
+        row[F.NAME],
+        row[F.ID],
+        row[F.PLACEHOLDER],
+        row[F.TYPE],
     )
 
 
 def is_sensitive_field(
-    label: str, is_password: int, tag: str, editable: bool, autocomplete: str, name: str, element_id: str, placeholder: str,
+    label: str,
+    is_password: int,
+    tag: str,
+    editable: bool,
+    autocomplete: str,
+    name: str,
+    element_id: str,
+    placeholder: str,
     input_type: str = "",
 ) -> bool:
     """``is_sensitive`` from the facts it reads (a scan has them from the columns, not a row)."""

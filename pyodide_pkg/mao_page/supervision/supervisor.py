@@ -79,10 +79,15 @@ class TaskState(StrEnum):
 # a second request may start while a card waits (WAITING -> RUNNING); Pause is ignored when
 # paused or stopped; a paused or stopped task leaves through Resume, a chat message or Stop.
 TRANSITIONS: dict[TaskState, frozenset[TaskState]] = {
-    TaskState.IDLE: frozenset({TaskState.RUNNING, TaskState.WAITING, TaskState.PAUSED, TaskState.STOPPED}),
-    TaskState.RUNNING: frozenset({TaskState.RUNNING, TaskState.WAITING, TaskState.IDLE, TaskState.PAUSED,
-                                  TaskState.STOPPED}),
-    TaskState.WAITING: frozenset({TaskState.RUNNING, TaskState.IDLE, TaskState.PAUSED, TaskState.STOPPED}),
+    TaskState.IDLE: frozenset(
+        {TaskState.RUNNING, TaskState.WAITING, TaskState.PAUSED, TaskState.STOPPED}
+    ),
+    TaskState.RUNNING: frozenset(
+        {TaskState.RUNNING, TaskState.WAITING, TaskState.IDLE, TaskState.PAUSED, TaskState.STOPPED}
+    ),
+    TaskState.WAITING: frozenset(
+        {TaskState.RUNNING, TaskState.IDLE, TaskState.PAUSED, TaskState.STOPPED}
+    ),
     TaskState.PAUSED: frozenset({TaskState.RUNNING, TaskState.IDLE, TaskState.STOPPED}),
     TaskState.STOPPED: frozenset({TaskState.STOPPED, TaskState.RUNNING, TaskState.IDLE}),
 }
@@ -152,7 +157,9 @@ class RequestContext:
     deadline: float
 
 
-_request: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar("mao_request", default=None)
+_request: contextvars.ContextVar[RequestContext | None] = contextvars.ContextVar(
+    "mao_request", default=None
+)
 
 
 @dataclass(slots=True)
@@ -221,7 +228,9 @@ class Supervisor:
     def _move(self, to: TaskState) -> None:
         """The one place the task state changes (see ``TRANSITIONS``)."""
         if to not in TRANSITIONS[self._state]:
-            raise InvalidTransition(f"the task state cannot move from {self._state.value} to {to.value}")
+            raise InvalidTransition(
+                f"the task state cannot move from {self._state.value} to {to.value}"
+            )
         self._state = to
 
     # -- helpers ------------------------------------------------------------------------
@@ -233,13 +242,17 @@ class Supervisor:
         status = "waiting" if self.state is TaskState.WAITING else self.state.value
         self._ui.set_status(status, self._t(f"status.{status}"))
         self._ui.set_level(self.center.level.value, sorted(self.center.scope))
-        self._arm_takeover(self._task is not None and self.state in (TaskState.RUNNING, TaskState.WAITING))
+        self._arm_takeover(
+            self._task is not None and self.state in (TaskState.RUNNING, TaskState.WAITING)
+        )
 
     def refresh(self) -> None:
         self._render()
 
     def _record(self, kind: AuditKind, **fields: Any) -> None:
-        event = PageAuditEvent(kind=kind, level=self.center.level.value, at_ms=self._wall_clock(), **fields)
+        event = PageAuditEvent(
+            kind=kind, level=self.center.level.value, at_ms=self._wall_clock(), **fields
+        )
         self._audit(event)
 
     @property
@@ -248,7 +261,9 @@ class Supervisor:
 
     def _open_task(self, opened_by: str) -> _Task:
         if self._task is None:
-            self._task = _Task(task_id="t" + secrets.token_hex(6), opened_by=opened_by, last_activity=self._clock())
+            self._task = _Task(
+                task_id="t" + secrets.token_hex(6), opened_by=opened_by, last_activity=self._clock()
+            )
             self._ui.show_error("")
         self._touch()
         return self._task
@@ -305,20 +320,36 @@ class Supervisor:
     def begin_request(self, request: PageToolRequest) -> PageToolResult | None:
         """Open or extend the task for this request, or the refusal to answer instead."""
         if self.state is TaskState.PAUSED:
-            return self._refusal(request, ErrorCode.USER_TAKEOVER,
-                                 "the user has taken over the page and the task is paused; nothing was done. Wait for the user to resume, then call page_inspect again")
+            return self._refusal(
+                request,
+                ErrorCode.USER_TAKEOVER,
+                "the user has taken over the page and the task is paused; nothing was done. Wait "
+                "for the user to resume, then call page_inspect again",
+            )
         if self.state is TaskState.STOPPED:
-            return self._refusal(request, ErrorCode.USER_STOPPED,
-                                 "the user stopped the task; nothing was done. Do not continue unless the user asks again")
+            return self._refusal(
+                request,
+                ErrorCode.USER_STOPPED,
+                "the user stopped the task; nothing was done. Do not continue unless the user asks "
+                "again",
+            )
         task = self._open_task("request")
         task.running += 1
         self._move(TaskState.RUNNING)
-        _request.set(RequestContext(request.request_id, request.tool.value, request.require_confirmation,
-                                    self._clock() + request.timeout_ms / 1000))
+        _request.set(
+            RequestContext(
+                request.request_id,
+                request.tool.value,
+                request.require_confirmation,
+                self._clock() + request.timeout_ms / 1000,
+            )
+        )
         self._render()
         return None
 
-    def end_request(self, request: PageToolRequest, result: PageToolResult, duration_ms: float) -> None:
+    def end_request(
+        self, request: PageToolRequest, result: PageToolResult, duration_ms: float
+    ) -> None:
         self._step_index.pop(request.request_id, None)
         for key in [k for k in self._step_risk if k[0] == request.request_id]:
             del self._step_risk[key]
@@ -329,11 +360,23 @@ class Supervisor:
             task.running = max(0, task.running - 1)
             self._touch()
         if not request.actions:  # page_inspect, page_screenshot: one log line for the call
-            outcome = "ok" if result.success else (result.error.code.value if result.error else "failed")
-            self._ui.log({"id": request.request_id, "tool": request.tool.value, "target": "", "outcome": outcome,
-                          "ok": result.success, "durationMs": round(duration_ms)})
+            outcome = (
+                "ok" if result.success else (result.error.code.value if result.error else "failed")
+            )
+            self._ui.log(
+                {
+                    "id": request.request_id,
+                    "tool": request.tool.value,
+                    "target": "",
+                    "outcome": outcome,
+                    "ok": result.success,
+                    "durationMs": round(duration_ms),
+                }
+            )
         if not result.success and result.error is not None:
-            self._ui.show_error(f"{request.tool.value}: {result.error.code.value}: {result.error.message}")
+            self._ui.show_error(
+                f"{request.tool.value}: {result.error.code.value}: {result.error.message}"
+            )
         self._render()
 
     @staticmethod
@@ -345,15 +388,30 @@ class Supervisor:
         """The executor's hook before every step (SPEC A2, A5, P1-P4)."""
         context = _request.get()
         if self.state is TaskState.STOPPED:
-            raise ToolFailure(ErrorCode.USER_STOPPED, "the user stopped the task; the remaining steps were not run")
+            raise ToolFailure(
+                ErrorCode.USER_STOPPED,
+                "the user stopped the task; the remaining steps were not run",
+            )
         if self.state is TaskState.PAUSED:
-            raise ToolFailure(ErrorCode.USER_TAKEOVER, "the user took over the page; the task is paused and the remaining steps were not run")
+            raise ToolFailure(
+                ErrorCode.USER_TAKEOVER,
+                "the user took over the page; the task is paused and the remaining steps were not "
+                "run",
+            )
         name = action.action
         task_id = self.task_id
-        decision = self.center.decide(name, task_id=task_id, require_confirmation=bool(context and context.require_confirmation))
+        decision = self.center.decide(
+            name,
+            task_id=task_id,
+            require_confirmation=bool(context and context.require_confirmation),
+        )
         if decision is Decision.DENY:
-            raise ToolFailure(ErrorCode.PERMISSION_DENIED, f"this page does not allow the {name} action (authorization scope); nothing was done",
-                              element_id=entry.element_id if entry else None)
+            raise ToolFailure(
+                ErrorCode.PERMISSION_DENIED,
+                f"this page does not allow the {name} action (authorization scope); nothing was "
+                f"done",
+                element_id=entry.element_id if entry else None,
+            )
         target: Target | None = None
         subject: Subject | None = None
         if entry is not None:
@@ -365,14 +423,21 @@ class Supervisor:
             if focused is not None:
                 handle, target = focused
                 subject = Subject(target.label, target.role, handle, target.sensitive)
-        risk = classify(name, target, page_origin=self._page_origin, key=getattr(action, "key", None) or "",
-                        text=getattr(action, "text", None) or "")
+        risk = classify(
+            name,
+            target,
+            page_origin=self._page_origin,
+            key=getattr(action, "key", None) or "",
+            text=getattr(action, "text", None) or "",
+        )
         label = subject.label if subject is not None else ""
         if context is not None:
             index = self._step_index.get(context.request_id, 0)
             self._step_risk[(context.request_id, index)] = risk
             self._step_label[(context.request_id, index)] = label
-            self._ui.log({"id": f"{context.request_id}:{index}", "tool": f"page_{name}", "target": label})
+            self._ui.log(
+                {"id": f"{context.request_id}:{index}", "tool": f"page_{name}", "target": label}
+            )
         if decision is Decision.CONFIRM:
             await self._confirm(action, subject, risk, context)
 
@@ -395,7 +460,12 @@ class Supervisor:
         if level is Level.PER_ACTION:
             return False
         if request.require_confirmation:
-            await self._confirm(_UnmaskedSubject("snapshot_unmasked"), None, Risk((RiskReason.SENSITIVE,)), _request.get())
+            await self._confirm(
+                _UnmaskedSubject("snapshot_unmasked"),
+                None,
+                Risk((RiskReason.SENSITIVE,)),
+                _request.get(),
+            )
         return True
 
     async def allow_unmasked(self, request: PageToolRequest) -> None:
@@ -405,13 +475,17 @@ class Supervisor:
         if self.state is TaskState.STOPPED:
             raise ToolFailure(ErrorCode.USER_STOPPED, "the user stopped the task; nothing was done")
         if self.state is TaskState.PAUSED:
-            raise ToolFailure(ErrorCode.USER_TAKEOVER, "the user took over the page; nothing was done")
+            raise ToolFailure(
+                ErrorCode.USER_TAKEOVER, "the user took over the page; nothing was done"
+            )
         level = self.center.current_level(self.task_id)
         if level is Level.PER_ACTION or request.require_confirmation:
             risk = Risk((RiskReason.SENSITIVE,))
             await self._confirm(_UnmaskedSubject("screenshot_unmasked"), None, risk, _request.get())
 
-    async def _confirm(self, action: Any, subject: Subject | None, risk: Risk, context: RequestContext | None) -> None:
+    async def _confirm(
+        self, action: Any, subject: Subject | None, risk: Risk, context: RequestContext | None
+    ) -> None:
         async with self._card_lock:
             timeout_s = self.center.policy.confirmation_timeout_ms / 1000
             if context is not None:
@@ -421,10 +495,18 @@ class Supervisor:
                      "risk_reasons": [r.value for r in risk.reasons] or None}
             if timeout_s < 1.0:
                 self._record(AuditKind.CONFIRMATION, decision="timeout", **audit)
-                raise ToolFailure(ErrorCode.CONFIRMATION_TIMEOUT, "not enough time left in this request for the user to confirm; nothing was done. Allow a longer timeoutMs")
+                raise ToolFailure(
+                    ErrorCode.CONFIRMATION_TIMEOUT,
+                    "not enough time left in this request for the user to confirm; nothing was "
+                    "done. Allow a longer timeoutMs",
+                )
             if self.state in (TaskState.STOPPED, TaskState.PAUSED):
-                raise ToolFailure(ErrorCode.USER_STOPPED if self.state is TaskState.STOPPED else ErrorCode.USER_TAKEOVER,
-                                  "the task was stopped or paused by the user; nothing was done")
+                raise ToolFailure(
+                    ErrorCode.USER_STOPPED
+                    if self.state is TaskState.STOPPED
+                    else ErrorCode.USER_TAKEOVER,
+                    "the task was stopped or paused by the user; nothing was done",
+                )
             nonce = secrets.token_urlsafe(16)
             future: asyncio.Future[CardAnswer] = asyncio.get_event_loop().create_future()
             self._pending = _PendingCard(nonce, self._clock(), future)
@@ -437,8 +519,11 @@ class Supervisor:
                 answer = await asyncio.wait_for(asyncio.shield(future), timeout_s)
             except TimeoutError:
                 self._record(AuditKind.CONFIRMATION, decision="timeout", **audit)
-                raise ToolFailure(ErrorCode.CONFIRMATION_TIMEOUT, f"the user did not answer within {round(timeout_s)} s; nothing was done",
-                                  element_id=subject.element_id if subject else None) from None
+                raise ToolFailure(
+                    ErrorCode.CONFIRMATION_TIMEOUT,
+                    f"the user did not answer within {round(timeout_s)} s; nothing was done",
+                    element_id=subject.element_id if subject else None,
+                ) from None
             finally:
                 self._pending = None
                 self._ui.close_card(nonce)
@@ -448,33 +533,54 @@ class Supervisor:
                 self._render()
         if answer in (CardAnswer.STOPPED, CardAnswer.TAKEOVER):
             self._record(AuditKind.CONFIRMATION, decision="withdrawn", **audit)
-            code = ErrorCode.USER_STOPPED if answer is CardAnswer.STOPPED else ErrorCode.USER_TAKEOVER
-            raise ToolFailure(code, "the user stopped or paused the task instead of answering; nothing was done")
+            code = (
+                ErrorCode.USER_STOPPED if answer is CardAnswer.STOPPED else ErrorCode.USER_TAKEOVER
+            )
+            raise ToolFailure(
+                code, "the user stopped or paused the task instead of answering; nothing was done"
+            )
         if answer is CardAnswer.DENY:
             self._record(AuditKind.CONFIRMATION, decision="denied", **audit)
-            raise ToolFailure(ErrorCode.USER_REJECTED, "the user denied this action; nothing was done",
-                              element_id=subject.element_id if subject else None)
-        self._record(AuditKind.CONFIRMATION,
-                     decision="allowed_for_task" if answer is CardAnswer.TASK else "allowed_once", **audit)
+            raise ToolFailure(
+                ErrorCode.USER_REJECTED,
+                "the user denied this action; nothing was done",
+                element_id=subject.element_id if subject else None,
+            )
+        self._record(
+            AuditKind.CONFIRMATION,
+            decision="allowed_for_task" if answer is CardAnswer.TASK else "allowed_once",
+            **audit,
+        )
         if answer is CardAnswer.TASK:
             self.center.grant(Level.TASK, task_id=self._open_task("grant").task_id)
 
-    def _card(self, nonce: str, action: Any, subject: Subject | None, risk: Risk, timeout_s: float) -> dict[str, Any]:
+    def _card(
+        self, nonce: str, action: Any, subject: Subject | None, risk: Risk, timeout_s: float
+    ) -> dict[str, Any]:
         what = self._t(f"action.{action.action}")
         value = _action_value(action)
         if value is not None and (subject is not None and subject.sensitive):
             value = MASK
-        reasons = [self._t(f"risk.{r.value}", origin=risk.form_origin) if r.value == "cross_origin_form" else self._t(f"risk.{r.value}")
-                   for r in risk.reasons]
+        reasons = [
+            self._t(f"risk.{r.value}", origin=risk.form_origin)
+            if r.value == "cross_origin_form"
+            else self._t(f"risk.{r.value}")
+            for r in risk.reasons
+        ]
         return {
             "nonce": nonce,
             "title": self._t("card.title"),
             "action": what,
-            "target": (f"{subject.role} \u201c{subject.label}\u201d" if subject.label else subject.role) if subject else self._t("card.target.page"),
+            "target": (
+                f"{subject.role} \u201c{subject.label}\u201d" if subject.label else subject.role
+            )
+            if subject
+            else self._t("card.target.page"),
             "valueLabel": self._t("card.value"),
             "value": value if value is not None else "",
             "risk": risk.level,
-            "riskText": self._t(f"card.risk.{risk.level}") + (": " + "; ".join(reasons) if reasons else ""),
+            "riskText": self._t(f"card.risk.{risk.level}")
+            + (": " + "; ".join(reasons) if reasons else ""),
             "timeoutText": self._t("card.timeout", seconds=round(timeout_s)),
             "timeoutMs": round(timeout_s * 1000),
             "armMs": round(CARD_ARM_S * 1000),
@@ -487,8 +593,15 @@ class Supervisor:
         request_id = context.request_id if context else "request"
         if event == "step_started":
             self._step_index[request_id] = int(detail.get("index", 0))
-            self._ui.log({"id": f"{request_id}:{detail.get('index', 0)}", "tool": f"page_{detail.get('action')}",
-                          "target": "", "outcome": self._t("log.pending"), "ok": None})
+            self._ui.log(
+                {
+                    "id": f"{request_id}:{detail.get('index', 0)}",
+                    "tool": f"page_{detail.get('action')}",
+                    "target": "",
+                    "outcome": self._t("log.pending"),
+                    "ok": None,
+                }
+            )
             return
         index = int(detail.get("index", 0))
         error = detail.get("error") or {}
@@ -498,15 +611,36 @@ class Supervisor:
         label = detail.get("targetLabel") or self._step_label.pop((request_id, index), "")
         # A step that succeeded without any effect on the page says so in the log too.
         no_effect = outcome == "ok" and (detail.get("outcome") or {}).get("effect") == "none"
-        shown = self._t("log.no_effect") if no_effect else self._t("log.ok") if outcome == "ok" else outcome
-        self._ui.log({"id": f"{request_id}:{index}", "tool": f"page_{detail.get('action')}",
-                      "target": label, "outcome": shown,
-                      "ok": outcome == "ok", "durationMs": round(float(detail.get("durationMs", 0)))})
+        shown = (
+            self._t("log.no_effect")
+            if no_effect
+            else self._t("log.ok")
+            if outcome == "ok"
+            else outcome
+        )
+        self._ui.log(
+            {
+                "id": f"{request_id}:{index}",
+                "tool": f"page_{detail.get('action')}",
+                "target": label,
+                "outcome": shown,
+                "ok": outcome == "ok",
+                "durationMs": round(float(detail.get("durationMs", 0))),
+            }
+        )
         if outcome != "ok":
-            self._ui.show_error(f"page_{detail.get('action')}: {outcome}: {error.get('message', '')}")
-        self._record(AuditKind.ACTION, request_id=context.request_id if context else None, action=str(detail.get("action", ""))[:40],
-                     target=str(label)[:200], outcome=outcome[:80],
-                     risk=risk.level if risk else None, duration_ms=float(detail.get("durationMs", 0)))
+            self._ui.show_error(
+                f"page_{detail.get('action')}: {outcome}: {error.get('message', '')}"
+            )
+        self._record(
+            AuditKind.ACTION,
+            request_id=context.request_id if context else None,
+            action=str(detail.get("action", ""))[:40],
+            target=str(label)[:200],
+            outcome=outcome[:80],
+            risk=risk.level if risk else None,
+            duration_ms=float(detail.get("durationMs", 0)),
+        )
 
     # -- the user's side ------------------------------------------------------------------
 
@@ -533,7 +667,11 @@ class Supervisor:
 
     def _answer_card(self, nonce: str, decision: str) -> None:
         pending = self._pending
-        if pending is None or pending.future.done() or not secrets.compare_digest(nonce, pending.nonce):
+        if (
+            pending is None
+            or pending.future.done()
+            or not secrets.compare_digest(nonce, pending.nonce)
+        ):
             return
         try:
             answer = CardAnswer(decision)
@@ -569,7 +707,9 @@ class Supervisor:
         self._ui.chat("system", self._t("notice.stopped"))
         self._render()
         if running:
-            asyncio.get_event_loop().call_later(STOP_GRACE_S, self._cancel_running, "the user stopped the task")
+            asyncio.get_event_loop().call_later(
+                STOP_GRACE_S, self._cancel_running, "the user stopped the task"
+            )
 
     def pause(self, reason: str) -> None:
         if self.state in (TaskState.PAUSED, TaskState.STOPPED):
@@ -628,7 +768,10 @@ class Supervisor:
             if event.phase == "started":
                 self._ui.chat("tool", self._t("chat.tool_started", tool=event.tool))
             elif event.success is False:
-                self._ui.chat("tool", self._t("chat.tool_finished", tool=event.tool, outcome=event.code or "failed"))
+                self._ui.chat(
+                    "tool",
+                    self._t("chat.tool_finished", tool=event.tool, outcome=event.code or "failed"),
+                )
         elif event.kind is ChatEventKind.ERROR:
             self._ui.chat("error", event.text or (event.code or "error"))
             self._ui.show_error(event.text or (event.code or "error"))
@@ -636,7 +779,11 @@ class Supervisor:
             self._ui.chat("system", self._t("chat.not_configured"))
         elif event.kind is ChatEventKind.DONE:
             task = self._task
-            if task is not None and task.chat_message_id is not None and task.chat_message_id == event.message_id:
+            if (
+                task is not None
+                and task.chat_message_id is not None
+                and task.chat_message_id == event.message_id
+            ):
                 task.chat_message_id = None
                 if task.running == 0:
                     self._end_task("chat_done")

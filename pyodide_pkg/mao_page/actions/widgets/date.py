@@ -86,7 +86,10 @@ def wants_picker(target: Target, value: str) -> datefmt.Wanted | None:
             return None
     elif row[F.TAG] == "textarea" or row[F.CONTENTEDITABLE]:
         return None
-    elif "combobox" not in (target.entry.role, row[F.ROLE]) and row[F.ARIA_EXPANDED] not in ("true", "false"):
+    elif "combobox" not in (target.entry.role, row[F.ROLE]) and row[F.ARIA_EXPANDED] not in (
+        "true",
+        "false",
+    ):
         return None  # not a field at all: nothing says a click on it opens a panel
     return datefmt.parse_wanted(value)
 
@@ -140,11 +143,17 @@ async def _shown(ctx: ActionContext, target: Target, wanted: datefmt.Wanted) -> 
         while True:
             shown = page.read_value(target.handle) if target.row[F.TAG] == "input" else ""
             shown = shown or page.combobox_display(target.handle)
-            if wanted.kind == "range" and not _shows(shown, wanted) and target.row[F.TAG] == "input":
+            if (
+                wanted.kind == "range"
+                and not _shows(shown, wanted)
+                and target.row[F.TAG] == "input"
+            ):
                 # A range given to one of the picker's two inputs: each shows one end.
                 shown = page.range_field_text(target.handle)  # type: ignore[attr-defined]
             waited = time.monotonic() - began
-            if _shows(shown, wanted) or (waited >= VERIFY_WAIT_S and frames.count >= VERIFY_WAIT_FRAMES):
+            if _shows(shown, wanted) or (
+                waited >= VERIFY_WAIT_S and frames.count >= VERIFY_WAIT_FRAMES
+            ):
                 return shown
             if waited >= PANEL_WAIT_CAP_S:
                 return shown
@@ -173,7 +182,11 @@ async def _panel(
                 if with_panel:
                     return with_panel[-1:]  # portals are appended: the last is the freshest
             waited = time.monotonic() - began
-            if closed_ok or (waited >= PANEL_WAIT_S and frames.count >= PANEL_WAIT_FRAMES) or waited >= PANEL_WAIT_CAP_S:
+            if (
+                closed_ok
+                or (waited >= PANEL_WAIT_S and frames.count >= PANEL_WAIT_FRAMES)
+                or waited >= PANEL_WAIT_CAP_S
+            ):
                 break
             await asyncio.sleep(0.05)
     if closed_ok:
@@ -256,7 +269,8 @@ async def _pick_day(ctx: ActionContext, target: Target, roots: list[Any], day: d
             cell, disabled = found
             if disabled:
                 raise target.failure(
-                    ErrorCode.NOT_ENABLED, f"{day.isoformat()} cannot be picked in {target.name} (disabled)"
+                    ErrorCode.NOT_ENABLED,
+                    f"{day.isoformat()} cannot be picked in {target.name} (disabled)",
                 )
             await _press(ctx, target, cell, day.isoformat())
             return day.isoformat()
@@ -271,7 +285,9 @@ async def _pick_day(ctx: ActionContext, target: Target, roots: list[Any], day: d
         delta = wanted - (known[0] if wanted < known[0] else known[-1])
         button = _nav_button(page, roots, read.grids, delta, learned)
         if button is None:
-            raise _unreachable(target, day, known, pressed, page.picker_buttons(roots, read.grids)[0])
+            raise _unreachable(
+                target, day, known, pressed, page.picker_buttons(roots, read.grids)[0]
+            )
         key, handle, label = button
         before = known[0]
         await _press(ctx, target, handle, label or "navigation button")
@@ -283,7 +299,11 @@ async def _pick_day(ctx: ActionContext, target: Target, roots: list[Any], day: d
 
 
 def _unreachable(
-    target: Target, day: date, known: list[int], pressed: list[str], buttons: list[list[Any]] | None = None
+    target: Target,
+    day: date,
+    known: list[int],
+    pressed: list[str],
+    buttons: list[list[Any]] | None = None,
 ) -> Exception:
     shown = [f"{m // 12}-{m % 12 + 1:02d}" for m in known]
     extra = {"buttons": [b[0] or b[1] for b in buttons][:20]} if buttons is not None else {}
@@ -305,7 +325,9 @@ async def _month_after(ctx: ActionContext, roots: list[Any], before: int) -> int
             known = [m for m in _shown_months(page.calendar_grids(roots)) if m is not None]  # type: ignore[attr-defined]
             month = known[0] if known else None
             waited = time.monotonic() - began
-            if (month is not None and month != before) or (waited >= NAV_WAIT_S and frames.count >= NAV_WAIT_FRAMES):
+            if (month is not None and month != before) or (
+                waited >= NAV_WAIT_S and frames.count >= NAV_WAIT_FRAMES
+            ):
                 return month
             if waited >= PANEL_WAIT_CAP_S:
                 return month
@@ -313,7 +335,11 @@ async def _month_after(ctx: ActionContext, roots: list[Any], before: int) -> int
 
 
 def _nav_button(
-    page: Any, roots: list[Any], grids: list[Any], delta: int, learned: dict[tuple[int, str, str], int]
+    page: Any,
+    roots: list[Any],
+    grids: list[Any],
+    delta: int,
+    learned: dict[tuple[int, str, str], int],
 ) -> tuple[tuple[int, str, str], Any, str] | None:
     """The navigation button to press next: the largest known step toward the month that
     does not overshoot it; else a nameless (icon) button not tried yet, to learn its step."""
@@ -338,7 +364,9 @@ def _nav_button(
     return untried
 
 
-async def _pick_time(ctx: ActionContext, target: Target, roots: list[Any], wanted: tuple[int, ...]) -> list[str]:
+async def _pick_time(
+    ctx: ActionContext, target: Target, roots: list[Any], wanted: tuple[int, ...]
+) -> list[str]:
     """Click the hour, minute (and second) in the panel's columns, or one after the other on
     a clock face that turns from hours to minutes after the first click."""
     page = ctx.page
@@ -354,7 +382,8 @@ async def _pick_time(ctx: ActionContext, target: Target, roots: list[Any], wante
             continue  # no seconds column: a zero second is what the picker keeps
         else:
             raise target.failure(
-                ErrorCode.NOT_FOUND, f"{target.name} has no column for the seconds; nothing more was picked",
+                ErrorCode.NOT_FOUND,
+                f"{target.name} has no column for the seconds; nothing more was picked",
                 {"picked": picked},
             )
         items = [
@@ -369,7 +398,9 @@ async def _pick_time(ctx: ActionContext, target: Target, roots: list[Any], wante
             )
         fact, handle = items[0]
         if fact[2]:
-            raise target.failure(ErrorCode.NOT_ENABLED, f"{part:02d} cannot be picked in {target.name} (disabled)")
+            raise target.failure(
+                ErrorCode.NOT_ENABLED, f"{part:02d} cannot be picked in {target.name} (disabled)"
+            )
         if page.reveal_in_list(handle):  # type: ignore[attr-defined]
             # Some columns take the item that scrolling brought under their marker once the
             # scroll ends: let that happen before the click sets the wanted one.

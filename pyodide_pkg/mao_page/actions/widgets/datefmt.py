@@ -158,7 +158,9 @@ def shows_date(shown: str, wanted: date) -> bool:
     if wanted.isoformat() in shown:
         return True
     y, m, d = wanted.year, wanted.month, wanted.day
-    for a, b, c in re.findall(r"(?<!\d)(\d{1,4})[-/.年]\s*(\d{1,2})[-/.月]\s*(\d{1,4})(?!\d)", shown):
+    for a, b, c in re.findall(
+        r"(?<!\d)(\d{1,4})[-/.年]\s*(\d{1,2})[-/.月]\s*(\d{1,4})(?!\d)", shown
+    ):
         numbers = (int(a), int(b), int(c))
         if numbers in ((y, m, d), (m, d, y), (d, m, y), (m, d, y % 100), (d, m, y % 100)):
             return True
@@ -170,7 +172,9 @@ def shows_date(shown: str, wanted: date) -> bool:
 
 def shows_time(shown: str, wanted: tuple[int, ...]) -> bool:
     """Whether a field's text shows the time (24-hour, or 12-hour with AM/PM)."""
-    for match in re.finditer(r"(?<!\d)(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap]\.?m\.?)?", shown, re.I):
+    for match in re.finditer(
+        r"(?<!\d)(\d{1,2}):(\d{2})(?::(\d{2}))?\s*([ap]\.?m\.?)?", shown, re.I
+    ):
         hour, minute = int(match[1]), int(match[2])
         if match[4]:
             hour = hour % 12 + (12 if match[4].lower().startswith("p") else 0)

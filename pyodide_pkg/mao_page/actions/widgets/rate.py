@@ -48,10 +48,13 @@ async def set_value(ctx: ActionContext, target: Target, value: str) -> dict[str,
 
     outcome = await ctx.guarded(perform)
     radios = page.radios_in(target.handle)  # type: ignore[attr-defined]
-    ok = _checked(ctx, radios[wanted - 1]) and (wanted == len(radios) or not _checked(ctx, radios[wanted]))
+    ok = _checked(ctx, radios[wanted - 1]) and (
+        wanted == len(radios) or not _checked(ctx, radios[wanted])
+    )
     if not ok:
         raise target.failure(
-            ErrorCode.VERIFICATION_FAILED, f"{target.name} does not show {wanted} after clicking star {wanted}"
+            ErrorCode.VERIFICATION_FAILED,
+            f"{target.name} does not show {wanted} after clicking star {wanted}",
         )
     outcome["value"] = str(wanted)
     return outcome

@@ -5,7 +5,8 @@ wanted choice in the popup (``popup.locate``), click it, close what stays open, 
 what the widget now *shows*. Several values are several choices in order: the tags of a
 multiple select, or a cascader's path (``["Zhejiang", "Hangzhou"]``), where each pick opens
 the next column and the last closes the popup; a path widget then shows at least the last
-label. In a tree select the same path unfolds the nodes on the way and chooses the leaf. An element whose click opens no popup is not a select: ``unsupported``.
+label. In a tree select the same path unfolds the nodes on the way and chooses the leaf. An element
+whose click opens no popup is not a select: ``unsupported``.
 """
 
 from __future__ import annotations

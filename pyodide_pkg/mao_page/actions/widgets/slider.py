@@ -35,7 +35,8 @@ def parse_number(target: Target, value: str) -> float:
         number = math.nan
     if not math.isfinite(number):
         raise target.failure(
-            ErrorCode.INVALID_REQUEST, f"{target.name} takes a number, not {value!r}. Nothing was done"
+            ErrorCode.INVALID_REQUEST,
+            f"{target.name} takes a number, not {value!r}. Nothing was done",
         )
     return number
 
@@ -69,7 +70,8 @@ async def set_value(ctx: ActionContext, target: Target, value: str) -> dict[str,
     if math.isnan(now):
         raise target.failure(
             ErrorCode.UNSUPPORTED,
-            f"{target.name} states no aria-valuenow and has no thumb on a rail; its value cannot be read back",
+            f"{target.name} states no aria-valuenow and has no thumb on a rail; its value cannot "
+            f"be read back",
         )
     if (not math.isnan(low) and wanted < low) or (not math.isnan(high) and wanted > high):
         raise target.failure(
@@ -133,5 +135,7 @@ async def set_value(ctx: ActionContext, target: Target, value: str) -> dict[str,
         )
     outcome.update({"value": f"{final:g}", "keyPresses": presses, "by": used})
     if source == ASSUMED_RANGE:
-        outcome["range"] = "assumed 0-100: the slider states no range; the value is its place on the rail"
+        outcome["range"] = (
+            "assumed 0-100: the slider states no range; the value is its place on the rail"
+        )
     return outcome
