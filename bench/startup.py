@@ -439,6 +439,11 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _ms_row(label: str, stats: dict[str, Any]) -> list[str]:
+    """A table row: the label, then the median, p90, min and max in milliseconds."""
+    return [label, *(fmt_ms(stats[key]) for key in ("median", "p90", "min", "max"))]
+
+
 def summary_table(result: dict[str, Any]) -> str:
     s = result["summary"]
     cfg = result["config"]
@@ -463,25 +468,9 @@ def summary_table(result: dict[str, Any]) -> str:
             d = s["product"][phase][key]
             if not d["n"]:
                 continue  # a mark this loader does not set
-            rows.append(
-                [
-                    f"{phase}  {label}",
-                    fmt_ms(d["median"]),
-                    fmt_ms(d["p90"]),
-                    fmt_ms(d["min"]),
-                    fmt_ms(d["max"]),
-                ]
-            )
+            rows.append(_ms_row(f"{phase}  {label}", d))
         d = s["anchor"][phase]["pyodideLoadedMs"]
-        rows.append(
-            [
-                f"{phase}  anchor: loadPyodide() alone (no packages)",
-                fmt_ms(d["median"]),
-                fmt_ms(d["p90"]),
-                fmt_ms(d["min"]),
-                fmt_ms(d["max"]),
-            ]
-        )
+        rows.append(_ms_row(f"{phase}  anchor: loadPyodide() alone (no packages)", d))
         r = s["ratio"][phase]["sessionReadyOverPyodideAlone"]
         rows.append(
             [
@@ -494,16 +483,8 @@ def summary_table(result: dict[str, Any]) -> str:
         )
     for phase in ("cold", "warm"):
         for who, stats in (("session", s["product"][phase]), ("anchor", s["anchor"][phase])):
-            d = stats["longestTaskMs"]
-            rows.append(
-                [
-                    f"{phase}  longest main-thread task, {who}",
-                    fmt_ms(d["median"]),
-                    fmt_ms(d["p90"]),
-                    fmt_ms(d["min"]),
-                    fmt_ms(d["max"]),
-                ]
-            )
+            label = f"{phase}  longest main-thread task, {who}"
+            rows.append(_ms_row(label, stats["longestTaskMs"]))
     for who, stats in (("session", s["product"]["cold"]), ("anchor", s["anchor"]["cold"])):
         d = stats["wasmHeapBytes"]
         rows.append(
