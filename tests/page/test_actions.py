@@ -345,9 +345,8 @@ async def test_an_ambiguous_native_option_is_refused_listing_the_matches() -> No
     assert acts(page, "select_native") == []
 
 
-async def test_a_disabled_native_option_is_not_enabled_and_nothing_is_chosen() -> (
-    None
-):  # SPEC A1, A6
+# SPEC A1, A6
+async def test_a_disabled_native_option_is_not_enabled_and_nothing_is_chosen() -> None:
     page = FakePage()
     size = element(
         "size", "select", options=[["s", "Small", True, False], ["l", "Large", False, True]]
@@ -488,9 +487,8 @@ def test_a_value_shown_differently_is_the_same_value_only_when_its_type_says_so(
     assert fill_module.same_value(field.row, asked, shown) is same
 
 
-async def test_a_value_the_page_cut_short_is_a_verification_failure_not_reformatted() -> (
-    None
-):  # SPEC A3, P5
+# SPEC A3, P5
+async def test_a_value_the_page_cut_short_is_a_verification_failure_not_reformatted() -> None:
     page = FakePage()
     field = element("code", "input", type="text")
     page.fill = lambda handle, value: setattr(handle, "value", value[:2]) or handle.value  # type: ignore[method-assign]
@@ -502,9 +500,8 @@ async def test_a_value_the_page_cut_short_is_a_verification_failure_not_reformat
     assert raised.value.details["value"] == "AB"
 
 
-async def test_a_value_longer_than_the_fields_maxlength_is_refused_before_acting() -> (
-    None
-):  # SPEC A3, A6
+# SPEC A3, A6
+async def test_a_value_longer_than_the_fields_maxlength_is_refused_before_acting() -> None:
     # A user's typing would stop at two characters; the setter would store all three.
     page = FakePage()
     field = element("code", "input", type="text")

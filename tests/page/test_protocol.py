@@ -581,9 +581,8 @@ def test_the_json_shortcut_is_only_for_action_tools() -> None:  # SPEC B1
     assert single_action_from_json("page_eval", b"{}") is None
 
 
-def test_an_element_action_from_json_without_snapshot_id_gets_the_dict_paths_error() -> (
-    None
-):  # SPEC R1
+# SPEC R1
+def test_an_element_action_from_json_without_snapshot_id_gets_the_dict_paths_error() -> None:
     from_json, from_dict = _both_paths("page_fill", b'{"elementId": "e1", "value": "Ada"}')
     assert from_json == from_dict == "message: Value error, actions[0] (fill) needs a snapshotId"
 

@@ -220,9 +220,8 @@ def test_data_mao_private_element_does_not_expose_its_text() -> None:  # SPEC S4
 # -- SPEC S3: accessible names ---------------------------------------------------------------
 
 
-def test_aria_labelledby_wins_over_aria_label_and_uses_referenced_text_in_order() -> (
-    None
-):  # SPEC S3
+# SPEC S3
+def test_aria_labelledby_wins_over_aria_label_and_uses_referenced_text_in_order() -> None:
     page = PageRows()
     page.add("span", id="first", own_text="Shipping")
     page.add("span", id="second", display="none", own_text="address")
@@ -675,9 +674,8 @@ def test_a_custom_slider_handle_without_role_takes_its_form_rows_label() -> None
     assert (element.role, element.label, element.name_from) == ("generic", "Volume", "nearby")
 
 
-def test_a_slider_keeping_its_value_in_a_hidden_input_takes_its_form_rows_label() -> (
-    None
-):  # SPEC S3
+# SPEC S3
+def test_a_slider_keeping_its_value_in_a_hidden_input_takes_its_form_rows_label() -> None:
     # Vuetify: a display:none input beside the thumb holds the value; nobody sees or uses it.
     page = PageRows()
     _row, inner = _form_row(page, "Volume")
@@ -711,9 +709,8 @@ def test_a_nameless_radio_group_takes_its_form_rows_label() -> None:  # SPEC S3
     assert (page.scanned(group).label, page.scanned(group).name_from) == ("Rating", "nearby")
 
 
-def test_a_roleless_div_its_classes_call_a_switch_is_a_switch_named_by_its_form_row() -> (
-    None
-):  # SPEC S1, S3
+# SPEC S1, S3
+def test_a_roleless_div_its_classes_call_a_switch_is_a_switch_named_by_its_form_row() -> None:
     # TDesign Vue: div.t-switch (no role, no tabindex, a pointer); "t-is-checked" when on.
     page = PageRows()
     _row, inner = _form_row(page, "Notifications")
@@ -728,9 +725,8 @@ def test_a_roleless_div_its_classes_call_a_switch_is_a_switch_named_by_its_form_
     )
 
 
-def test_a_switch_without_aria_checked_states_off_when_its_classes_say_nothing_checked() -> (
-    None
-):  # SPEC S2
+# SPEC S2
+def test_a_switch_without_aria_checked_states_off_when_its_classes_say_nothing_checked() -> None:
     page = PageRows()
     _row, inner = _form_row(page, "Notifications")
     on = page.add("button", inner, role="switch", class_state="checked switch")
@@ -749,9 +745,8 @@ def _stars(page: PageRows, parent: int, count: int = 5) -> list[int]:
     return stars
 
 
-def test_nameless_same_shaped_stars_are_named_by_their_place_after_the_rows_label() -> (
-    None
-):  # SPEC S1, S3
+# SPEC S1, S3
+def test_nameless_same_shaped_stars_are_named_by_their_place_after_the_rows_label() -> None:
     page = PageRows()
     _row, inner = _form_row(page, "Rating")
     stars = _stars(page, page.add("ul", page.add("div", inner)))
@@ -919,9 +914,8 @@ def test_items_of_a_list_that_was_already_there_stay_text() -> None:  # SPEC S9 
     assert not set(items) & set(_fresh_scan(page))
 
 
-def test_an_appeared_popup_lists_its_repeated_items_but_not_its_title_or_their_parts() -> (
-    None
-):  # SPEC S9
+# SPEC S9
+def test_an_appeared_popup_lists_its_repeated_items_but_not_its_title_or_their_parts() -> None:
     page = PageRows()
     popup = page.add("div", position="absolute", fresh=True)
     title = page.add("div", popup, own_text="Suggestions", fresh=True)
@@ -938,9 +932,8 @@ def test_an_appeared_popup_lists_its_repeated_items_but_not_its_title_or_their_p
     assert [listed[item].label for item in items] == ["Paris", "Parma"]
 
 
-def test_an_appeared_group_outside_any_positioned_subtree_stays_text() -> (
-    None
-):  # SPEC S9 (no flood)
+# SPEC S9 (no flood)
+def test_an_appeared_group_outside_any_positioned_subtree_stays_text() -> None:
     page = PageRows()
     section = page.add("div", fresh=True)
     rows = [page.add("div", section, own_text=text, fresh=True) for text in ("Order 1", "Order 2")]
@@ -1035,9 +1028,8 @@ def test_pointer_span_inside_a_button_is_part_of_the_button() -> None:  # SPEC S
     assert page.listed() == {button}
 
 
-def test_elements_in_a_same_origin_frame_get_top_viewport_rects_and_a_frame_label() -> (
-    None
-):  # SPEC S6
+# SPEC S6
+def test_elements_in_a_same_origin_frame_get_top_viewport_rects_and_a_frame_label() -> None:
     page = PageRows()
     frame = page.add(
         "iframe", frame="same", title="Embedded form", x=100.0, y=200.0, width=400.0, height=200.0

@@ -406,9 +406,8 @@ class TreeFakePage(WidgetFakePage):
         return self.toggles.get(handle.label)
 
 
-async def test_a_leaf_under_a_collapsed_roleless_node_is_reached_through_its_toggle() -> (
-    None
-):  # SPEC A1
+# SPEC A1
+async def test_a_leaf_under_a_collapsed_roleless_node_is_reached_through_its_toggle() -> None:
     page = TreeFakePage()
     department = combobox()
     follow_open(page, department)
