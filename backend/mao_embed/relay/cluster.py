@@ -50,7 +50,6 @@ from mao_page.protocol import (
     Hello,
     PageInfo,
     PageToolResult,
-    WireModel,
     build_request,
 )
 from pydantic import ValidationError
@@ -488,7 +487,7 @@ class ClusterRelay(Relay):
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         *,
         request_id: str | None = None,
         timeout_ms: int | None = None,
@@ -532,7 +531,7 @@ class ClusterRelay(Relay):
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         request_id: str,
         timeout_ms: int | None,
     ) -> PageToolResult:
@@ -580,7 +579,7 @@ class ClusterRelay(Relay):
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         request_id: str,
         timeout_ms: int | None,
         value: bytes,
@@ -660,7 +659,7 @@ class ClusterRelay(Relay):
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         request_id: str | None,
         claim: bool,
         timeout_ms: int | None,
@@ -902,9 +901,7 @@ class ClusterRelay(Relay):
             )
 
 
-def _is_write(
-    tool: str, args: dict[str, Any] | WireModel, request_id: str, session_id: str
-) -> bool:
+def _is_write(tool: str, args: dict[str, Any], request_id: str, session_id: str) -> bool:
     try:
         return build_request(tool, args, request_id=request_id, session_id=session_id).is_write
     except ArgumentError:

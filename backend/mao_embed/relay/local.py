@@ -432,15 +432,14 @@ class Relay:
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         *,
         request_id: str | None = None,
         timeout_ms: int | None = None,
     ) -> PageToolResult:
         """Run one page tool on one session and return its result (SPEC B2).
 
-        ``args`` is the JSON object of tool arguments, or the tool's one action as
-        ``mao_page.protocol.single_action_from_json`` validated it (the HTTP API's fast path).
+        ``args`` is the JSON object of tool arguments.
 
         Never raises for expected failures: unknown tool, bad arguments, unknown session,
         timeout and disconnect all come back as a failed ``PageToolResult``.
@@ -473,7 +472,7 @@ class Relay:
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         request_id: str,
         timeout_ms: int | None,
     ) -> PageToolRequest | PageToolResult:
