@@ -686,7 +686,7 @@ class ClusterRelay(Relay):
         message = b"\n".join((
             b"R", self.instance.encode(), b"1" if claim else b"0", session_id.encode(),
             request_id.encode(), tool.encode(), b"%d" % request.timeout_ms,
-            b"1" if is_write else b"0", request.model_dump_json(exclude_none=True).encode(),
+            b"1" if is_write else b"0", request.to_json().encode(),
         ))
         try:
             reply = await self._link.evalsha(

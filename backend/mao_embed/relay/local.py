@@ -89,7 +89,7 @@ class SessionTransport(Protocol):
     """What the relay needs from a connection: send one message, close it.
 
     Protocol messages are passed as models so the transport can serialize them in one step
-    (``model_dump_json``) instead of building a dict first; backend-initiated messages
+    (``WireModel.to_json``) instead of building a dict first; backend-initiated messages
     (``notify``) and ``mao_embed.testing.RelayProbe`` pass dicts; a str is a message's JSON
     already (a ``ForwardedRequest``'s frame).
     """

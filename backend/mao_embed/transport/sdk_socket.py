@@ -113,9 +113,7 @@ class WebSocketTransport:
         if isinstance(message, str):
             text = message  # serialized already
         elif isinstance(message, WireModel):
-            # The same JSON as to_wire() + json.dumps, serialized in one pass: every result and
-            # request crosses here, so the intermediate dict was measurable under load.
-            text = message.model_dump_json(exclude_none=True)
+            text = message.to_json()
         else:
             text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
         async with self._lock:
