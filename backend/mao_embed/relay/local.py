@@ -158,9 +158,8 @@ class ForwardedRequest(NamedTuple):
     frame: str
 
 
-# _Pending is made once per tool call: a named tuple is built in about half
-# the time of a frozen dataclass (which sets its fields one object.__setattr__ at a time).
-class _Pending(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _Pending:
     request: PageToolRequest | ForwardedRequest
     # One future per caller waiting for this requestId (the first caller, then any repeat of
     # the requestId while in flight): each gets the result once its audit record committed.

@@ -512,11 +512,7 @@ def _frame_data(message: dict[str, Any]) -> str | bytes:
 
 def _frame_size(data: str | bytes) -> int:
     # A str frame's wire size is its UTF-8 length; checking len(str) would undercount.
-    if isinstance(data, bytes):
-        return len(data)
-    if data.isascii():
-        return len(data)  # one byte per character; no copy needed
-    return len(data.encode("utf-8"))
+    return len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
 
 
 def _peek(data: str | bytes, key: str) -> Any:
