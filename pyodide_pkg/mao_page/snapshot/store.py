@@ -14,7 +14,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
 
 MAX_SNAPSHOTS = 8
@@ -49,9 +48,6 @@ class ElementEntry(NamedTuple):
     name: str | None = None
 
 
-_entry_id = attrgetter("element_id")
-
-
 class Refs(Mapping[str, ElementEntry]):
     """A snapshot's refs: elementId -> ``ElementEntry``. Entries are given whole
     (``add_entries``) or made on first use (``add_records``): a whole-page snapshot lists
@@ -71,7 +67,7 @@ class Refs(Mapping[str, ElementEntry]):
         self._handles: list[Handle] = []
 
     def add_entries(self, entries: list[ElementEntry]) -> None:
-        self._given.update(zip(map(_entry_id, entries), entries, strict=True))
+        self._given.update((entry.element_id, entry) for entry in entries)
 
     def add_records(
         self,
