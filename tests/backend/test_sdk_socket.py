@@ -424,20 +424,3 @@ async def test_messages_sent_before_open_wait_and_go_out_after_the_welcome() -> 
     await transport.send({"type": "late"})
     assert [json.loads(t)["type"] for t in websocket.texts] == ["welcome", "early", "late"]
 
-
-async def test_a_request_holding_a_lone_surrogate_goes_out_with_it_escaped() -> None:  # SPEC W1
-    # JSON text can carry one (a JavaScript string can hold it) but UTF-8 cannot: the frame
-    # escapes it instead of the send raising.
-    from mao_embed.transport.sdk_socket import WebSocketTransport
-    from mao_page.protocol import build_request
-
-    websocket = _RecordingWebSocket()
-    transport = WebSocketTransport(websocket)  # type: ignore[arg-type]
-    request = build_request(
-        "page_fill", {"snapshotId": "s1", "elementId": "e1", "value": "a\ud800"},
-        request_id="r1", session_id="s",
-    )
-    await transport.send_now(request)
-    (text,) = websocket.texts
-    assert "\\ud800" in text
-    assert json.loads(text)["actions"][0]["value"] == "a\ud800"
