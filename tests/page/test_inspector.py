@@ -3,7 +3,7 @@ Pyodide); the wire form must still be exactly what the protocol models produce (
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_type_hints
 
 from mao_page.protocol import FormOwner, InspectOptions, PageElement, PageOption, PageSnapshot, Rect
 from mao_page.snapshot.element import ALWAYS, WIRE_FIELDS, WIRE_NAMES, Element
@@ -195,9 +195,10 @@ def test_the_element_model_holds_the_protocol_elements_fields() -> None:  # SPEC
     assert set(WIRE_NAMES) <= set(Element._fields)
     assert set(ElementColumns._fields[1:]) <= set(Element._fields)
     # A live element named without a snapshot holds Element's naming fields, typed alike.
+    element_types = get_type_hints(Element)
     assert {
-        name: Element.__annotations__[name] for name in ElementDescription._fields
-    } == ElementDescription.__annotations__
+        name: element_types[name] for name in ElementDescription._fields
+    } == get_type_hints(ElementDescription)
 
 
 def test_a_ref_stands_for_the_element_its_snapshot_listed() -> None:  # SPEC R1, R2, P5
