@@ -570,7 +570,8 @@ def test_allow_for_this_task_grants_task_until_the_task_ends():
         await supervisor.authorize(REQUEST.actions[0], ENTRY)
         await helper
         assert supervisor.center.level is Level.TASK
-        await supervisor.authorize(ClickAction(element_id="e1"), ENTRY._replace(sensitive=False))
+        plain = ENTRY._replace(element=ENTRY.element._replace(sensitive=False))
+        await supervisor.authorize(ClickAction(element_id="e1"), plain)
         assert len(ui.cards) == 1  # no second card
         supervisor.stop()
         assert supervisor.center.level is Level.PER_ACTION
