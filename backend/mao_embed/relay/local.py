@@ -586,14 +586,8 @@ class Relay:
         await self._send_cancel(session, request_id, reason or "cancelled by the agent")
         return True
 
-    def accept_result(
-        self, session_id: str, result: PageToolResult, frame: str | None = None
-    ) -> None:
-        """A page answered. Accept it only for a request pending on that same session.
-
-        ``frame`` is the JSON text ``result`` was validated from, if the caller has it: the
-        result cache keeps it as it is instead of serializing the model again (it parses
-        back to an equal model; ``_freeze``)."""
+    def accept_result(self, session_id: str, result: PageToolResult) -> None:
+        """A page answered. Accept it only for a request pending on that same session."""
         session = self._sessions.get(session_id)
         if session is None:
             return
@@ -602,7 +596,7 @@ class Relay:
         if self._result_listeners:
             claimed = any([listener(session_id, result) for listener in self._result_listeners])
         if request_id in session.pending:
-            self._settle(session, request_id, result, frame)
+            self._settle(session, request_id, result)
             return
         if claimed:
             return
@@ -677,13 +671,12 @@ class Relay:
         session: _Session,
         request_id: str,
         result: PageToolResult,
-        frame: str | None = None,
     ) -> bool:
         pending = session.pending.pop(request_id, None)
         if pending is None:
             return False
         pending.timer.cancel()
-        session.completed[request_id] = frame if frame is not None else _freeze(result)
+        session.completed[request_id] = _freeze(result)
         while len(session.completed) > self._cache_size:
             session.completed.popitem(last=False)
         self._answer_after_audit(
@@ -776,11 +769,10 @@ def _deliver(waiters: list[asyncio.Future[PageToolResult]], result: PageToolResu
 
 
 def _freeze(result: PageToolResult) -> str:
-    """A result as kept in the completed cache; ``_thaw`` gives back an equal model (the
-    fields set, and only those, so even ``exclude_unset`` dumps of the two agree). A result
-    the page sent is kept as the frame it came in (``accept_result``): validating that text
-    again gives the same model, fields set included, and it saves serializing the result once
-    more on every call."""
+    """A result as kept in the completed cache: one string instead of a tree of models, so the
+    thousands of cached results are not objects the cyclic collector walks. ``_thaw`` gives
+    back an equal model (the fields set, and only those, so even ``exclude_unset`` dumps of the
+    two agree)."""
     return result.model_dump_json(exclude_unset=True)
 
 

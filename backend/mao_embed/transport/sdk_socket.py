@@ -403,7 +403,7 @@ class _Connection:
                     request_id=_peek_request_id(data),
                 )
                 continue
-            await self._dispatch(parsed, data)
+            await self._dispatch(parsed)
 
     def _answers_a_pending_request(self, message: dict[str, Any]) -> bool:
         """A frame over the rate limit still passes if it is the first to answer a request
@@ -428,12 +428,9 @@ class _Connection:
         self._answered.add(request_id)
         return True
 
-    async def _dispatch(self, parsed: Any, data: str | bytes) -> None:
+    async def _dispatch(self, parsed: Any) -> None:
         if isinstance(parsed, PageToolResult):
-            # The frame's text goes along: the relay caches it as the result (SPEC W2).
-            self._relay.accept_result(
-                self._session_id, parsed, data if isinstance(data, str) else None
-            )
+            self._relay.accept_result(self._session_id, parsed)
         elif isinstance(parsed, Pong):
             self._relay.touch(self._session_id, parsed.page)
         elif isinstance(parsed, Ping):
