@@ -423,4 +423,3 @@ async def test_messages_sent_before_open_wait_and_go_out_after_the_welcome() -> 
     await early
     await transport.send({"type": "late"})
     assert [json.loads(t)["type"] for t in websocket.texts] == ["welcome", "early", "late"]
-
