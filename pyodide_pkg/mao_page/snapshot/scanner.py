@@ -13,7 +13,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
-from operator import eq, itemgetter, or_, sub
+from operator import eq, itemgetter, or_
 from typing import Any, NamedTuple
 
 from ..dom import facts as F
@@ -990,22 +990,11 @@ def _describe(
         opaques,
     ) = zip(*decided, strict=True)
     count = len(chosen)
-    # Rects (x, y, width, height) rounded to 0.1 px. round(v, 1) is correctly rounded through
-    # a decimal conversion: ~0.9 us in Pyodide, four per element; rects repeat the same few
-    # values (columns, widths, heights), so each distinct one is rounded once and the rest is
-    # looked up in C. A zero is not in the table (-0.0 and 0.0 are one key, and round keeps
-    # the sign): it stands for itself, as round would return it.
-    lefts, tops, rights, bottoms = zip(*boxes, strict=True)
-    widths, heights = list(map(sub, rights, lefts)), list(map(sub, bottoms, tops))
-    rounding = {value: round(value, 1) for value in {*lefts, *tops, *widths, *heights} if value}
-    get = rounding.get
-    rects = zip(
-        map(get, lefts, lefts),
-        map(get, tops, tops),
-        map(get, widths, widths),
-        map(get, heights, heights),
-        strict=True,
-    )
+    # Rects (x, y, width, height) rounded to 0.1 px.
+    rects = [
+        (round(left, 1), round(top, 1), round(right - left, 1), round(bottom - top, 1))
+        for left, top, right, bottom in boxes
+    ]
     frame_label = dict(enumerate(frame_labels))
     aria_invalid, user_invalid = pick(c[F.ARIA_INVALID]), pick(c[F.USER_INVALID])
     # Every field of the elements, a column each (by name, so the model may add or move fields).
