@@ -13,7 +13,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, compress, repeat
-from operator import eq, itemgetter, or_
+from operator import eq, or_
 from typing import Any, NamedTuple
 
 from ..dom import facts as F
@@ -724,15 +724,6 @@ _PLAIN_ROLES = frozenset({"link", "button"})
 _PLAIN_TAGS = frozenset({"a", "button"})
 
 
-def _picker(indexes: list[int]) -> Any:
-    """``pick(column)``: the cells of ``indexes`` (at least one), a tuple, read in C
-    (``itemgetter`` of one index returns the cell itself, not a tuple)."""
-    if len(indexes) == 1:
-        only = indexes[0]
-        return lambda column: (column[only],)
-    return itemgetter(*indexes)
-
-
 def _describe(
     doc: DocumentIndex,
     geometry: Geometry,
@@ -751,14 +742,17 @@ def _describe(
     acted on (a custom checkbox: its label, ``controls[k]`` the real input), ``boxes[k]`` the
     target's box, ``in_views[k]`` whether the target is in the viewport.
 
-    Field by field, in bulk: the facts of all elements are read a column at a time (C:
-    itemgetter, map, zip), the fields that are a plain function of them are made the same
-    way, and only the rest (names, values, states, text) is decided element by element. A
-    call, an unpacking and a tuple per element cost more than the work of most fields."""
+    Field by field, in bulk: the facts of all elements are read a column at a time
+    (``pick``), the fields that are a plain function of them are made with map and zip, and
+    only the rest (names, values, states, text) is decided element by element. A call, an
+    unpacking and a tuple per element cost more than the work of most fields."""
     if not chosen:
         return []
     c = doc.columns
-    pick = _picker(chosen)
+
+    def pick(column: Sequence[Any]) -> list[Any]:
+        return [column[index] for index in chosen]
+
     tags = pick(doc.tags)
     roles = pick(doc.roles)
     roles = tuple(map(_GENERIC.get, roles, roles))
