@@ -11,7 +11,10 @@
 // format): a link holding only text becomes READ_LINK href READ_LINK_TEXT text READ_LINK_END
 // in its parent's text (its text alone without an href), and a table row whose cells hold
 // only text becomes one string, each cell's text after READ_CELL (td) or READ_HEADER_CELL
-// (th). Anything with a role, a flag, spans or a listed position keeps its item. These
+// (th). For page_extract (`foldBlocks`) two more fold, outside <pre>: a table or row group
+// whose rows all folded becomes one string, each row after READ_ROW, and a list whose items
+// are plain <li> boxes holding only text one string, each item's text after READ_ITEM.
+// Anything with a role, a flag, spans or a listed position keeps its item. These
 // characters are taken out of the page's own text so that only the walk writes them.
 // What is not rendered is not read at all, like innerText: display:none subtrees, the
 // content of closed <details> and of hidden="until-found", text whose computed visibility is
@@ -29,8 +32,10 @@
 const READ_UNSQUASHED = /[\t\n\r\f]| [ \t\n\r\f]/;
 const READ_RAW_TAG = "pre"; // its text is read as it is (Python fences it)
 // The marks above, and NUL (Python's line break inside collapsed text).
-const READ_MARK = /[\x00-\x03\x1e\x1f]/;
-const READ_MARKS = /[\x00-\x03\x1e\x1f]/g;
+const READ_MARK = /[\x00-\x03\x1c-\x1f]/;
+const READ_MARKS = /[\x00-\x03\x1c-\x1f]/g;
+const READ_LIST_TAGS = new Set(["ul", "ol", "menu"]);
+const READ_ROW_GROUP_TAGS = new Set(["table", "thead", "tbody", "tfoot"]);
 // The attributes readText reads (aria-hidden, data-mao-*, contenteditable, role, hidden).
 const READ_MARKED = "[aria-hidden],[data-mao-private],[data-mao-ignore],[contenteditable],[role],[hidden]";
 // Elements read without their content: their children are values, options or graphics.
@@ -102,6 +107,26 @@ function readFoldRow(row) {
   if (cells) row[NODE_CHILDREN] = [folded];
 }
 
+// A list or row group that has just closed, as one string, when its children are plain
+// `tag` boxes (li, or tr) holding only text, each after `mark`, with nothing else in it but
+// white space; a row must have folded (its text starts with a cell's mark).
+function readFoldBlocks(item, tag, mark) {
+  const kids = item[NODE_CHILDREN];
+  let folded = "";
+  for (const kid of kids) {
+    if (typeof kid === "string") {
+      if (NOT_ASCII_SPACE.test(kid)) return;
+      continue;
+    }
+    if (kid[NODE_TAG] !== tag || kid[NODE_ROLE] !== "" || kid[NODE_FLAGS] !== READ_BLOCKY
+        || kid[NODE_LISTED] >= 0) return;
+    const text = readOnlyText(kid);
+    if (text === null || tag === "tr" && text[0] !== READ_CELL && text[0] !== READ_HEADER_CELL) return;
+    folded += mark + text;
+  }
+  if (folded) item[NODE_CHILDREN] = [folded];
+}
+
 // The flags a subtree's root inherits from above it: reading one element must not return what
 // reading the page would leave out (an aria-hidden or page-owner private region around it).
 // Up through shadow hosts and same-origin frame elements.
@@ -138,10 +163,11 @@ function readExtra(el, tag, role) {
 // in `inlineTags`, it has a role or a flag, or it is listed: most of a page's elements are
 // such spans, labels and buttons. An item gets READ_BLOCKY when it or anything inside it has a
 // display outside `inlineDisplays` (its content does not fit on one line).
+// `foldBlocks`: fold lists and row groups too (see the top).
 // Returns the root's item as JSON (null for an empty document), the elements behind the items
 // (`nodes[order]`), the orders of the editable regions' roots and the count of items flagged
 // aria-hidden or private.
-function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) {
+function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, foldBlocks) {
   const passDisplays = new Set(inlineDisplays);
   const keepTags = new Set(inlineTags);
   const start = root.nodeType === 9 ? root.body || root.documentElement : root;
@@ -186,8 +212,13 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       if (top) {
         if (done[NODE_FLAGS] & READ_BLOCKY) top[NODE_FLAGS] |= READ_BLOCKY;
         if (done[NODE_ROLE] === "" && done[NODE_LISTED] < 0) {
-          if (done[NODE_TAG] === "a" && done[NODE_FLAGS] === 0) readFoldLink(top, done);
-          else if (done[NODE_TAG] === "tr" && done[NODE_FLAGS] === READ_BLOCKY) readFoldRow(done);
+          const tag = done[NODE_TAG];
+          if (tag === "a" && done[NODE_FLAGS] === 0) readFoldLink(top, done);
+          else if (tag === "tr" && done[NODE_FLAGS] === READ_BLOCKY) readFoldRow(done);
+          else if (foldBlocks && rawDepth === 0) {
+            if (READ_ROW_GROUP_TAGS.has(tag)) readFoldBlocks(done, "tr", READ_ROW);
+            else if (READ_LIST_TAGS.has(tag)) readFoldBlocks(done, "li", READ_ITEM);
+          }
         }
       }
       continue;
