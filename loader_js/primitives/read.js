@@ -232,7 +232,8 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, 
       if (top && (parentStyle === null || parentStyle.visibility === "visible")) {
         let text = node.data;
         if (text) {
-          if (!NOT_ASCII_SPACE.test(text)) text = " "; // white space only (indentation)
+          // White space only (indentation, but a line break inside <pre>).
+          if (!NOT_ASCII_SPACE.test(text)) text = rawDepth ? text : " ";
           else if (READ_MARK.test(text)) text = text.replace(READ_MARKS, "");
           const kids = top[NODE_CHILDREN];
           const last = kids.length - 1;
