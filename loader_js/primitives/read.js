@@ -194,9 +194,12 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, 
   let rawDepth = 0; // open <pre> items
   const open = [];
   let result = null;
-  let doc = null; // the document of the last element read, and what goes with it
-  let view = null;
-  let body = null;
+  // The document being read and its view and body; a frame's item keeps its parent's
+  // document on `docs` while the frame's content is read.
+  let doc = start ? start.ownerDocument : null;
+  let view = doc && doc.defaultView;
+  let body = doc && doc.body;
+  const docs = [];
   // Explicit stack of nodes, with their parent element's style beside them (two arrays: no
   // pair allocated per node); 0 marks where an item ends, an item where an inline-block ends.
   const stack = start ? [start] : [];
@@ -209,6 +212,11 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, 
       top = open.length ? open[open.length - 1] : null;
       if (done[NODE_TAG] === READ_RAW_TAG) rawDepth--;
       else if (rawDepth === 0) readSquash(done);
+      if (done[NODE_FLAGS] & READ_FRAME) {
+        doc = docs.pop();
+        view = doc.defaultView;
+        body = doc.body;
+      }
       if (top) {
         if (done[NODE_FLAGS] & READ_BLOCKY) top[NODE_FLAGS] |= READ_BLOCKY;
         if (done[NODE_ROLE] === "" && done[NODE_LISTED] < 0) {
@@ -250,11 +258,6 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, 
     }
     if (node.nodeType !== 1 || node === exclude) continue;
     const el = node;
-    if (el.ownerDocument !== doc) {
-      doc = el.ownerDocument;
-      view = doc.defaultView;
-      body = doc.body;
-    }
     const style = view.getComputedStyle(el);
     const display = style.display;
     if (display === "none") continue;
@@ -303,6 +306,10 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, 
       styles.push(null);
     }
     if (inner) {
+      docs.push(doc);
+      doc = inner.ownerDocument;
+      view = doc.defaultView;
+      body = doc.body;
       stack.push(inner);
       styles.push(null);
       continue;

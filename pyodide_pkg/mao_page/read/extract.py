@@ -200,7 +200,7 @@ def _link(href: str, text: str) -> str:
     text = text.replace("\n", " ")
     if not text:
         return ""
-    if href.lower().startswith("javascript:"):
+    if href[:11].lower() == "javascript:":
         return text
     text = text.replace("[", "\\[").replace("]", "\\]")
     target = href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
@@ -214,7 +214,7 @@ def _folded_links(text: str) -> str:
     for piece in pieces[1:]:
         href, _, rest = piece.partition(LINK_TEXT)
         label, _, after = rest.partition(LINK_END)
-        out.append(_link(href, _collapse(label)))
+        out.append(_link(href, _squash(label).strip()))  # a folded link holds text only
         out.append(after)
     return "".join(out)
 
@@ -450,7 +450,7 @@ class _Renderer:
         for child, in_head in _table_rows(node, False):
             if child.__class__ is str:  # a row of a folded row group, its text ready
                 texts, header_only = _split_cells(child)
-                rows.append(_Row(texts, None, in_head or header_only))
+                rows.append((texts, None, in_head or header_only))
                 continue
             if child[TAG] == "caption":
                 caption = _collapse(self._inline_text(child))
@@ -460,7 +460,7 @@ class _Renderer:
             kids = child[CHILDREN]
             if len(kids) == 1 and kids[0].__class__ is str and kids[0][:1] in (CELL, HEADER_CELL):
                 texts, header_only = _folded_cells(kids[0])  # most rows: text-only td and th
-                rows.append(_Row(texts, None, in_head or header_only))
+                rows.append((texts, None, in_head or header_only))
                 continue
             texts = []
             spans: list[tuple[int, int]] = []
@@ -484,15 +484,15 @@ class _Renderer:
                 if tag != "th" and role != "columnheader" and role != "rowheader":
                     header_only = False
             if texts:
-                rows.append(_Row(texts, spans, in_head or header_only))
+                rows.append((texts, spans, in_head or header_only))
         if not rows:
             return out
-        grid = _fill_grid(rows) if spanned else [row.texts for row in rows]
+        grid = _fill_grid(rows) if spanned else [texts for texts, _, _ in rows]
         width = max(len(line) for line in grid)
         for line in grid:
             if len(line) < width:
                 line.extend([""] * (width - len(line)))
-        if rows[0].header:
+        if rows[0][2]:
             head, body = grid[0], grid[1:]
         else:
             head, body = [""] * width, grid
@@ -506,14 +506,10 @@ class _Renderer:
 _NO_SPAN = (1, 1)
 
 
-@dataclass(slots=True)
-class _Row:
-    """A table row: its cells' text, their (columns, rows) spans, and whether it is a header
-    row (in a thead, or header cells only)."""
-
-    texts: list[str]
-    spans: list[tuple[int, int]] | None  # None: none spans more than one
-    header: bool
+# A table row: its cells' text, their (columns, rows) spans (None: none spans more than one),
+# and whether it is a header row (in a thead, or header cells only). A tuple: a table of
+# folded rows makes one per row, and a dataclass costs a call each.
+_Row = tuple[list[str], list[tuple[int, int]] | None, bool]
 
 
 def _row_cells(row: TextNode) -> list[TextNode | str]:
@@ -538,10 +534,11 @@ def _fill_grid(rows: list[_Row]) -> list[list[str]]:
                 covered[column] -= 1
             line.append("")
 
-    for row in rows:
+    for texts, spans, _header in rows:
         line: list[str] = []
-        spans = row.spans or [_NO_SPAN] * len(row.texts)
-        for text, (columns, spanned_rows) in zip(row.texts, spans, strict=True):
+        for text, (columns, spanned_rows) in zip(
+            texts, spans or [_NO_SPAN] * len(texts), strict=True
+        ):
             pass_covered(line, 0)
             start = len(line)
             line.append(text)
