@@ -363,11 +363,14 @@ function countFrames(doc, frames) {
 // its whole subtree (what Python counts in a field container, mao_page.dom.names.container_label,
 // whether the walk keeps all of it or not).
 const REFERENCE_ATTRIBUTES = ["aria-labelledby", "aria-describedby", "aria-owns"];
-// mao_page.snapshot.scanner: the containers whose children are items, and how big a container of
-// appeared items may be.
-const ITEM_CONTAINER_ROLES = /(^|\s)(listbox|menu|menubar|tree)(\s|$)/i;
-const ITEM_CONTAINER_ROWS = 400;
 const LISTABLE_TAGS = new Set(["button", "select", "textarea", "summary", "input", "iframe", "frame"]);
+
+// Whether any token of the element's role attribute is in `roles` (a generated table).
+function hasRoleIn(el, roles) {
+  const role = el.getAttribute("role");
+  if (role) for (const token of role.toLowerCase().split(/\s+/)) if (roles.has(token)) return true;
+  return false;
+}
 
 // Whether the scanner may list this element (mao_page.snapshot.scanner.is_interactive and the opaque
 // placeholders), erring towards yes: a yes only keeps more rows.
@@ -375,11 +378,9 @@ function mayBeListed(el) {
   const tag = el.localName;
   if (LISTABLE_TAGS.has(tag) || el.isContentEditable || tag.indexOf("-") >= 0) return true;
   // An item of a listbox, menu or tree container (mao_page.snapshot.scanner.delegated_items).
-  const container = el.parentElement && el.parentElement.getAttribute("role");
-  if (container && ITEM_CONTAINER_ROLES.test(container)) return true;
+  if (el.parentElement && hasRoleIn(el.parentElement, ITEM_CONTAINER_ROLES)) return true;
   if ((tag === "a" || tag === "area") && el.hasAttribute("href")) return true;
-  const role = el.getAttribute("role");
-  if (role) for (const token of role.toLowerCase().split(/\s+/)) if (WIDGET_ROLES.has(token)) return true;
+  if (hasRoleIn(el, WIDGET_ROLES)) return true;
   const tabindex = el.getAttribute("tabindex");
   if (tabindex !== null && tabindex.trim() !== "" && !(parseInt(tabindex, 10) < 0)) return true;
   return el.ownerDocument.defaultView.getComputedStyle(el).cursor === "pointer";

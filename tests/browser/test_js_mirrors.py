@@ -21,13 +21,14 @@ from mao_embed import assets
 from mao_embed.testing import PageServer
 from mao_page.dom import facts as F
 from mao_page.dom import textrules
-from mao_page.dom.roles import WIDGET_ROLES
+from mao_page.dom.roles import ITEM_CONTAINER_ROLES, ITEM_CONTAINER_ROWS, WIDGET_ROLES
 
 EXPOSE = """
 window.__mao = {
   MaoDom, squash, squashAny, fold, sameOriginDocument, FACT, FACT_COLUMNS,
   tables: { WIDGET_ROLES: [...WIDGET_ROLES], NO_TEXT_TAGS: [...NO_TEXT_TAGS],
-            INLINE_DISPLAYS: [...INLINE_DISPLAYS] },
+            INLINE_DISPLAYS: [...INLINE_DISPLAYS], ITEM_CONTAINER_ROLES: [...ITEM_CONTAINER_ROLES],
+            ITEM_CONTAINER_ROWS },
 };
 """
 
@@ -78,6 +79,8 @@ def _set_body(page: Any, html: str) -> None:
 def test_the_generated_tables_are_the_python_definitions(page) -> None:  # SPEC S1
     tables = page.evaluate("() => window.__mao.tables")
     assert set(tables["WIDGET_ROLES"]) == WIDGET_ROLES
+    assert set(tables["ITEM_CONTAINER_ROLES"]) == ITEM_CONTAINER_ROLES  # SPEC S9
+    assert tables["ITEM_CONTAINER_ROWS"] == ITEM_CONTAINER_ROWS
     assert set(tables["NO_TEXT_TAGS"]) == textrules.NO_TEXT_TAGS
     assert set(tables["INLINE_DISPLAYS"]) == textrules.INLINE_DISPLAYS
     layout = page.evaluate("() => [window.__mao.FACT, window.__mao.FACT_COLUMNS]")

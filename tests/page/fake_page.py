@@ -26,7 +26,7 @@ from mao_page.errors import ToolFailure
 from mao_page.protocol import ErrorCode, Viewport
 from mao_page.snapshot.store import ElementEntry
 
-from .page_rows import fact_row
+from .page_rows import fact_row, scanned
 
 FAST = SettlePolicy(minimum_ms=0, quiet_ms=0, cap_ms=50, poll_ms=1, frames=1)
 
@@ -45,16 +45,11 @@ class Element:
     max_length: int = -1  # the field's maxlength (-1: none)
 
     def entry(self) -> ElementEntry:
-        return ElementEntry(
-            self.name,
-            self,
-            (),
-            self.role or self.row[F.TAG],
-            self.label,
-            self.row[F.TAG],
-            self.row[F.TYPE],
-            "",
+        element = scanned(
+            tag=self.row[F.TAG], role=self.role or self.row[F.TAG], type=self.row[F.TYPE],
+            label=self.label,
         )
+        return ElementEntry(self.name, self, element)
 
     def target(self) -> Target:
         return Target(self.entry(), self.row)

@@ -106,6 +106,22 @@ def fact_row(tag: str, parent: int = -1, **columns: Any) -> list[Any]:
     return row
 
 
+# A scanned element's fields when a test names none: a visible, in-viewport button.
+_ELEMENT_DEFAULTS: dict[str, Any] = {
+    "index": 0, "tag": "button", "kind": "button", "role": "button", "type": "", "label": "",
+    "label_source": "", "text": "", "value": None, "options": (), "visible": True,
+    "in_viewport": True, "disabled": False, "readonly": False, "required": False,
+    "rect": (10.0, 10.0, 120.0, 24.0), "checked": None, "selected": None, "expanded": None,
+    "placeholder": "", "href": "", "sensitive": False, "private": False, "form": None,
+    "key": (),
+}
+
+
+def scanned(**fields: Any) -> Element:
+    """An ``Element`` as the scan makes one (the refs' tests need no rows to scan)."""
+    return Element(**{**_ELEMENT_DEFAULTS, **fields})
+
+
 class PageRows:
     def __init__(self) -> None:
         self.rows: list[list[Any]] = [fact_row("html"), fact_row("body", 0)]

@@ -36,6 +36,8 @@ from mao_page.supervision.authorization import (
 from mao_page.supervision.risk import RiskReason, Target, classify
 from mao_page.supervision.supervisor import CARD_ARM_S, MASK, Supervisor
 
+from .page_rows import scanned
+
 PAGE = "https://shop.example"
 
 # -- risk (SPEC P4) -------------------------------------------------------------------------
@@ -379,13 +381,10 @@ def make_supervisor(
 ENTRY = ElementEntry(
     element_id="e1",
     handle=None,
-    key=(),
-    role="textbox",
-    label="Password",
-    tag="input",
-    type="password",
-    placeholder="",
-    sensitive=True,
+    element=scanned(
+        tag="input", kind="form-control", role="textbox", type="password", label="Password",
+        sensitive=True,
+    ),
 )
 REQUEST = PageToolRequest(request_id="r1", session_id="s1", tool=ToolName.FILL, snapshot_id="s1",
                           actions=[FillAction(element_id="e1", value="hunter2")])
@@ -571,7 +570,8 @@ def test_allow_for_this_task_grants_task_until_the_task_ends():
         await supervisor.authorize(REQUEST.actions[0], ENTRY)
         await helper
         assert supervisor.center.level is Level.TASK
-        await supervisor.authorize(ClickAction(element_id="e1"), ENTRY._replace(sensitive=False))
+        plain = ENTRY._replace(element=ENTRY.element._replace(sensitive=False))
+        await supervisor.authorize(ClickAction(element_id="e1"), plain)
         assert len(ui.cards) == 1  # no second card
         supervisor.stop()
         assert supervisor.center.level is Level.PER_ACTION

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mao_page.dom import facts as F
 from mao_page.dom import jstables, textrules
-from mao_page.dom.roles import WIDGET_ROLES
+from mao_page.dom.roles import ITEM_CONTAINER_ROLES, ITEM_CONTAINER_ROWS, WIDGET_ROLES
 from mao_page.snapshot import scanner
 
 PRIMITIVES = Path(__file__).resolve().parents[2] / "loader_js" / "primitives"
@@ -33,6 +33,9 @@ def _generated(name: str) -> str:
 
 def test_the_generated_tables_hold_the_python_definitions() -> None:  # SPEC S1
     assert set(json.loads(_generated("WIDGET_ROLES").removeprefix("new Set(")[:-1])) == WIDGET_ROLES
+    containers = json.loads(_generated("ITEM_CONTAINER_ROLES").removeprefix("new Set(")[:-1])
+    assert set(containers) == ITEM_CONTAINER_ROLES  # SPEC S9
+    assert int(_generated("ITEM_CONTAINER_ROWS")) == ITEM_CONTAINER_ROWS
     no_text = json.loads(_generated("NO_TEXT_TAGS").removeprefix("new Set(")[:-1])
     assert set(no_text) == textrules.NO_TEXT_TAGS
     assert json.loads(_generated("FACT_INT_COLUMNS")) == list(F.INT_COLUMNS + F.BOOL_COLUMNS)
@@ -48,7 +51,8 @@ def test_no_primitive_keeps_its_own_copy_of_a_generated_table() -> None:  # SPEC
         assert not re.search(r"const \w*COLUMNS?\w* = \[\s*\d", source), path.name
         for name in (
             "WIDGET_ROLES", "NO_TEXT_TAGS", "INLINE_DISPLAYS", "FACT", "ASCII_SPACE_RUN",
-            "FIELD_CONTAINER_LEVELS", "FIELD_CONTAINER_ROWS",
+            "FIELD_CONTAINER_LEVELS", "FIELD_CONTAINER_ROWS", "ITEM_CONTAINER_ROLES",
+            "ITEM_CONTAINER_ROWS",
         ):
             assert not re.search(rf"\bconst {name} =", source), (path.name, name)
 
@@ -59,9 +63,3 @@ def test_listable_tags_in_the_page_walk_cover_the_scanners_native_controls() -> 
     # missing here would leave an in-viewport control's subtree (its name) unread.
     listable = _js_string_set("LISTABLE_TAGS")
     assert scanner._NATIVE_INTERACTIVE | {"input", "iframe", "frame"} <= listable
-
-
-def test_the_item_container_bound_in_the_page_walk_is_the_scanners() -> None:  # SPEC S9
-    # Not generated: the scanner imports the protocol models, which the asset build lacks.
-    match = re.search(r"const ITEM_CONTAINER_ROWS = (\d+);", COLLECT_JS.read_text(encoding="utf-8"))
-    assert match and int(match.group(1)) == scanner.ITEM_CONTAINER_ROWS

@@ -3,11 +3,12 @@ Pyodide); the wire form must still be exactly what the protocol models produce (
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_type_hints
 
 from mao_page.protocol import FormOwner, InspectOptions, PageElement, PageOption, PageSnapshot, Rect
 from mao_page.snapshot.element import ALWAYS, WIRE_FIELDS, WIRE_NAMES, Element
-from mao_page.snapshot.inspector import Inspector
+from mao_page.snapshot.inspector import ElementDescription, Inspector
+from mao_page.snapshot.refs import checked_name
 from mao_page.snapshot.render import ElementColumns, element_line, element_lines
 from mao_page.snapshot.scanner import scan
 from mao_page.snapshot.store import SnapshotStore
@@ -193,6 +194,38 @@ def test_the_element_model_holds_the_protocol_elements_fields() -> None:  # SPEC
     ]
     assert set(WIRE_NAMES) <= set(Element._fields)
     assert set(ElementColumns._fields[1:]) <= set(Element._fields)
+    # A live element named without a snapshot holds Element's naming fields, typed alike.
+    element_types = get_type_hints(Element)
+    assert {
+        name: element_types[name] for name in ElementDescription._fields
+    } == get_type_hints(ElementDescription)
+
+
+def test_a_ref_stands_for_the_element_its_snapshot_listed() -> None:  # SPEC R1, R2, P5
+    # The store keeps the scanned element itself: what a ref is checked and masked by is that
+    # element's fields, not a copy of them.
+    page = _every_kind_of_element()
+    page.add("input", aria_label="Notes", privacy="private")
+    store = SnapshotStore()
+    result = Inspector(_Page(page.rows), store).inspect(InspectOptions(include_offscreen=True))  # type: ignore[arg-type]
+    snapshot = store.find(result.snapshot_id)
+    assert snapshot is not None
+    masked, rechecked = {}, {}
+    for listed in result.elements:
+        entry = snapshot.entries[listed.element_id]
+        element = entry.element
+        assert (entry.role, entry.label, entry.type, element.placeholder or None) == (
+            listed.role, listed.label, listed.type, listed.placeholder
+        )
+        assert entry.tag == element.tag and (element.opaque or None) == listed.opaque
+        masked[listed.role, listed.label] = entry.sensitive
+        rechecked[listed.role, listed.label] = checked_name(entry.element)
+    assert (
+        masked["textbox", "Password"], masked["textbox", "Notes"], masked["textbox", "Name"]
+    ) == (True, True, False)
+    # The slider is named by the text before it, which the element alone cannot recompute.
+    slider = [name for (role, _label), name in rechecked.items() if role == "slider"]
+    assert (rechecked["button", "Pay"], slider) == ("Pay", [None])
 
 
 def test_a_snapshot_element_renders_the_same_line_as_its_protocol_model() -> None:  # SPEC S7

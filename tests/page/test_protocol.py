@@ -44,7 +44,6 @@ from mao_page.protocol import (
     build_request,
     parse_client_message,
     parse_server_message,
-    single_action_from_json,
 )
 from pydantic import ValidationError
 
@@ -258,12 +257,28 @@ def test_single_action_arguments_become_a_one_action_request() -> None:  # SPEC 
     assert request.actions == [FillAction(snapshot_id="s1", element_id="e1", value="Ada")]
 
 
-def test_single_action_arguments_give_the_request_their_one_action_batch_gives() -> None:  # SPEC B1
-    # The single form is validated in one pass; it must send exactly what the batch form does.
-    args = {**REF, "value": "Ada"}
-    single = build_request("page_fill", args, request_id="r1", session_id="s", timeout_ms=500)
-    batch = build_request("page_fill", {"actions": [{"action": "fill", **args}]},
+@pytest.mark.parametrize(
+    ("tool", "args", "action"),
+    [
+        ("page_fill", {**REF, "value": "Ada Lovelace"},
+         FillAction(snapshot_id="s1", element_id="e1", value="Ada Lovelace")),
+        ("page_click", REF, ClickAction(snapshot_id="s1", element_id="e1")),
+        ("page_select", {**REF, "values": ["red", "blue"]},
+         SelectAction(snapshot_id="s1", element_id="e1", values=["red", "blue"])),
+        ("page_scroll", {"direction": "up", "amount": 300},
+         ScrollAction(direction="up", amount=300)),
+        ("page_keyboard", {"key": "Enter"}, KeyboardAction(key="Enter")),
+        ("page_wait", {"text": "Saved"}, WaitAction(text="Saved")),
+        ("page_observe", {}, ObserveAction()),
+    ],
+)
+def test_single_action_arguments_give_the_request_a_batch_of_that_action_gives(
+    tool: str, args: dict[str, Any], action: Any
+) -> None:  # SPEC B1
+    single = build_request(tool, args, request_id="r1", session_id="s", timeout_ms=500)
+    batch = build_request(tool, {"actions": [{"action": action.action, **args}]},
                           request_id="r1", session_id="s", timeout_ms=500)
+    assert single.actions == [action]
     assert single.model_dump_json(exclude_none=True) == batch.model_dump_json(exclude_none=True)
 
 
@@ -299,6 +314,29 @@ def test_arguments_that_are_not_an_object_are_refused() -> None:  # SPEC B1
 def test_element_action_without_snapshot_id_is_refused() -> None:  # SPEC R1
     with pytest.raises(ArgumentError, match="snapshotId"):
         build_request("page_click", {"elementId": "e1"}, request_id="r1", session_id="s")
+
+
+# SPEC R1
+def test_a_null_argument_is_read_as_absent() -> None:
+    # The element action then has no snapshotId, and the error says so.
+    args = {"snapshotId": None, "elementId": "e1", "value": "Ada"}
+    with pytest.raises(ArgumentError) as refused:
+        build_request("page_fill", args, request_id="r1", session_id="s")
+    assert str(refused.value) == "message: Value error, actions[0] (fill) needs a snapshotId"
+
+
+# SPEC B1: the tool names the action
+def test_an_action_key_in_single_action_arguments_is_refused() -> None:
+    args = {"action": "fill", **REF, "value": "Ada"}
+    with pytest.raises(ArgumentError, match="^action: Extra inputs are not permitted$"):
+        build_request("page_fill", args, request_id="r1", session_id="s")
+
+
+def test_a_lone_surrogate_in_a_value_is_refused() -> None:  # SPEC W1
+    # JSON text can carry one (a JavaScript string can hold it); it has no UTF-8 form.
+    args = json.loads('{"snapshotId": "s1", "elementId": "e1", "value": "a\\ud800"}')
+    with pytest.raises(ArgumentError, match="value: Input should be a valid string"):
+        build_request("page_fill", args, request_id="r1", session_id="s")
 
 
 def test_batch_element_action_without_snapshot_id_is_refused() -> None:  # SPEC R1
@@ -514,100 +552,3 @@ def test_tool_arguments_either_build_or_raise_argument_error(
     # Whatever was accepted is a request the page itself would accept.
     assert parse_server_message(json.dumps(request.to_wire())) == request
 
-
-# -- single_action_from_json: the HTTP API's one-pass validation of one action's fields ---
-
-
-def _both_paths(tool: str, body: bytes, **common: Any) -> tuple[Any, Any]:
-    """What build_request makes of the body through the shortcut and through json.loads:
-    the request's wire JSON, or the ArgumentError's message."""
-    outcomes = []
-    for args in (single_action_from_json(tool, body), json.loads(body)):
-        try:
-            request = build_request(tool, args, request_id="r1", session_id="s", **common)
-        except ArgumentError as error:
-            outcomes.append(str(error))
-        else:
-            outcomes.append(request.model_dump_json(exclude_none=True))
-    return outcomes[0], outcomes[1]
-
-
-@pytest.mark.parametrize(
-    ("tool", "args"),
-    [
-        ("page_fill", {**REF, "value": "Ada Lovelace"}),
-        ("page_click", REF),
-        ("page_select", {**REF, "values": ["red", "blue"]}),
-        ("page_scroll", {}),
-        ("page_scroll", {"direction": "up", "amount": 300}),
-        ("page_keyboard", {"key": "Enter"}),
-        ("page_wait", {"text": "Saved"}),
-        ("page_observe", {}),
-    ],
-)
-def test_one_action_validated_from_json_builds_the_request_the_dict_does(
-    tool: str, args: dict[str, Any]
-) -> None:  # SPEC B1
-    body = json.dumps(args).encode()
-    assert single_action_from_json(tool, body) is not None
-    from_json, from_dict = _both_paths(tool, body)
-    assert from_json == from_dict
-
-
-@pytest.mark.parametrize(
-    "body",
-    [
-        b'{"action": "fill", "snapshotId": "s1", "elementId": "e1", "value": "Ada"}',
-        b'{"actions": [{"action": "fill", "snapshotId": "s1", "elementId": "e1", "value": "A"}]}',
-        b'{"snapshotId": null, "elementId": "e1", "value": "Ada"}',
-        b'{"snapshotId": "s1", "elementId": "e1", "value": "Ada", "selector": "#name"}',
-        b'{"snapshotId": "s1", "elementId": "e1", "value": "\\ud800"}',
-        '{"snapshotId": "s1", "elementId": "e1", "value": "Ada"}'.encode("utf-16"),
-        b'["s1", "e1"]',
-        b"",
-        b"{",
-    ],
-    ids=["action-key", "batch", "null", "selector", "lone-surrogate", "utf-16", "array", "empty",
-         "broken"],
-)
-def test_what_the_json_shortcut_declines_is_left_to_the_dict_path(
-    body: bytes,
-) -> None:  # SPEC B1, S5
-    assert single_action_from_json("page_fill", body) is None
-
-
-def test_the_json_shortcut_is_only_for_action_tools() -> None:  # SPEC B1
-    assert single_action_from_json("page_inspect", b"{}") is None
-    assert single_action_from_json("page_eval", b"{}") is None
-
-
-# SPEC R1
-def test_an_element_action_from_json_without_snapshot_id_gets_the_dict_paths_error() -> None:
-    from_json, from_dict = _both_paths("page_fill", b'{"elementId": "e1", "value": "Ada"}')
-    assert from_json == from_dict == "message: Value error, actions[0] (fill) needs a snapshotId"
-
-
-def test_a_timeout_out_of_range_is_refused_on_the_json_path_too() -> None:  # SPEC W3
-    from_json, from_dict = _both_paths(
-        "page_fill", b'{"snapshotId": "s1", "elementId": "e1", "value": "A"}', timeout_ms=5
-    )
-    assert from_json == from_dict
-    assert "timeout" in from_json
-
-
-def test_an_action_of_another_tool_is_not_taken_as_arguments() -> None:  # SPEC B1
-    click = single_action_from_json("page_click", json.dumps(REF).encode())
-    with pytest.raises(ArgumentError):
-        build_request("page_fill", click, request_id="r1", session_id="s")  # type: ignore[arg-type]
-
-
-@_fast
-@given(st.sampled_from([t.value for t in ToolName]), json_objects)
-def test_the_json_shortcut_accepts_only_what_the_dict_path_accepts_alike(
-    tool: str, args: dict[str, Any]
-) -> None:  # SPEC B1, W1
-    body = json.dumps(args).encode()
-    if single_action_from_json(tool, body) is None:
-        return
-    from_json, from_dict = _both_paths(tool, body)
-    assert from_json == from_dict

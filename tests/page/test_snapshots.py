@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from mao_page.errors import ToolFailure
 from mao_page.protocol import ErrorCode, PageToolRequest
 from mao_page.snapshot import refs
 from mao_page.snapshot import store as snapshots
-from mao_page.snapshot.element import key_of
+from mao_page.snapshot.element import Element, key_of
 from mao_page.snapshot.refs import suggest_replacement
 from mao_page.snapshot.store import ElementEntry, Snapshot, SnapshotStore
 
-from .page_rows import fact_row
+from .page_rows import fact_row, scanned
 
 URL = "https://shop.example/cart"
 
@@ -39,19 +41,26 @@ def _snapshot(store: SnapshotStore, epoch: int = 0, url: str = URL) -> Snapshot:
     )
 
 
+def _element(
+    *, role: str = "button", label: str = "Buy", tag: str = "button", **fields: Any
+) -> Element:
+    # Labelled by text around it: these refs' names are not re-checked (refs.checked_name).
+    return scanned(
+        role=role, label=label, tag=tag, key=(tag, role, label), label_source="nearby", **fields
+    )
+
+
 def _add(snapshot: Snapshot, handle: FakeHandle, *, role: str = "button", label: str = "Buy",
          tag: str = "button", type: str = "", placeholder: str = "") -> str:
-    return SnapshotStore.add_all(
-        snapshot, [(handle, (tag, role, label), role, label, tag, type, placeholder)]
-    )[0]
+    element = _element(role=role, label=label, tag=tag, type=type, placeholder=placeholder)
+    return SnapshotStore.add_all(snapshot, [(handle, element)])[0]
 
 
 def _entry(
     element_id: str, *, role: str = "button", label: str = "Buy", tag: str = "button"
 ) -> ElementEntry:
-    return ElementEntry(
-        element_id, FakeHandle(element_id), (tag, role, label), role, label, tag, "", ""
-    )
+    element = _element(role=role, label=label, tag=tag)
+    return ElementEntry(element_id, FakeHandle(element_id), element)
 
 
 def test_element_ids_are_unique_within_a_snapshot() -> None:  # SPEC R1
@@ -81,10 +90,7 @@ def test_element_ids_added_at_once_are_unique_even_when_draws_repeat(
     snapshot = _snapshot(SnapshotStore())
     taken = _add(snapshot, FakeHandle("first"))
     handles = [FakeHandle(str(i)) for i in range(40)]
-    ids = SnapshotStore.add_all(
-        snapshot,
-        [(h, ("button", "button", "Buy"), "button", "Buy", "button", "", "") for h in handles],
-    )
+    ids = SnapshotStore.add_all(snapshot, [(h, _element()) for h in handles])
     assert len(set(ids)) == 40 and taken not in ids
     assert [snapshot.entries[element_id].handle for element_id in ids] == handles
 
@@ -259,10 +265,8 @@ def test_placeholders_are_refused_with_their_own_code(
     snapshot = store.create(
         page_version="0.0", navigation_epoch=0, url=URL, title="Cart", mutations=0
     )
-    [element_id] = SnapshotStore.add_all(
-        snapshot,
-        [(FakeHandle("frame"), ("iframe",), "iframe", "Pay", "iframe", "", "", False, opaque)],
-    )
+    frame = _element(role="iframe", label="Pay", tag="iframe", opaque=opaque)
+    [element_id] = SnapshotStore.add_all(snapshot, [(FakeHandle("frame"), frame)])
     with pytest.raises(ToolFailure) as failure:
         Inspector(_StillPage(), store).resolve(snapshot.snapshot_id, element_id)  # type: ignore[arg-type]
     assert failure.value.code == code
@@ -270,17 +274,8 @@ def test_placeholders_are_refused_with_their_own_code(
 
 def test_no_replacement_is_suggested_from_a_placeholder() -> None:  # SPEC R3
     entry = _entry("e1", role="iframe", label="Pay", tag="iframe")
-    placeholder = ElementEntry(
-        "e2",
-        FakeHandle("e2"),
-        ("iframe",),
-        "iframe",
-        "Pay",
-        "iframe",
-        "",
-        "",
-        opaque="cross_origin_frame",
-    )
+    frame = _element(role="iframe", label="Pay", tag="iframe", opaque="cross_origin_frame")
+    placeholder = ElementEntry("e2", FakeHandle("e2"), frame)
     assert suggest_replacement(entry, [placeholder]) is None
 
 
@@ -290,16 +285,7 @@ def _records(snapshot: Snapshot, handles: list[FakeHandle]) -> tuple[list[str], 
 
     def make(element_id: str, position: int) -> ElementEntry:
         made.append(position)
-        return ElementEntry(
-            element_id,
-            handles[position],
-            ("button",),
-            "button",
-            f"Buy {position}",
-            "button",
-            "",
-            "",
-        )
+        return ElementEntry(element_id, handles[position], _element(label=f"Buy {position}"))
 
     ids = SnapshotStore.new_ids(snapshot, len(handles))
     snapshot.entries.add_records(ids, make, handles)  # type: ignore[arg-type]
@@ -373,7 +359,7 @@ def test_a_changed_key_makes_the_ref_stale_with_a_suggestion_and_no_entry() -> N
     store = SnapshotStore()
     snapshot = _snapshot(store)
     key = key_of(fact_row("button", aria_label="Buy"), "button")
-    ref = (FakeHandle("buy"), key, "button", "Buy", "button", "", "")
+    ref = (FakeHandle("buy"), scanned(label="Buy", key=key, label_source="nearby"))
     [element_id] = SnapshotStore.add_all(snapshot, [ref])
     entry = snapshot.entries[element_id]
     still = _ChangedPage("Buy")

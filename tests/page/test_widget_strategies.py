@@ -216,6 +216,61 @@ async def test_a_covered_option_is_obscured_naming_what_covers_it_not_not_found(
     assert "opt:Berlin" not in clicks(page)
 
 
+class TwinPopupPage(WidgetFakePage):
+    """Its popup shows the wanted text ``copies`` times: each copy an element of its own, or
+    (``one_item``) texts inside one option; copies after the first answer ``hit`` when hit
+    tested (a copy left covered or off screen by a stale popup)."""
+
+    def __init__(self, copies: int, *, one_item: bool = False, hit: HitTest | None = None):
+        super().__init__(["Paris", "Berlin"])
+        self.copies = [self.options["Berlin"]] + [
+            element(f"opt:Berlin#{n}", "span", label="Berlin") for n in range(1, copies)
+        ]
+        for copy in self.copies[1:]:
+            copy.hits = [hit] if hit is not None else []
+        self.one_item = one_item
+
+    def choices_in(self, roots: list[Any], label: str, skip: Any) -> list[Any]:
+        return list(self.copies) if label == "Berlin" and self.open else []
+
+    def choice_item(self, handle: Element) -> tuple[Element, str]:
+        return (self.copies[0] if self.one_item else handle), "option"
+
+    def contains(self, ancestor: Any, node: Any) -> bool:
+        return ancestor is node
+
+
+async def test_a_choice_shown_in_two_places_at_once_is_refused_and_nothing_chosen() -> None:
+    # SPEC A1, A6: two open popups (or the same text twice outside the widget's popup) both
+    # offer the choice where a user could click it; which one is meant is never guessed.
+    page = TwinPopupPage(2)
+    city = combobox()
+    follow_open(page, city)
+    with pytest.raises(ToolFailure) as raised:
+        await custom_select.choose(setup(page, city), city.target(), ["Berlin"])
+    assert raised.value.code is ErrorCode.INVALID_REQUEST
+    assert raised.value.details["matches"] == ["Berlin", "Berlin"]
+    assert "separate places" in raised.value.message
+    assert clicks(page) == ["select"] and page.shown == ""
+
+
+@pytest.mark.parametrize(
+    ("one_item", "hit"),
+    [(True, None), (False, HitTest(Outcome.COVERED, 5, 5, "<div.popup>")),
+     (False, HitTest(Outcome.OUTSIDE_VIEWPORT))],
+    ids=["two-texts-of-one-option", "a-covered-stale-copy", "an-off-screen-copy"],
+)
+async def test_a_choice_shown_once_where_a_click_lands_is_chosen_from_the_freshest_popup(
+    one_item: bool, hit: HitTest | None
+) -> None:
+    # SPEC A1: a copy no click can reach, or a second text of the same option, is one choice.
+    page = TwinPopupPage(2, one_item=one_item, hit=hit)
+    city = combobox()
+    follow_open(page, city)
+    outcome = await custom_select.choose(setup(page, city), city.target(), ["Berlin"])
+    assert outcome["selected"] == ["Berlin"] and page.shown == "Berlin"
+
+
 async def test_a_missing_option_is_not_found_and_the_popup_closed_again() -> None:
     page = WidgetFakePage(["Paris", "Berlin"])
     city = combobox()

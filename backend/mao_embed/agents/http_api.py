@@ -20,7 +20,7 @@ import ipaddress
 import json
 from typing import Any
 
-from mao_page.protocol import ErrorCode, PageToolResult, WireModel, single_action_from_json
+from mao_page.protocol import ErrorCode, PageToolResult
 from starlette.datastructures import Headers
 from starlette.requests import ClientDisconnect, HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
@@ -139,24 +139,19 @@ class AgentApi:
         self, request: Request, body: bytes, request_id: str | None, reply_id: str
     ) -> PageToolResult:
         tool = request.path_params["tool"]
-        # One action's fields, the common call, are validated straight from the body; any
-        # other body is parsed here and validated by the relay (``build_request``).
-        args: dict[str, Any] | WireModel | None = single_action_from_json(tool, body)
-        if args is None:
-            try:
-                parsed = json.loads(body) if body.strip() else {}
-            except (ValueError, UnicodeDecodeError) as error:
-                return failure(reply_id, ErrorCode.INVALID_REQUEST, f"body is not JSON: {error}")
-            except RecursionError:
-                # Deeply nested arrays (found by the fuzz tests) were a 500 before.
-                return failure(reply_id, ErrorCode.INVALID_REQUEST, "body is nested too deeply")
-            if not isinstance(parsed, dict):
-                return failure(
-                    reply_id,
-                    ErrorCode.INVALID_REQUEST,
-                    "body must be a JSON object of tool arguments",
-                )
-            args = parsed
+        try:
+            args = json.loads(body) if body.strip() else {}
+        except (ValueError, UnicodeDecodeError) as error:
+            return failure(reply_id, ErrorCode.INVALID_REQUEST, f"body is not JSON: {error}")
+        except RecursionError:
+            # Deeply nested arrays (found by the fuzz tests) were a 500 before.
+            return failure(reply_id, ErrorCode.INVALID_REQUEST, "body is nested too deeply")
+        if not isinstance(args, dict):
+            return failure(
+                reply_id,
+                ErrorCode.INVALID_REQUEST,
+                "body must be a JSON object of tool arguments",
+            )
         timeout_ms: int | None = None
         raw_timeout = request.headers.get("x-timeout-ms")
         if raw_timeout is not None:

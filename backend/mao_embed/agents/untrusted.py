@@ -22,7 +22,6 @@ delimiter an agent wraps around the answer, ours included.
 
 from __future__ import annotations
 
-import functools
 import json
 from typing import Any
 
@@ -40,32 +39,21 @@ def agent_view(result: PageToolResult) -> dict[str, Any]:
     return {UNTRUSTED_FIELD: _marking(result), **result.to_wire()}
 
 
-@functools.cache
-def _marking_json(fields: tuple[str, ...]) -> str:
-    # Four possible values; serialized once each.
-    marking = {"source": "page", "fields": list(fields), "notice": UNTRUSTED_NOTICE}
-    return json.dumps(marking, ensure_ascii=False, separators=(",", ":"))
-
-
-def _fields(result: PageToolResult) -> tuple[str, ...]:
+def _marking(result: PageToolResult) -> dict[str, Any]:
     present = ["result"] if result.result is not None else []
     if result.error is not None:
         present.append("error.message")
         if result.error.details is not None:
             present.append("error.details")
-    return tuple(present)
-
-
-def _marking(result: PageToolResult) -> dict[str, Any]:
-    return {"source": "page", "fields": list(_fields(result)), "notice": UNTRUSTED_NOTICE}
+    return {"source": "page", "fields": present, "notice": UNTRUSTED_NOTICE}
 
 
 def agent_view_json(result: PageToolResult) -> str:
     """``agent_view`` serialized, with ``<`` escaped so page text cannot close a tag."""
-    # The marking, then the result's own members serialized by pydantic in one pass (no
-    # intermediate dict: this runs for every answered tool call).
-    marking = _marking_json(_fields(result))
-    members = result.model_dump_json(exclude_none=True)[1:]
+    # The marking, then the result's own members as pydantic serializes them (``to_json``,
+    # without building ``to_wire``'s dict of a whole-page result first).
+    marking = json.dumps(_marking(result), ensure_ascii=False, separators=(",", ":"))
+    members = result.to_json()[1:]
     text = f'{{"{UNTRUSTED_FIELD}":{marking},{members}'
     # '<' only occurs inside JSON strings, where \u003c is the same character.
     return text.replace("<", "\\u003c")

@@ -50,7 +50,6 @@ from mao_page.protocol import (
     Hello,
     PageInfo,
     PageToolResult,
-    WireModel,
     build_request,
 )
 from pydantic import ValidationError
@@ -488,7 +487,7 @@ class ClusterRelay(Relay):
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         *,
         request_id: str | None = None,
         timeout_ms: int | None = None,
@@ -532,7 +531,7 @@ class ClusterRelay(Relay):
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         request_id: str,
         timeout_ms: int | None,
     ) -> PageToolResult:
@@ -580,7 +579,7 @@ class ClusterRelay(Relay):
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         request_id: str,
         timeout_ms: int | None,
         value: bytes,
@@ -660,7 +659,7 @@ class ClusterRelay(Relay):
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         request_id: str | None,
         claim: bool,
         timeout_ms: int | None,
@@ -687,7 +686,7 @@ class ClusterRelay(Relay):
         message = b"\n".join((
             b"R", self.instance.encode(), b"1" if claim else b"0", session_id.encode(),
             request_id.encode(), tool.encode(), b"%d" % request.timeout_ms,
-            b"1" if is_write else b"0", request.model_dump_json(exclude_none=True).encode(),
+            b"1" if is_write else b"0", request.to_json().encode(),
         ))
         try:
             reply = await self._link.evalsha(
@@ -902,9 +901,7 @@ class ClusterRelay(Relay):
             )
 
 
-def _is_write(
-    tool: str, args: dict[str, Any] | WireModel, request_id: str, session_id: str
-) -> bool:
+def _is_write(tool: str, args: dict[str, Any], request_id: str, session_id: str) -> bool:
     try:
         return build_request(tool, args, request_id=request_id, session_id=session_id).is_write
     except ArgumentError:

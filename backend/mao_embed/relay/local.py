@@ -89,7 +89,7 @@ class SessionTransport(Protocol):
     """What the relay needs from a connection: send one message, close it.
 
     Protocol messages are passed as models so the transport can serialize them in one step
-    (``model_dump_json``) instead of building a dict first; backend-initiated messages
+    (``WireModel.to_json``) instead of building a dict first; backend-initiated messages
     (``notify``) and ``mao_embed.testing.RelayProbe`` pass dicts; a str is a message's JSON
     already (a ``ForwardedRequest``'s frame).
     """
@@ -158,9 +158,8 @@ class ForwardedRequest(NamedTuple):
     frame: str
 
 
-# _Pending is made once per tool call: a named tuple is built in about half
-# the time of a frozen dataclass (which sets its fields one object.__setattr__ at a time).
-class _Pending(NamedTuple):
+@dataclass(frozen=True, slots=True)
+class _Pending:
     request: PageToolRequest | ForwardedRequest
     # One future per caller waiting for this requestId (the first caller, then any repeat of
     # the requestId while in flight): each gets the result once its audit record committed.
@@ -432,15 +431,14 @@ class Relay:
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         *,
         request_id: str | None = None,
         timeout_ms: int | None = None,
     ) -> PageToolResult:
         """Run one page tool on one session and return its result (SPEC B2).
 
-        ``args`` is the JSON object of tool arguments, or the tool's one action as
-        ``mao_page.protocol.single_action_from_json`` validated it (the HTTP API's fast path).
+        ``args`` is the JSON object of tool arguments.
 
         Never raises for expected failures: unknown tool, bad arguments, unknown session,
         timeout and disconnect all come back as a failed ``PageToolResult``.
@@ -473,7 +471,7 @@ class Relay:
         self,
         session_id: str,
         tool: str,
-        args: dict[str, Any] | WireModel,
+        args: dict[str, Any],
         request_id: str,
         timeout_ms: int | None,
     ) -> PageToolRequest | PageToolResult:
@@ -588,14 +586,8 @@ class Relay:
         await self._send_cancel(session, request_id, reason or "cancelled by the agent")
         return True
 
-    def accept_result(
-        self, session_id: str, result: PageToolResult, frame: str | None = None
-    ) -> None:
-        """A page answered. Accept it only for a request pending on that same session.
-
-        ``frame`` is the JSON text ``result`` was validated from, if the caller has it: the
-        result cache keeps it as it is instead of serializing the model again (it parses
-        back to an equal model; ``_freeze``)."""
+    def accept_result(self, session_id: str, result: PageToolResult) -> None:
+        """A page answered. Accept it only for a request pending on that same session."""
         session = self._sessions.get(session_id)
         if session is None:
             return
@@ -604,7 +596,7 @@ class Relay:
         if self._result_listeners:
             claimed = any([listener(session_id, result) for listener in self._result_listeners])
         if request_id in session.pending:
-            self._settle(session, request_id, result, frame)
+            self._settle(session, request_id, result)
             return
         if claimed:
             return
@@ -679,13 +671,12 @@ class Relay:
         session: _Session,
         request_id: str,
         result: PageToolResult,
-        frame: str | None = None,
     ) -> bool:
         pending = session.pending.pop(request_id, None)
         if pending is None:
             return False
         pending.timer.cancel()
-        session.completed[request_id] = frame if frame is not None else _freeze(result)
+        session.completed[request_id] = _freeze(result)
         while len(session.completed) > self._cache_size:
             session.completed.popitem(last=False)
         self._answer_after_audit(
@@ -778,11 +769,10 @@ def _deliver(waiters: list[asyncio.Future[PageToolResult]], result: PageToolResu
 
 
 def _freeze(result: PageToolResult) -> str:
-    """A result as kept in the completed cache; ``_thaw`` gives back an equal model (the
-    fields set, and only those, so even ``exclude_unset`` dumps of the two agree). A result
-    the page sent is kept as the frame it came in (``accept_result``): validating that text
-    again gives the same model, fields set included, and it saves serializing the result once
-    more on every call."""
+    """A result as kept in the completed cache: one string instead of a tree of models, so the
+    thousands of cached results are not objects the cyclic collector walks. ``_thaw`` gives
+    back an equal model (the fields set, and only those, so even ``exclude_unset`` dumps of the
+    two agree)."""
     return result.model_dump_json(exclude_unset=True)
 
 

@@ -113,9 +113,7 @@ class WebSocketTransport:
         if isinstance(message, str):
             text = message  # serialized already
         elif isinstance(message, WireModel):
-            # The same JSON as to_wire() + json.dumps, serialized in one pass: every result and
-            # request crosses here, so the intermediate dict was measurable under load.
-            text = message.model_dump_json(exclude_none=True)
+            text = message.to_json()
         else:
             text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
         async with self._lock:
@@ -405,7 +403,7 @@ class _Connection:
                     request_id=_peek_request_id(data),
                 )
                 continue
-            await self._dispatch(parsed, data)
+            await self._dispatch(parsed)
 
     def _answers_a_pending_request(self, message: dict[str, Any]) -> bool:
         """A frame over the rate limit still passes if it is the first to answer a request
@@ -430,12 +428,9 @@ class _Connection:
         self._answered.add(request_id)
         return True
 
-    async def _dispatch(self, parsed: Any, data: str | bytes) -> None:
+    async def _dispatch(self, parsed: Any) -> None:
         if isinstance(parsed, PageToolResult):
-            # The frame's text goes along: the relay caches it as the result (SPEC W2).
-            self._relay.accept_result(
-                self._session_id, parsed, data if isinstance(data, str) else None
-            )
+            self._relay.accept_result(self._session_id, parsed)
         elif isinstance(parsed, Pong):
             self._relay.touch(self._session_id, parsed.page)
         elif isinstance(parsed, Ping):
@@ -514,11 +509,7 @@ def _frame_data(message: dict[str, Any]) -> str | bytes:
 
 def _frame_size(data: str | bytes) -> int:
     # A str frame's wire size is its UTF-8 length; checking len(str) would undercount.
-    if isinstance(data, bytes):
-        return len(data)
-    if data.isascii():
-        return len(data)  # one byte per character; no copy needed
-    return len(data.encode("utf-8"))
+    return len(data) if isinstance(data, bytes) else len(data.encode("utf-8"))
 
 
 def _peek(data: str | bytes, key: str) -> Any:

@@ -27,18 +27,22 @@ def find_native(options: Sequence[Sequence[Any]], wanted: str) -> OptionMatch:
 
 
 def unmatched(
-    target: Target, match: OptionMatch, labels: Sequence[str], how: str = ""
+    target: Target,
+    match: OptionMatch,
+    labels: Sequence[str],
+    how: str = "",
+    hint: str = "give the exact label or value",
 ) -> ToolFailure:
     """The error for a choice that names no option (``not_found``) or several
-    (``invalid_request``: which one is for the agent to say), listing what there is."""
+    (``invalid_request``: which one is for the agent to say, ``hint`` how), listing what
+    there is."""
     listed = list(labels[:LISTED_OPTIONS])
     if match.ambiguous:
         matching = [labels[i] for i in match.matches if i < len(labels)]
         return target.failure(
             ErrorCode.INVALID_REQUEST,
             f"{len(match.matches)} options of {target.name} match {match.wanted!r} "
-            f"({', '.join(map(repr, matching[:10]))}); give the exact label or value. "
-            "Nothing was chosen",
+            f"({', '.join(map(repr, matching[:10]))}); {hint}. Nothing was chosen",
             {"matches": matching[:LISTED_OPTIONS], "options": listed},
         )
     return target.failure(

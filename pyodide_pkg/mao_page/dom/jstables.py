@@ -2,10 +2,10 @@
 
 ``mao-embed build-assets`` puts ``source()`` first in the loader, before
 ``loader_js/primitives/common.js``, so the primitives read the fact-row layout
-(``mao_page.dom.facts``), the widget roles (``mao_page.dom.roles``), the field-container bounds
-(``mao_page.dom.names``), the text rules (``mao_page.dom.textrules``) and the read walk's node
-layout (``mao_page.read.pagetext``) from here instead of keeping copies. Nothing generated is
-committed.
+(``mao_page.dom.facts``), the widget and item-container roles (``mao_page.dom.roles``), the
+field-container bounds (``mao_page.dom.names``), the text rules (``mao_page.dom.textrules``)
+and the read walk's node layout (``mao_page.read.pagetext``) from here instead of keeping
+copies. Nothing generated is committed.
 Standard library only, like the modules it reads: the build runs it outside Pyodide.
 """
 
@@ -17,7 +17,7 @@ from ..read import pagetext
 from . import facts as F
 from . import textrules
 from .names import CONTAINER_LEVELS, CONTAINER_ROWS
-from .roles import WIDGET_ROLES
+from .roles import ITEM_CONTAINER_ROLES, ITEM_CONTAINER_ROWS, WIDGET_ROLES
 
 
 def _columns() -> dict[str, int]:
@@ -55,6 +55,10 @@ def source() -> str:
         f"const FACT_STRING_COLUMNS = {json.dumps(list(F.STRING_COLUMNS))};",
         "// mao_page/dom/roles.py: an explicit role among these makes an element interactive.",
         f"const WIDGET_ROLES = {_set(WIDGET_ROLES)};",
+        "// mao_page/dom/roles.py: containers whose children are items, and how big a container",
+        "// of appeared items may be (mao_page.snapshot.scanner.delegated_items).",
+        f"const ITEM_CONTAINER_ROLES = {_set(ITEM_CONTAINER_ROLES)};",
+        f"const ITEM_CONTAINER_ROWS = {ITEM_CONTAINER_ROWS};",
         "// mao_page/dom/names.py: how far up a field container (its label) may be.",
         f"const FIELD_CONTAINER_LEVELS = {CONTAINER_LEVELS};",
         f"const FIELD_CONTAINER_ROWS = {CONTAINER_ROWS};",

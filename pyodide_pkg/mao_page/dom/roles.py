@@ -31,6 +31,12 @@ FORM_CONTROL_ROLES = frozenset(
 )
 BUTTON_ROLES = frozenset({"button", "menuitem", "tab", "treeitem"})
 
+# SPEC S9: containers whose children are items a page may handle with one delegated listener
+# (snapshot.scanner.delegated_items), and how many rows a container of items that appeared
+# may hold (a popup, a suggestion list). The page walk keeps their rows too (collect.js).
+ITEM_CONTAINER_ROLES = frozenset({"listbox", "menu", "menubar", "tree"})
+ITEM_CONTAINER_ROWS = 400
+
 # Every ARIA 1.2 role (and the Graphics/DPub ones pages use); role="x" with an unknown
 # token falls through to the next token, then to the implicit role (ARIA 1.2 §4.1).
 _NON_WIDGET_ROLES = frozenset(

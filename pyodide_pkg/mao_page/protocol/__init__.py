@@ -56,7 +56,6 @@ from .arguments import (
     InspectArgs,
     ScreenshotArgs,
     build_request,
-    single_action_from_json,
 )
 from .common import (
     MAX_BATCH_ACTIONS,
@@ -207,6 +206,5 @@ __all__ = [
     "FindArgs",
     "TOOL_ARGS",
     "ArgumentError",
-    "single_action_from_json",
     "build_request",
 ]

@@ -109,42 +109,9 @@ class ArgumentError(ValueError):
     """Tool arguments that do not describe a valid request; carries a readable message."""
 
 
-# Each action tool's action model, by the tool's name (``single_action_from_json``).
-_SINGLE_ACTION_MODELS: dict[str, type[WireModel]] = {
-    tool.value: _ACTION_MODELS[action] for tool, action in TOOL_ACTION.items()
-}
-
-
-def single_action_from_json(tool: str, body: bytes | str) -> WireModel | None:
-    """The one action an action tool's JSON arguments describe, validated straight from the
-    JSON text; ``build_request`` takes it as the arguments.
-
-    None when this shortcut does not apply: not an action tool, a batch, an ``action`` key
-    (the tool names the action), a null (the general path reads it as absent, which may
-    differ from a null), anything the action model refuses, or text that is not UTF-8 JSON.
-    The caller then parses the body and passes the dict to ``build_request``, which accepts
-    and refuses exactly as it always did and words the error. What this accepts, the dict
-    path accepts too and builds into the same request (``tests/page/test_protocol.py``).
-
-    Why: the agent HTTP API's common call is one action's fields; ``json.loads`` and then
-    validating the dict would be two passes over them (docs/performance.md).
-    """
-    model = _SINGLE_ACTION_MODELS.get(tool)
-    if model is None:
-        return None
-    try:
-        action = model.model_validate_json(body)
-    except ValidationError:
-        return None
-    given = action.model_fields_set
-    if "action" in given or any(getattr(action, name) is None for name in given):
-        return None
-    return action
-
-
 def build_request(
     tool: str,
-    args: dict[str, Any] | WireModel,
+    args: dict[str, Any],
     *,
     request_id: str,
     session_id: str,
@@ -152,9 +119,8 @@ def build_request(
 ) -> PageToolRequest:
     """Turn an agent's tool call into the one request the page will see.
 
-    ``args`` is the JSON object of tool arguments, or the tool's one action as
-    ``single_action_from_json`` validated it. Raises ``ArgumentError`` for an unknown tool or
-    invalid arguments; nothing is sent then.
+    ``args`` is the JSON object of tool arguments. Raises ``ArgumentError`` for an unknown
+    tool or invalid arguments; nothing is sent then.
     """
     try:
         tool_name = ToolName(tool)
@@ -166,36 +132,9 @@ def build_request(
         "tool": tool_name,
         "timeout_ms": timeout_ms,
     }
-    if isinstance(args, WireModel):
-        if type(args) is not _SINGLE_ACTION_MODELS.get(tool):
-            raise ArgumentError(f"{type(args).__name__} is not the action of {tool}")
-        try:
-            # Already validated: the request around it is all that is left to check.
-            return PageToolRequest.model_validate({**common, "actions": [args]})
-        except ValidationError:
-            # Say an element action without a snapshotId: the general path words the error.
-            args = args.model_dump(by_alias=True, exclude_unset=True)
     if not isinstance(args, dict):
         raise ArgumentError("tool arguments must be a JSON object")
     try:
-        action_name = TOOL_ACTION.get(tool_name)
-        if (
-            action_name is not None
-            and "actions" not in args
-            and "action" not in args
-            and None not in args.values()
-        ):
-            # The common single-action call, validated in one pydantic pass: the request
-            # with the arguments as its one action (the general path below validates, dumps
-            # and re-validates). Without ``actions``, ``action`` or null
-            # values both paths accept exactly the same arguments; a failure falls through
-            # to the general path, which words the error.
-            try:
-                return PageToolRequest.model_validate(
-                    {**common, "actions": [{**args, "action": action_name}]}
-                )
-            except ValidationError:
-                pass
         parsed = TOOL_ARGS[tool_name].model_validate(args)
         if tool_name is ToolName.INSPECT:
             return PageToolRequest(**common, inspect=InspectOptions(**parsed.model_dump()))

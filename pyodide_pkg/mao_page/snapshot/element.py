@@ -10,7 +10,10 @@ real input behind a custom checkbox). Everything else is derived from it:
   ``PageElement.to_wire`` writes;
 - the answer's elements as Python reads them (``SnapshotElement``: PageElement's values);
 - the text form's columns (``SnapshotElements.column``, by field name: ``render.ElementColumns``);
-- a ref's key, whose change makes the ref stale (``key_of``, ``keys_of``; the rule is ``refs``).
+- a ref's key, whose change makes the ref stale (``key_of``, ``keys_of``; the rule is ``refs``);
+- what a ref stands for (``store.ElementEntry``: this element itself, with the ref's id and
+  handles) and a live element named without a snapshot (``inspector.ElementDescription``: the
+  fields of this model that name it).
 """
 
 from __future__ import annotations

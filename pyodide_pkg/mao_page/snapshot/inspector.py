@@ -6,7 +6,7 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from ..bridge.page import Page, PageState, read_state
 from ..dom import facts as F
@@ -36,10 +36,11 @@ class KeepSensitiveMasked:
         return False
 
 
-@dataclass(frozen=True, slots=True)
-class ElementDescription:
-    """One live element as the snapshot engine would name it, without a snapshot: for the
-    element ``page_keyboard`` types into when it has no ref (the focused one)."""
+class ElementDescription(NamedTuple):
+    """A live element named by the scan's rules without a snapshot: the element
+    ``page_keyboard`` types into when it has no ref (the focused one). Not an ``Element``:
+    nothing of its box, state or value is read, so it holds only the fields of ``Element``
+    that name it, under their names (tests/page/test_inspector.py holds them equal)."""
 
     role: str
     label: str
@@ -217,16 +218,17 @@ def collector_paused() -> Iterator[None]:
 
 
 def _add_refs(snapshot: Any, element_ids: list[str], items: list[Element], facts: Any) -> None:
-    """The refs of a snapshot's elements, made when first asked for (``refs.entry_for``): the
-    listed elements' handles, then those of the real inputs behind custom checkboxes."""
+    """The refs of a snapshot's elements, made when first asked for: the listed elements'
+    handles, then those of the real inputs behind custom checkboxes."""
     with_control = [position for position, item in enumerate(items) if item.control is not None]
     controls = [items[position].control for position in with_control]
     handles = facts.handles([*(item.index for item in items), *controls])
     control_handles = dict(zip(with_control, handles[len(items):], strict=True))
 
     def make(element_id: str, position: int) -> ElementEntry:
-        control = control_handles.get(position)
-        return refs.entry_for(element_id, handles[position], control, items[position])
+        return ElementEntry(
+            element_id, handles[position], items[position], control_handles.get(position)
+        )
 
     snapshot.entries.add_records(element_ids, make, handles)
 

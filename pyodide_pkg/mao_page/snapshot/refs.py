@@ -19,6 +19,7 @@ at a time with ``element.keys_of``, so a fresh ref never reads as stale).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from typing import Any
 
 from ..bridge.page import Page, read_state
@@ -46,25 +47,11 @@ _OPAQUE_REFUSALS = {
 }
 
 
-def entry_for(element_id: str, handle: Any, control: Any, element: Element) -> ElementEntry:
-    """The ref of a scanned element: what ``resolve`` checks when it is used, and what
-    ``suggest_replacement`` matches on. ``control``: the handle of the real input behind a
-    custom checkbox (``handle`` is then its label), else None."""
+def checked_name(element: Element) -> str | None:
+    """The accessible name to re-check before acting through a ref to ``element``: its label,
+    or None when the label was text around it (``NOT_RECHECKED``) or there is none."""
     label = element.label
-    return ElementEntry(
-        element_id,
-        handle,
-        element.key,
-        element.role,
-        label,
-        element.tag,
-        element.type,
-        element.placeholder,
-        element.sensitive or element.private,
-        element.opaque,
-        control,
-        label if label and element.label_source not in NOT_RECHECKED else None,
-    )
+    return label if label and element.label_source not in NOT_RECHECKED else None
 
 
 def snapshot_of(store: SnapshotStore, snapshot_id: str) -> Snapshot:
@@ -116,8 +103,8 @@ def resolve(
     _snapshot, entry = entry_of(
         store, snapshot_id, element_id, navigation_epoch=state.navigations, url=state.url
     )
-    if entry.opaque:
-        code, message = _OPAQUE_REFUSALS[entry.opaque]
+    if entry.element.opaque:
+        code, message = _OPAQUE_REFUSALS[entry.element.opaque]
         raise ToolFailure(code, message + "; nothing was done", element_id=entry.element_id)
     row, problem = live_problem(page, entry)
     if problem:
@@ -132,11 +119,10 @@ def live_problem(page: Page, entry: ElementEntry) -> tuple[list[Any], str]:
     if not page.is_connected(entry.handle) or not page.is_connected(subject):
         return [], "the element is no longer in the page"
     row = page.row_of(subject)
-    if key_of(row, role_of(row)) != entry.key:
+    if key_of(row, role_of(row)) != entry.element.key:
         return row, "the element's role, type or label changed"
-    if entry.name is not None and name_changed(
-        page, subject, entry.name, hidden_ok=entry.control is not None
-    ):
+    name = checked_name(entry.element)
+    if name is not None and name_changed(page, subject, name, hidden_ok=entry.control is not None):
         return row, "the element's accessible name changed"
     return row, ""
 
@@ -165,15 +151,14 @@ def name_changed(page: Page, handle: Any, name: str, *, hidden_ok: bool) -> bool
         walk.release()
 
 
+_matched = attrgetter("role", "label", "tag", "type", "placeholder")
+
+
 def suggest_replacement(entry: ElementEntry, candidates: Iterable[ElementEntry]) -> str | None:
     """SPEC R3: a unique match on role, label, tag, type and placeholder, or nothing.
     Only ever suggested to the agent; never acted on."""
-    wanted = (entry.role, entry.label, entry.tag, entry.type, entry.placeholder)
-    matches = [
-        c
-        for c in candidates
-        if (c.role, c.label, c.tag, c.type, c.placeholder) == wanted and not c.opaque
-    ]
+    wanted = _matched(entry.element)
+    matches = [c for c in candidates if _matched(c.element) == wanted and not c.element.opaque]
     return matches[0].element_id if len(matches) == 1 else None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Sequence
 from itertools import chain, compress, repeat
-from operator import attrgetter, getitem, ne
+from operator import getitem, ne
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .scanner import OutlineNode
@@ -81,15 +81,16 @@ class ElementColumns(NamedTuple):
 
 def element_columns(elements: Sequence[ElementLike]) -> ElementColumns:
     """The columns of protocol or snapshot elements (read by name; tests and small lists)."""
-    get = attrgetter(*(name for name in ElementColumns._fields if name != "options"))
-    rows = [get(element) for element in elements]
-    options = [
-        tuple((o.value, o.label, o.selected, o.disabled) for o in element.options)
-        for element in elements
-    ]
-    columns = list(zip(*rows, strict=True)) if rows else [()] * (len(ElementColumns._fields) - 1)
-    at = ElementColumns._fields.index("options")
-    return ElementColumns(*columns[:at], options, *columns[at:])
+
+    def column(name: str) -> list[Any]:
+        if name == "options":
+            return [
+                tuple((o.value, o.label, o.selected, o.disabled) for o in element.options)
+                for element in elements
+            ]
+        return [getattr(element, name) for element in elements]
+
+    return ElementColumns(*map(column, ElementColumns._fields))
 
 
 def element_line(element: ElementLike) -> str:

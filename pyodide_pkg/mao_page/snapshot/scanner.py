@@ -29,7 +29,14 @@ from ..dom.names import (
     replaced_control_label,
     stepper_label,
 )
-from ..dom.roles import WIDGET_ROLES, explicit_role, heading_level, kind_of
+from ..dom.roles import (
+    ITEM_CONTAINER_ROLES,
+    ITEM_CONTAINER_ROWS,
+    WIDGET_ROLES,
+    explicit_role,
+    heading_level,
+    kind_of,
+)
 from ..dom.textrules import INLINE_DISPLAYS as _INLINE_DISPLAYS
 from ..dom.textrules import NO_TEXT_TAGS as _NO_TEXT_TAGS
 from ..dom.textrules import squash
@@ -547,7 +554,6 @@ def scan_page(
 # a positioned (absolute / fixed) subtree. Items are short texts with no control inside;
 # paragraphs stay text.
 
-_ITEM_CONTAINER_ROLES = frozenset({"listbox", "menu", "menubar", "tree"})
 _NOT_ITEM_TAGS = frozenset(
     {
         "p",
@@ -578,9 +584,6 @@ _NOT_ITEM_TAGS = frozenset(
     }
 )
 ITEM_TEXT_LIMIT = 80
-# A container whose appeared items are reached holds at most this many elements (a popup, a
-# suggestion list); mirrored by collect.js viewportKeep (ITEM_CONTAINER_ROWS).
-ITEM_CONTAINER_ROWS = 400
 MAX_ITEMS_PER_CONTAINER = 50
 MAX_ITEMS = 200
 
@@ -616,7 +619,7 @@ def delegated_items(
         return 0 < len(text) <= ITEM_TEXT_LIMIT
 
     groups: list[list[int]] = []
-    for role in _ITEM_CONTAINER_ROLES & present:
+    for role in ITEM_CONTAINER_ROLES & present:
         for container in F.rows_with(roles, role):
             groups.append([row for row in children[container] if qualifies(row)])
     if fresh is not None:

@@ -14,8 +14,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import chain
-from operator import attrgetter
-from typing import Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+
+if TYPE_CHECKING:
+    from .element import Element
 
 MAX_SNAPSHOTS = 8
 SNAPSHOT_TTL_S = 15 * 60
@@ -26,30 +28,40 @@ class Handle(Protocol):
 
 
 class ElementEntry(NamedTuple):
-    """What a ref stands for. A NamedTuple, like ``element.Element``: one is made per
-    listed element, and a frozen dataclass's ``__init__`` (an ``object.__setattr__`` per
-    field) made it the costliest step of recording a whole-page snapshot in Pyodide."""
+    """What a ref stands for: the element as the scan described it (``element.Element``, the
+    one element model) and what only a ref has, its id and the live handles to act through.
+    What names it (role, label, tag, type, and whether its value is masked) reads through;
+    when the ref goes stale is ``refs``' rule. A NamedTuple: one is made per ref an agent uses
+    (and per listed element for a stale ref's suggestion), and a frozen dataclass's
+    ``__init__`` (an ``object.__setattr__`` per field) cost more in Pyodide."""
 
     element_id: str
     handle: Any
-    key: tuple[str, ...]
-    role: str
-    label: str
-    tag: str
-    type: str
-    placeholder: str
-    sensitive: bool = False
-    # A placeholder the executor must refuse: "cross_origin_frame" / "closed_shadow_root".
-    opaque: str = ""
+    element: Element
     # A custom checkbox or radio: the hidden real input whose state the label stands for
     # (``handle`` is then the label, the thing to click).
     control: Any = None
-    # The accessible name to re-check before acting (None when the label was nearby text,
-    # which cannot be recomputed from the element alone).
-    name: str | None = None
 
+    @property
+    def role(self) -> str:
+        return self.element.role
 
-_entry_id = attrgetter("element_id")
+    @property
+    def label(self) -> str:
+        return self.element.label
+
+    @property
+    def tag(self) -> str:
+        return self.element.tag
+
+    @property
+    def type(self) -> str:
+        return self.element.type
+
+    @property
+    def sensitive(self) -> bool:
+        """Whether its value is masked: a sensitive field or a page owner's private one."""
+        return self.element.sensitive or self.element.private
 
 
 class Refs(Mapping[str, ElementEntry]):
@@ -71,7 +83,7 @@ class Refs(Mapping[str, ElementEntry]):
         self._handles: list[Handle] = []
 
     def add_entries(self, entries: list[ElementEntry]) -> None:
-        self._given.update(zip(map(_entry_id, entries), entries, strict=True))
+        self._given.update((entry.element_id, entry) for entry in entries)
 
     def add_records(
         self,

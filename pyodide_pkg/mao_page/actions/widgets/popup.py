@@ -53,6 +53,13 @@ MAX_KEY_STEPS = 200
 SCROLL_FRACTION = 0.8
 
 
+# What the agent can do when the wanted choice is shown in several places at once.
+SHOWN_APART = (
+    "they are shown in separate places at once (several open popups, or the same text "
+    "elsewhere on the page): close the others, or act on the one meant through its ref"
+)
+
+
 @dataclass(slots=True)
 class Blocked:
     """A matching choice that could not be clicked, and why."""
@@ -73,6 +80,7 @@ class Search:
     typed: bool = False
     # Several options match the wanted choice: the search stops, and the agent says which.
     ambiguous: tuple[OptionMatch, list[str]] | None = None
+    shown_apart: bool = False  # ... shown in separate places at once, not one list's options
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,17 +135,51 @@ def find(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
         if via == "popup" and not roots:
             continue
         candidates = page.choices_in(scope, label, target.handle)  # type: ignore[attr-defined]
-        # Portals are appended at the end of <body>: the last match is the freshest popup.
-        for candidate in reversed(candidates):
-            # The text itself first, where a user clicks: a tree item's row is wider than its
-            # title, and only the title chooses; a click on an option's text reaches the option.
-            item, _role = page.choice_item(candidate)  # type: ignore[attr-defined]
-            for handle in (candidate, item) if item is not None else (candidate,):
-                hit = page.hit_test(handle)
-                if hit.ok:
-                    return Choice(handle, label, via, hit)
-                search.blocked = blocked_by(hit, label)
+        clickable = _clickable(ctx, candidates, label, search)
+        if len(clickable) > 1:
+            # Shown in several places a user could click (two open popups, the same text
+            # elsewhere on the page): which one is meant is the agent's to say.
+            search.ambiguous = (
+                OptionMatch(search.wanted, tuple(range(len(clickable))), "loose"),
+                [label] * len(clickable),
+            )
+            search.shown_apart = True
+            return None
+        if clickable:
+            handle, hit = clickable[0]
+            return Choice(handle, label, via, hit)
     return None
+
+
+def _clickable(
+    ctx: ActionContext, candidates: list[Any], label: str, search: Search
+) -> list[tuple[Any, HitTest]]:
+    """The distinct choices among ``candidates`` a click would reach, freshest first, each as
+    (what to click, its hit test); notes why a match could not be clicked on ``search``. A
+    hidden or covered copy (a stale popup) is no choice; two texts of one item (an option, a
+    tree row) are one."""
+    page = ctx.page
+    found: list[tuple[Any, HitTest, Any]] = []
+    # Portals are appended at the end of <body>: the last match is the freshest popup.
+    for candidate in reversed(candidates):
+        # The text itself first, where a user clicks: a tree item's row is wider than its
+        # title, and only the title chooses; a click on an option's text reaches the option.
+        item, _role = page.choice_item(candidate)  # type: ignore[attr-defined]
+        for handle in (candidate, item) if item is not None else (candidate,):
+            hit = page.hit_test(handle)
+            if not hit.ok:
+                search.blocked = blocked_by(hit, label)
+                continue
+            mine = candidate if item is None else item
+            if not any(_same(page, mine, kept) for _handle, _hit, kept in found):
+                found.append((handle, hit, mine))
+            break
+    return [(handle, hit) for handle, hit, _item in found]
+
+
+def _same(page: Any, a: Any, b: Any) -> bool:
+    """Whether two handles are the same element (each contains the other)."""
+    return bool(page.contains(a, b) and page.contains(b, a))
 
 
 async def wait_for(
@@ -345,6 +387,8 @@ def failure(target: Target, search: Search) -> Exception:
     there is none."""
     if search.ambiguous is not None:
         match, labels = search.ambiguous
+        if search.shown_apart:
+            return options.unmatched(target, match, labels, hint=SHOWN_APART)
         return options.unmatched(target, match, labels)
     if search.blocked is not None:
         blocked = search.blocked
