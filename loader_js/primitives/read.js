@@ -148,28 +148,8 @@ function readAncestorFlags(el) {
   return flags;
 }
 
-// A link's URL as `el.href` resolves it, without asking for it when the attribute is a plain
-// path from the root (resolving costs as much as the rest of reading the link): `origin`
-// and the path, in a document whose base URL is http(s) without credentials (`readOrigin`).
-// Only characters no URL parser rewrites, and no "." or ".." segment.
-const READ_PLAIN_PATH = /^\/(?!\/)[A-Za-z0-9\-._~/]*$/;
-const READ_DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
-
-function readOrigin(doc) {
-  const base = new URL(doc.baseURI);
-  const plain = (base.protocol === "http:" || base.protocol === "https:") && !base.username && !base.password;
-  return plain ? base.origin : "";
-}
-
-function readHref(el, origin) {
-  const raw = el.getAttribute("href");
-  if (raw === null) return "";
-  if (origin && READ_PLAIN_PATH.test(raw) && !READ_DOT_SEGMENT.test(raw)) return origin + raw;
-  return String(el.href);
-}
-
-function readExtra(el, tag, role, origin) {
-  if (tag === "a" || tag === "area") return readHref(el, origin);
+function readExtra(el, tag, role) {
+  if (tag === "a" || tag === "area") return el.hasAttribute("href") ? String(el.href) : "";
   if (tag === "img") return el.getAttribute("alt") ?? "";
   if (tag === "td" || tag === "th") return el.colSpan > 1 || el.rowSpan !== 1 ? `${el.colSpan},${el.rowSpan}` : "";
   return role === "heading" ? el.getAttribute("aria-level") ?? "" : "";
@@ -214,12 +194,11 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, 
   let rawDepth = 0; // open <pre> items
   const open = [];
   let result = null;
-  // The document being read, its view, body and origin (readHref); a frame's item keeps its
-  // parent's document on `docs` while the frame's content is read.
+  // The document being read and its view and body; a frame's item keeps its parent's
+  // document on `docs` while the frame's content is read.
   let doc = start ? start.ownerDocument : null;
   let view = doc && doc.defaultView;
   let body = doc && doc.body;
-  let origin = doc ? readOrigin(doc) : "";
   const docs = [];
   // Explicit stack of nodes, with their parent element's style beside them (two arrays: no
   // pair allocated per node); 0 marks where an item ends, an item where an inline-block ends.
@@ -237,7 +216,6 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, 
         doc = docs.pop();
         view = doc.defaultView;
         body = doc.body;
-        origin = readOrigin(doc);
       }
       if (top) {
         if (done[NODE_FLAGS] & READ_BLOCKY) top[NODE_FLAGS] |= READ_BLOCKY;
@@ -307,7 +285,7 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, 
     const at = listedAt.get(el);
     const leaf = READ_LEAF_TAGS.has(tag);
     if (flags || role || at !== undefined || keepTags.has(tag) || !top) {
-      const item = [tag, display, role, flags, readExtra(el, tag, role, origin), nodes.length, at === undefined ? -1 : at, []];
+      const item = [tag, display, role, flags, readExtra(el, tag, role), nodes.length, at === undefined ? -1 : at, []];
       if (flags & READ_EDITABLE_ROOT) editable.push(nodes.length);
       if (flags & (READ_ARIA_HIDDEN | READ_PRIVATE)) flagged++;
       nodes.push(el);
@@ -332,7 +310,6 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, 
       doc = inner.ownerDocument;
       view = doc.defaultView;
       body = doc.body;
-      origin = readOrigin(doc);
       stack.push(inner);
       styles.push(null);
       continue;

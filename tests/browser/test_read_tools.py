@@ -76,19 +76,6 @@ def test_extract_keeps_heading_levels_paragraphs_nested_lists_links_and_image_al
     )
 
 
-def test_link_urls_are_the_ones_the_browser_resolves(page):
-    # SPEC T1: links as absolute URLs. A plain path from the root is resolved without asking
-    # the browser; every other form is the browser's.
-    hrefs = ["/a/b-c_d.e~f", "/", "/x/./y", "/x/../y", "/x/..", "/.well-known/p", "//e.x/p",
-             "/a b", "/a%2e%2e/b", "/q?x=1#f", "rel/p", "", "/A:B", "/\u00fc", "https://E.x/Z"]
-    show(page, "<ul>" + "".join(f'<li><a href="{h}">L{i}</a></li>' for i, h in enumerate(hrefs))
-         + "</ul>")
-    resolved = page.page.evaluate("() => [...document.querySelectorAll('#app a')].map(a => a.href)")
-    assert markdown(page) == "\n".join(
-        f"- [L{i}]({url.replace(' ', '%20')})" for i, url in enumerate(resolved)
-    )
-
-
 def test_extract_renders_tables_as_pipe_tables_with_header_rows_and_spanning_cells(page):
     show(page, """
       <table>
