@@ -11,7 +11,10 @@
 // format): a link holding only text becomes READ_LINK href READ_LINK_TEXT text READ_LINK_END
 // in its parent's text (its text alone without an href), and a table row whose cells hold
 // only text becomes one string, each cell's text after READ_CELL (td) or READ_HEADER_CELL
-// (th). Anything with a role, a flag, spans or a listed position keeps its item. These
+// (th). For page_extract (`foldBlocks`) two more fold, outside <pre>: a table or row group
+// whose rows all folded becomes one string, each row after READ_ROW, and a list whose items
+// are plain <li> boxes holding only text one string, each item's text after READ_ITEM.
+// Anything with a role, a flag, spans or a listed position keeps its item. These
 // characters are taken out of the page's own text so that only the walk writes them.
 // What is not rendered is not read at all, like innerText: display:none subtrees, the
 // content of closed <details> and of hidden="until-found", text whose computed visibility is
@@ -29,8 +32,10 @@
 const READ_UNSQUASHED = /[\t\n\r\f]| [ \t\n\r\f]/;
 const READ_RAW_TAG = "pre"; // its text is read as it is (Python fences it)
 // The marks above, and NUL (Python's line break inside collapsed text).
-const READ_MARK = /[\x00-\x03\x1e\x1f]/;
-const READ_MARKS = /[\x00-\x03\x1e\x1f]/g;
+const READ_MARK = /[\x00-\x03\x1c-\x1f]/;
+const READ_MARKS = /[\x00-\x03\x1c-\x1f]/g;
+const READ_LIST_TAGS = new Set(["ul", "ol", "menu"]);
+const READ_ROW_GROUP_TAGS = new Set(["table", "thead", "tbody", "tfoot"]);
 // The attributes readText reads (aria-hidden, data-mao-*, contenteditable, role, hidden).
 const READ_MARKED = "[aria-hidden],[data-mao-private],[data-mao-ignore],[contenteditable],[role],[hidden]";
 // Elements read without their content: their children are values, options or graphics.
@@ -102,6 +107,26 @@ function readFoldRow(row) {
   if (cells) row[NODE_CHILDREN] = [folded];
 }
 
+// A list or row group that has just closed, as one string, when its children are plain
+// `tag` boxes (li, or tr) holding only text, each after `mark`, with nothing else in it but
+// white space; a row must have folded (its text starts with a cell's mark).
+function readFoldBlocks(item, tag, mark) {
+  const kids = item[NODE_CHILDREN];
+  let folded = "";
+  for (const kid of kids) {
+    if (typeof kid === "string") {
+      if (NOT_ASCII_SPACE.test(kid)) return;
+      continue;
+    }
+    if (kid[NODE_TAG] !== tag || kid[NODE_ROLE] !== "" || kid[NODE_FLAGS] !== READ_BLOCKY
+        || kid[NODE_LISTED] >= 0) return;
+    const text = readOnlyText(kid);
+    if (text === null || tag === "tr" && text[0] !== READ_CELL && text[0] !== READ_HEADER_CELL) return;
+    folded += mark + text;
+  }
+  if (folded) item[NODE_CHILDREN] = [folded];
+}
+
 // The flags a subtree's root inherits from above it: reading one element must not return what
 // reading the page would leave out (an aria-hidden or page-owner private region around it).
 // Up through shadow hosts and same-origin frame elements.
@@ -138,10 +163,11 @@ function readExtra(el, tag, role) {
 // in `inlineTags`, it has a role or a flag, or it is listed: most of a page's elements are
 // such spans, labels and buttons. An item gets READ_BLOCKY when it or anything inside it has a
 // display outside `inlineDisplays` (its content does not fit on one line).
+// `foldBlocks`: fold lists and row groups too (see the top).
 // Returns the root's item as JSON (null for an empty document), the elements behind the items
 // (`nodes[order]`), the orders of the editable regions' roots and the count of items flagged
 // aria-hidden or private.
-function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) {
+function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags, foldBlocks) {
   const passDisplays = new Set(inlineDisplays);
   const keepTags = new Set(inlineTags);
   const start = root.nodeType === 9 ? root.body || root.documentElement : root;
@@ -168,9 +194,12 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
   let rawDepth = 0; // open <pre> items
   const open = [];
   let result = null;
-  let doc = null; // the document of the last element read, and what goes with it
-  let view = null;
-  let body = null;
+  // The document being read and its view and body; a frame's item keeps its parent's
+  // document on `docs` while the frame's content is read.
+  let doc = start ? start.ownerDocument : null;
+  let view = doc && doc.defaultView;
+  let body = doc && doc.body;
+  const docs = [];
   // Explicit stack of nodes, with their parent element's style beside them (two arrays: no
   // pair allocated per node); 0 marks where an item ends, an item where an inline-block ends.
   const stack = start ? [start] : [];
@@ -183,11 +212,21 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       top = open.length ? open[open.length - 1] : null;
       if (done[NODE_TAG] === READ_RAW_TAG) rawDepth--;
       else if (rawDepth === 0) readSquash(done);
+      if (done[NODE_FLAGS] & READ_FRAME) {
+        doc = docs.pop();
+        view = doc.defaultView;
+        body = doc.body;
+      }
       if (top) {
         if (done[NODE_FLAGS] & READ_BLOCKY) top[NODE_FLAGS] |= READ_BLOCKY;
         if (done[NODE_ROLE] === "" && done[NODE_LISTED] < 0) {
-          if (done[NODE_TAG] === "a" && done[NODE_FLAGS] === 0) readFoldLink(top, done);
-          else if (done[NODE_TAG] === "tr" && done[NODE_FLAGS] === READ_BLOCKY) readFoldRow(done);
+          const tag = done[NODE_TAG];
+          if (tag === "a" && done[NODE_FLAGS] === 0) readFoldLink(top, done);
+          else if (tag === "tr" && done[NODE_FLAGS] === READ_BLOCKY) readFoldRow(done);
+          else if (foldBlocks && rawDepth === 0) {
+            if (READ_ROW_GROUP_TAGS.has(tag)) readFoldBlocks(done, "tr", READ_ROW);
+            else if (READ_LIST_TAGS.has(tag)) readFoldBlocks(done, "li", READ_ITEM);
+          }
         }
       }
       continue;
@@ -201,7 +240,8 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       if (top && (parentStyle === null || parentStyle.visibility === "visible")) {
         let text = node.data;
         if (text) {
-          if (!NOT_ASCII_SPACE.test(text)) text = " "; // white space only (indentation)
+          // White space only (indentation, but a line break inside <pre>).
+          if (!NOT_ASCII_SPACE.test(text)) text = rawDepth ? text : " ";
           else if (READ_MARK.test(text)) text = text.replace(READ_MARKS, "");
           const kids = top[NODE_CHILDREN];
           const last = kids.length - 1;
@@ -218,11 +258,6 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
     }
     if (node.nodeType !== 1 || node === exclude) continue;
     const el = node;
-    if (el.ownerDocument !== doc) {
-      doc = el.ownerDocument;
-      view = doc.defaultView;
-      body = doc.body;
-    }
     const style = view.getComputedStyle(el);
     const display = style.display;
     if (display === "none") continue;
@@ -271,6 +306,10 @@ function readText(root, exclude, listed, textLimit, inlineDisplays, inlineTags) 
       styles.push(null);
     }
     if (inner) {
+      docs.push(doc);
+      doc = inner.ownerDocument;
+      view = doc.defaultView;
+      body = doc.body;
       stack.push(inner);
       styles.push(null);
       continue;

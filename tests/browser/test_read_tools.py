@@ -140,14 +140,23 @@ def test_extract_leaves_out_chrome_hidden_private_sensitive_content_and_the_sdk_
 
 
 def test_control_characters_in_page_text_neither_split_cells_nor_make_links(page):
-    # The walk marks folded links and table rows with control characters; the page's own
-    # ones are taken out of its text first.
+    # The walk marks folded links, table rows and list items with control characters; the
+    # page's own ones are taken out of its text first.
     show(
         page,
-        "<table><tr><td>a\x1fb\x1e</td><td>c</td></tr></table><p>"
-        "x\x01javascript:y\x02z\x03\x00.</p>",
+        "<table><tr><td>a\x1fb\x1e</td><td>c\x1d</td></tr></table><p>"
+        "x\x01javascript:y\x02z\x03\x00.</p><ul><li>i\x1cj</li><li>k</li></ul>",
     )
-    assert markdown(page) == "|  |  |\n|---|---|\n| ab | c |\n\nxjavascript:yz."
+    assert markdown(page) == (
+        "|  |  |\n|---|---|\n| ab | c |\n\nxjavascript:yz.\n\n- ij\n- k"
+    )
+
+
+def test_extract_keeps_the_line_breaks_between_highlighted_lines_of_code(page):
+    # Highlighters put each line in its own span, with only a line break between them.
+    show(page, "<pre><code><span>if (a) {</span>\n<span>  go();</span>\n\n<span>}</span>"
+               "</code></pre><p><span>one</span>\n  <span>line</span></p>")
+    assert markdown(page) == "```\nif (a) {\n  go();\n\n}\n```\n\none line"
 
 
 def test_extract_reads_same_origin_iframes_and_open_shadow_roots_in_document_order(page):

@@ -20,7 +20,10 @@ def inline(tag: str, *children: Any, **kwargs: Any) -> TextNode:
     return el(tag, *children, display="inline", **kwargs)
 
 
-def markdown(tree: TextNode, sensitive: frozenset[int] = frozenset()) -> str:
+def markdown(tree: TextNode, sensitive: frozenset[int] = frozenset(), *, fold: bool = True) -> str:
+    # Lists and row groups folded as read.js folds them for an extract.
+    if fold:
+        tree = pagetext.fold_blocks(tree)
     return extract.render_markdown(pagetext.prune(pagetext.number(tree), sensitive))
 
 
@@ -137,6 +140,53 @@ def test_folded_rows_keep_header_cells_escaped_pipes_and_links():
     assert markdown(el("body", table)) == (
         "| Name | Total |\n|---|---|\n| Acme \\| Co | [Open](https://e.x/o) |\n| Both |  |"
     )
+
+
+def li(*children: Any, **kwargs: Any) -> TextNode:
+    return el("li", *children, display="list-item", **kwargs)
+
+
+def group(tag: str, *rows: Any) -> TextNode:
+    return el(tag, *rows, display="table-row-group")
+
+
+def folding_page() -> TextNode:
+    link = inline("a", " Item\n 1 ", extra="https://e.x/i")
+    inner = el("table", group("tbody", row(cell("in"))), display="table")
+    return el(
+        "body",
+        el("ul", li(link, " note"), " ", li(" "), li("Two")),
+        el("ol", li("First"), li("Second")),
+        el(
+            "table",
+            group("thead", row(cell("Name", tag="th"), cell("Total", tag="th"))),
+            group("tbody", row(cell("Acme | Co"), cell(" 5 ")), " ", row(cell("Globex"), cell(""))),
+            display="table",
+        ),
+        el("h2", "Menu:", el("ul", li("a"), li("b"))),
+        el("table", row(cell("x"), el("td", inner, display="table-cell")), display="table"),
+        el("ul", li("kept", role="listitem"), li("apart")),
+    )
+
+
+def test_folded_lists_and_row_groups_read_as_their_items_and_rows():
+    # SPEC T1: read.js folds text-only lists and row groups for an extract; the Markdown is the
+    # same as from their nodes.
+    folded = pagetext.fold_blocks(folding_page())
+    ul, ol, table, *_, kept = (node[pagetext.CHILDREN] for node in folded[pagetext.CHILDREN])
+    assert ul[0].startswith(pagetext.ITEM) and ol[0].count(pagetext.ITEM) == 2
+    assert all(rows[pagetext.CHILDREN][0].startswith(pagetext.ROW) for rows in table)
+    assert all(isinstance(item, list) for item in kept)  # a role keeps the items' nodes
+    expected = (
+        "- [Item 1](https://e.x/i) note\n- Two\n\n"
+        "1. First\n2. Second\n\n"
+        "| Name | Total |\n|---|---|\n| Acme \\| Co | 5 |\n| Globex |  |\n\n"
+        "## Menu: a b\n\n"
+        "|  |  |\n|---|---|\n| x | in |\n\n"
+        "- kept\n- apart"
+    )
+    assert markdown(folding_page(), fold=False) == expected
+    assert markdown(folded) == expected
 
 
 def test_aria_hidden_private_and_sensitive_editable_subtrees_are_left_out():

@@ -507,11 +507,13 @@ class BrowserPage:
         text_limit: int,
         inline_displays: list[str],
         inline_tags: list[str],
+        fold_blocks: bool = False,
     ) -> TextWalk:
         """The rendered text of the page (or of ``root``'s subtree) as ``readText``'s tree, in
         one crossing (UTF-8 JSON: a copy, where a proxy per node would cost a crossing each);
         ``listed`` elements carry their position in that list. Inline elements get no item
-        unless their tag is in ``inline_tags`` (see read.js)."""
+        unless their tag is in ``inline_tags``; ``fold_blocks`` folds lists and row groups
+        too (see read.js)."""
         from pyodide.ffi import to_js  # type: ignore[import-not-found]
 
         target = root.proxy if root is not None else self._window.document
@@ -524,6 +526,7 @@ class BrowserPage:
                 text_limit,
                 to_js(inline_displays),
                 to_js(inline_tags),
+                fold_blocks,
             )
         except JsException as error:
             raise BridgeError(f"readText: {error}") from error

@@ -134,6 +134,7 @@ class Page(Protocol):
         text_limit: int,
         inline_displays: list[str],
         inline_tags: list[str],
+        fold_blocks: bool = False,
     ) -> Any: ...
     def check_regex(self, pattern: str) -> str: ...
     async def regex_search(

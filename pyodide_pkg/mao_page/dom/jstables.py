@@ -33,7 +33,7 @@ def _columns() -> dict[str, int]:
 
 _NODE_POSITIONS = ("TAG", "DISPLAY", "ROLE", "FLAGS", "EXTRA", "ORDER", "LISTED", "CHILDREN")
 _READ_FLAGS = ("ARIA_HIDDEN", "PRIVATE", "EDITABLE_ROOT", "FRAME", "BLOCKY")
-_READ_MARKS = ("LINK", "LINK_TEXT", "LINK_END", "HEADER_CELL", "CELL")
+_READ_MARKS = ("LINK", "LINK_TEXT", "LINK_END", "HEADER_CELL", "CELL", "ITEM", "ROW")
 
 
 def _set(values: frozenset[str]) -> str:

@@ -28,10 +28,12 @@ from .pagetext import (
     FLAGS,
     FRAME,
     HEADER_CELL,
+    ITEM,
     LINK,
     LINK_END,
     LINK_TEXT,
     ROLE,
+    ROW,
     TAG,
     TextNode,
     plain,
@@ -182,8 +184,8 @@ def _squash(text: str) -> str:
 def _collapse(text: str) -> str:
     """Inline text as Markdown on collapsed white space: folded links rendered, breaks as line
     breaks."""
-    if CELL in text or HEADER_CELL in text:
-        text = plain_cells(text)  # a folded row read as text (a table inside a heading, a link)
+    if CELL in text or HEADER_CELL in text or ITEM in text:
+        text = plain_cells(text)  # a folded row or list read as text (inside a heading, a link)
     if LINK in text:
         text = _folded_links(text)
     text = _squash(text).strip()
@@ -198,7 +200,7 @@ def _link(href: str, text: str) -> str:
     text = text.replace("\n", " ")
     if not text:
         return ""
-    if href.lower().startswith("javascript:"):
+    if href[:11].lower() == "javascript:":
         return text
     text = text.replace("[", "\\[").replace("]", "\\]")
     target = href.replace(" ", "%20").replace("(", "%28").replace(")", "%29")
@@ -212,7 +214,7 @@ def _folded_links(text: str) -> str:
     for piece in pieces[1:]:
         href, _, rest = piece.partition(LINK_TEXT)
         label, _, after = rest.partition(LINK_END)
-        out.append(_link(href, _collapse(label)))
+        out.append(_link(href, _squash(label).strip()))  # a folded link holds text only
         out.append(after)
     return "".join(out)
 
@@ -220,15 +222,37 @@ def _folded_links(text: str) -> str:
 def _folded_cells(line: str) -> tuple[list[str], bool]:
     """The cells of a row read.js folded into one string (``pagetext``), as their collapsed,
     escaped text; whether they are all header cells."""
-    header = CELL not in line
-    if LINK in line:
-        line = _folded_links(line)
-    line = _squash(line)
-    if "|" in line:
-        line = line.replace("|", "\\|")
+    return _split_cells(_cell_text(line))
+
+
+def _cell_text(text: str) -> str:
+    """Folded rows' text with links rendered, white space collapsed and pipes escaped (what
+    each cell needs, done once for a whole row group)."""
+    if LINK in text:
+        text = _folded_links(text)
+    text = _squash(text)
+    if "|" in text:
+        text = text.replace("|", "\\|")
+    return text
+
+
+def _split_cells(line: str) -> tuple[list[str], bool]:
+    if CELL not in line:
+        return list(map(str.strip, line.split(HEADER_CELL)[1:])), True
     if HEADER_CELL in line:
         line = line.replace(HEADER_CELL, CELL)
-    return [cell.strip() for cell in line.split(CELL)[1:]], header
+    return list(map(str.strip, line.split(CELL)[1:])), False
+
+
+def _folded_list(text: str, ordered: bool) -> str:
+    """A list read.js folded into one string (``pagetext.ITEM``) as Markdown: each item's
+    collapsed text, empty items left out."""
+    if LINK in text:
+        text = _folded_links(text)
+    bodies = list(filter(None, map(str.strip, _squash(text).split(ITEM)[1:])))
+    if ordered:
+        return "\n".join(f"{number}. {body}" for number, body in enumerate(bodies, 1))
+    return "\n".join("- " + body for body in bodies)
 
 
 def _escape_cell(text: str) -> str:
@@ -391,6 +415,9 @@ class _Renderer:
     # -- lists --------------------------------------------------------------------------
 
     def _list(self, node: TextNode, sectioned: bool, *, ordered: bool) -> str:
+        kids = node[CHILDREN]
+        if len(kids) == 1 and kids[0].__class__ is str and kids[0][:1] == ITEM:
+            return _folded_list(kids[0], ordered)  # most lists: text-only items
         items: list[str] = []
         number = 0
         for child in _flattened(node):
@@ -421,6 +448,10 @@ class _Renderer:
         rows: list[_Row] = []
         spanned = False  # any cell spanning more than one column or row
         for child, in_head in _table_rows(node, False):
+            if child.__class__ is str:  # a row of a folded row group, its text ready
+                texts, header_only = _split_cells(child)
+                rows.append((texts, None, in_head or header_only))
+                continue
             if child[TAG] == "caption":
                 caption = _collapse(self._inline_text(child))
                 if caption:
@@ -429,7 +460,7 @@ class _Renderer:
             kids = child[CHILDREN]
             if len(kids) == 1 and kids[0].__class__ is str and kids[0][:1] in (CELL, HEADER_CELL):
                 texts, header_only = _folded_cells(kids[0])  # most rows: text-only td and th
-                rows.append(_Row(texts, [_NO_SPAN] * len(texts), in_head or header_only))
+                rows.append((texts, None, in_head or header_only))
                 continue
             texts = []
             spans: list[tuple[int, int]] = []
@@ -453,35 +484,32 @@ class _Renderer:
                 if tag != "th" and role != "columnheader" and role != "rowheader":
                     header_only = False
             if texts:
-                rows.append(_Row(texts, spans, in_head or header_only))
+                rows.append((texts, spans, in_head or header_only))
         if not rows:
             return out
-        grid = _fill_grid(rows) if spanned else [row.texts for row in rows]
+        grid = _fill_grid(rows) if spanned else [texts for texts, _, _ in rows]
         width = max(len(line) for line in grid)
         for line in grid:
             if len(line) < width:
                 line.extend([""] * (width - len(line)))
-        if rows[0].header:
+        if rows[0][2]:
             head, body = grid[0], grid[1:]
         else:
             head, body = [""] * width, grid
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * width]
-        lines.extend("| " + " | ".join(line) + " |" for line in body)
-        out.append("\n".join(lines))
+        lines = "| " + " | ".join(head) + " |\n|" + "---|" * width
+        if body:
+            lines += "\n| " + " |\n| ".join(map(" | ".join, body)) + " |"
+        out.append(lines)
         return out
 
 
 _NO_SPAN = (1, 1)
 
 
-@dataclass(slots=True)
-class _Row:
-    """A table row: its cells' text, their (columns, rows) spans, and whether it is a header
-    row (in a thead, or header cells only)."""
-
-    texts: list[str]
-    spans: list[tuple[int, int]]
-    header: bool
+# A table row: its cells' text, their (columns, rows) spans (None: none spans more than one),
+# and whether it is a header row (in a thead, or header cells only). A tuple: a table of
+# folded rows makes one per row, and a dataclass costs a call each.
+_Row = tuple[list[str], list[tuple[int, int]] | None, bool]
 
 
 def _row_cells(row: TextNode) -> list[TextNode | str]:
@@ -506,9 +534,11 @@ def _fill_grid(rows: list[_Row]) -> list[list[str]]:
                 covered[column] -= 1
             line.append("")
 
-    for row in rows:
+    for texts, spans, _header in rows:
         line: list[str] = []
-        for text, (columns, spanned_rows) in zip(row.texts, row.spans, strict=True):
+        for text, (columns, spanned_rows) in zip(
+            texts, spans or [_NO_SPAN] * len(texts), strict=True
+        ):
             pass_covered(line, 0)
             start = len(line)
             line.append(text)
@@ -554,11 +584,14 @@ def _flattened(node: TextNode) -> list[TextNode | str]:
     return out
 
 
-def _table_rows(node: TextNode, in_head: bool) -> list[tuple[TextNode, bool]]:
-    """The rows (and caption) of a table, through its row groups, not into nested tables."""
-    out: list[tuple[TextNode, bool]] = []
+def _table_rows(node: TextNode, in_head: bool) -> list[tuple[TextNode | str, bool]]:
+    """The rows (and caption) of a table, through its row groups, not into nested tables; a
+    folded row group's rows as their text, ready to split into cells."""
+    out: list[tuple[TextNode | str, bool]] = []
     for child in node[CHILDREN]:
         if child.__class__ is str:
+            if child[:1] == ROW:
+                out.extend((line, in_head) for line in _cell_text(child).split(ROW)[1:])
             continue
         tag, role = child[TAG], child[ROLE]
         if tag == "tr" or role == "row" or tag == "caption":

@@ -19,6 +19,14 @@ takes these marks out of the page's own text, so only the walk writes them):
 * a table row whose cells are plain ``td`` / ``th`` holding only text: the row's one child,
   each cell's text after ``CELL`` (``td``) or ``HEADER_CELL`` (``th``).
 
+A walk for ``page_extract`` (``fold_blocks``; a find keeps each row and item apart, where its
+hits are) folds two more, outside ``<pre>``:
+
+* a ``table``, ``thead``, ``tbody`` or ``tfoot`` whose rows all folded: its one child, each
+  row's folded text after ``ROW``;
+* a ``ul``, ``ol`` or ``menu`` whose children are plain ``li`` boxes holding only text: its
+  one child, each item's text after ``ITEM``.
+
 Whatever has a role, a flag, spans or a ``listed`` position keeps its node, so every rule
 still sees them; what folds is only what those rules would read as plain text.
 
@@ -47,8 +55,9 @@ _HIDDEN = ARIA_HIDDEN | PRIVATE
 # The marks of folded text (see the module docstring; read.js READ_LINK...).
 LINK, LINK_TEXT, LINK_END = "\x01", "\x02", "\x03"
 HEADER_CELL, CELL = "\x1e", "\x1f"
+ITEM, ROW = "\x1c", "\x1d"
 FOLDED_LINK = re.compile("\x01([^\x02]*)\x02([^\x03]*)\x03")
-_CELLS = str.maketrans({HEADER_CELL: " ", CELL: " "})
+_CELLS = str.maketrans({HEADER_CELL: " ", CELL: " ", ROW: " ", ITEM: " "})
 
 # A node (see the module docstring).
 TextNode = list[Any]
@@ -106,8 +115,9 @@ def plain(text: str) -> str:
 
 
 def plain_cells(text: str) -> str:
-    """Folded text with the cells of a row apart (a row read as a line of text)."""
-    if CELL in text or HEADER_CELL in text:
+    """Folded text with the cells of a row, the rows of a table and the items of a list apart
+    (read as a line of text)."""
+    if CELL in text or HEADER_CELL in text or ITEM in text:
         return text.translate(_CELLS)
     return text
 
@@ -175,6 +185,37 @@ def _folded_row(kids: list[Any]) -> list[str] | None:
         ):
             return None
         folded.append((HEADER_CELL if kid[TAG] == "th" else CELL) + text)
+    return ["".join(folded)] if folded else None
+
+
+def fold_blocks(root: TextNode) -> TextNode:
+    """``root`` with its lists and row groups folded as read.js folds them for an extract (in
+    place; the root itself and ``<pre>`` content stay as they are)."""
+    for child in root[CHILDREN]:
+        if child.__class__ is list and child[TAG] != "pre":
+            fold_blocks(child)
+            if child[ROLE] or child[LISTED] >= 0:
+                continue
+            if child[TAG] in ("ul", "ol", "menu"):
+                child[CHILDREN] = _folded(child[CHILDREN], "li", ITEM) or child[CHILDREN]
+            elif child[TAG] in ("table", "thead", "tbody", "tfoot"):
+                child[CHILDREN] = _folded(child[CHILDREN], "tr", ROW) or child[CHILDREN]
+    return root
+
+
+def _folded(kids: list[Any], tag: str, mark: str) -> list[str] | None:
+    folded = []
+    for kid in kids:
+        if isinstance(kid, str):
+            if kid.strip(" \t\n\r\f"):
+                return None
+            continue
+        text = _only_text(kid)
+        if kid[TAG] != tag or kid[ROLE] or kid[FLAGS] != BLOCKY or kid[LISTED] >= 0 or text is None:
+            return None
+        if tag == "tr" and not text.startswith((CELL, HEADER_CELL)):
+            return None  # a row that did not fold
+        folded.append(mark + text)
     return ["".join(folded)] if folded else None
 
 

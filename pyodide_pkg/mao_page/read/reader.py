@@ -78,8 +78,10 @@ class PageReader:
         entry, _row = self._inspector.resolve(snapshot_id, element_id)
         return entry.handle
 
-    def _read(self, scope: Any, listed: list[Any] | None) -> TextWalk:
-        return self._page.read_text(scope, listed, WALK_TEXT_LIMIT, _INLINE_DISPLAYS, _INLINE_TAGS)
+    def _read(self, scope: Any, listed: list[Any] | None, fold_blocks: bool = False) -> TextWalk:
+        return self._page.read_text(
+            scope, listed, WALK_TEXT_LIMIT, _INLINE_DISPLAYS, _INLINE_TAGS, fold_blocks
+        )
 
     def _tree(self, walk: TextWalk) -> pagetext.TextNode | None:
         """The walk's tree without what no read may return (``pagetext.prune``); editable
@@ -103,7 +105,9 @@ class PageReader:
             # Markdown, so the parts add up exactly, and no second walk of the page.
             markdown, truncated = self._last.markdown, self._last.truncated
         else:
-            walk = self._read(scope, None)
+            # Lists and row groups folded: a find keeps each row and item apart, an extract
+            # renders them whole.
+            walk = self._read(scope, None, fold_blocks=True)
             try:
                 tree = self._tree(walk)
             finally:
