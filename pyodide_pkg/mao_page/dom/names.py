@@ -41,16 +41,46 @@ def accessible_name(doc: DocumentIndex, index: int, *, hidden_ok: bool = False) 
     key = -index - 1 if hidden_ok else index
     cached = doc.name_cache.get(key)
     if cached is None:
-        cached = doc.name_cache[key] = _name(doc, index, hidden_ok)
+        cached = doc.name_cache[key] = _name(
+            doc, index, hidden_ok, _leaf_text_names(doc, (index,))[0]
+        )
     return cached
 
 
 def accessible_names(doc: DocumentIndex, indexes: Sequence[int]) -> list[tuple[str, str]]:
-    """``accessible_name`` of each row (not ``hidden_ok``)."""
-    return [accessible_name(doc, index) for index in indexes]
+    """``accessible_name`` of each row (not ``hidden_ok``). A scan names every listed
+    element: the commonest names (``_leaf_text_names``) are found in one pass here, where
+    a call of ``accessible_name`` and its shortcut per element cost more than the
+    shortcut's work."""
+    names = doc.name_cache
+    out: list[tuple[str, str]] = []
+    for index, text in zip(indexes, _leaf_text_names(doc, indexes), strict=True):
+        cached = names.get(index)
+        if cached is None:
+            cached = names[index] = _name(doc, index, False, text)
+        out.append(cached)
+    return out
 
 
-def _name(doc: DocumentIndex, index: int, hidden_ok: bool) -> tuple[str, str]:
+def _name(
+    doc: DocumentIndex, index: int, hidden_ok: bool, leaf_text: str | None
+) -> tuple[str, str]:
+    """``accessible_name`` computed; ``leaf_text``: the row's ``_leaf_text_names``."""
+    # The shortcuts, commonest first (they never both apply): the steps below as they
+    # would run for most of a page's names, without their machinery.
+    source = "content"
+    text = leaf_text
+    if text is None:
+        source = "label"
+        text = _label_text_name(doc, index)
+        if text is None:
+            named = _attribute_name(doc, index)
+            if named is not None:
+                text, source = named
+    if text is not None:
+        name = squash(text)
+        name = (name if source == "aria-label" else name.strip("\xa0 "))[:MAX_NAME]
+        return name, source if name else ""
     computer = _NameComputation(doc, index)
     name = squash(computer.text_alternative(index, _Context(include_hidden=hidden_ok)))
     if computer.source != "aria-label":
@@ -60,6 +90,126 @@ def _name(doc: DocumentIndex, index: int, hidden_ok: bool) -> tuple[str, str]:
         name = name.strip("\xa0 ")
     name = name[:MAX_NAME]
     return name, computer.source if name else ""
+
+
+def _leaf_text_names(doc: DocumentIndex, indexes: Sequence[int]) -> list[str | None]:
+    """Per row: the name of the commonest named element, a link or button holding text
+    only, as the steps below would compute it but without their machinery (most of a
+    page's names); None when any step other than 2F could apply: the full
+    computation. Rendered and without element children, pseudo content, aria-owns on the
+    page, aria-labelledby, aria-label or native labels; a role named from content (2F);
+    its text non-blank (else 2I and later apply)."""
+    if doc.owner_of:
+        return [None] * len(indexes)
+    columns = doc.columns
+    tags, roles, children, hidden, text_parts = (
+        doc.tags,
+        doc.roles,
+        doc.children,
+        doc.hidden,
+        doc.text_parts,
+    )
+    pseudo, labelledby, aria_label = (
+        columns[F.PSEUDO],
+        columns[F.ARIA_LABELLEDBY],
+        columns[F.ARIA_LABEL],
+    )
+    out: list[str | None] = []
+    for index in indexes:
+        tag = tags[index]
+        role = roles[index]
+        parts = text_parts[index]
+        if (
+            not parts
+            or children[index]
+            or hidden[index]
+            or pseudo[index]
+            or labelledby[index]
+            or aria_label[index]
+            or tag in _NEVER_TEXT
+            or tag in _HOST_LABEL_TAGS
+            or (tag in LABELABLE and doc.labels_of(index))
+            or not (
+                role in NAME_FROM_CONTENT_ROLES
+                or tag in _CONTENT_NAMED_TAGS
+                or (not role and tag in ("th", "td"))
+            )
+        ):
+            out.append(None)
+            continue
+        text = (parts[1] if len(parts) == 2 else "".join(parts[1::2])).strip()
+        out.append(text or None)
+    return out
+
+
+def _attribute_name(doc: DocumentIndex, index: int) -> tuple[str, str] | None:
+    """(name, source) of an element only its attributes can name (forms, sections,
+    landmarks: the containers of the text form), as the steps below would compute it:
+    aria-label (2D), else title (2I), else nothing. None when any other step could
+    apply: hidden, aria-labelledby (2B), a host-language label (2E), name from content (2F)."""
+    columns = doc.columns
+    tag = doc.tags[index]
+    role = doc.roles[index]
+    if (
+        doc.hidden[index]
+        or columns[F.ARIA_LABELLEDBY][index]
+        or tag in _NEVER_TEXT
+        or tag in _HOST_LABEL_TAGS
+        or tag in LABELABLE
+        or role in NAME_FROM_CONTENT_ROLES
+        or tag in _CONTENT_NAMED_TAGS
+        or (not role and tag in ("th", "td"))
+    ):
+        return None
+    if role in ("none", "presentation"):
+        return "", ""  # their attributes are ignored (2D, 2I)
+    label = columns[F.ARIA_LABEL][index]
+    if label.strip() and tag != "slot":
+        return label, "aria-label"
+    title = columns[F.TITLE][index]
+    return (title, "title") if title.strip() else ("", "")
+
+
+def _label_text_name(doc: DocumentIndex, index: int) -> str | None:
+    """The name of a field named by its <label>s (2E) when each label holds text and the
+    field only, as the steps below would compute it without their machinery; None when
+    anything else could apply. The field: rendered, no aria-owns on the page, no
+    aria-labelledby or aria-label, not a button-like input. Each label: no role,
+    aria-labelledby, aria-label or pseudo content; its text non-blank (else 2I)."""
+    columns = doc.columns
+    tag = doc.tags[index]
+    labelledby, aria_label = columns[F.ARIA_LABELLEDBY], columns[F.ARIA_LABEL]
+    if (
+        (
+            tag not in ("select", "textarea")
+            and (tag != "input" or columns[F.TYPE][index] in ("submit", "reset", "button", "image"))
+        )
+        or doc.owner_of
+        or doc.hidden[index]
+        or labelledby[index]
+        or aria_label[index]
+    ):
+        return None
+    labels = doc.labels_of(index)
+    if not labels:
+        return None
+    texts = []
+    for label in labels:
+        if (
+            doc.roles[label]
+            or labelledby[label]
+            or aria_label[label]
+            or columns[F.PSEUDO][label]
+            or doc.children[label].count(index)
+            != len(doc.children[label])  # an element other than the field
+        ):
+            return None
+        # The field inside its own label adds a word break (see _name_from_content).
+        text = "".join([" " if item == index else item for item in doc.content(label)])
+        if not text.strip():
+            return None
+        texts.append(text)
+    return " ".join(texts)
 
 
 def accessible_description(doc: DocumentIndex, index: int) -> str:
