@@ -15,6 +15,7 @@ through this API (cross-site requests, DNS rebinding).
 
 from __future__ import annotations
 
+import functools
 import hmac
 import ipaddress
 import json
@@ -22,10 +23,10 @@ from typing import Any
 
 from mao_page.protocol import ErrorCode, PageToolResult
 from starlette.datastructures import Headers
-from starlette.requests import ClientDisconnect, HTTPConnection, Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
-from starlette.types import Scope
+from starlette.types import Receive, Scope, Send
 
 from mao_embed.agents.tools import tool_catalog
 from mao_embed.agents.untrusted import agent_view_json
@@ -74,7 +75,9 @@ def _authorize(config: ServerConfig, scope: Scope, headers: Headers) -> Response
     return None
 
 
+@functools.lru_cache(maxsize=1024)
 def _is_loopback_address(host: str) -> bool:
+    # Cached: parsing the address was a fifth of a tool call's time in this module.
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
@@ -104,68 +107,14 @@ class AgentApi:
     def routes(self) -> list[Route]:
         # Tool calls first: the router tries routes in order (``app.create_app``).
         return [
-            Route("/api/sessions/{session_id}/tools/{tool}", self.call_tool, methods=["POST"]),
+            Route(
+                "/api/sessions/{session_id}/tools/{tool}",
+                ToolCallEndpoint(self._config, self._relay),
+                methods=["POST"],
+            ),
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/tools", self.list_tools, methods=["GET"]),
         ]
-
-    async def call_tool(self, request: Request) -> Response:
-        """``POST /api/sessions/{sessionId}/tools/{tool}``: the ``PageToolResult`` JSON plus the
-        additive ``untrusted`` marking (SPEC B5)."""
-        refusal = authorize(self._config, request)
-        if refusal is not None:
-            return refusal
-        request_id = request.headers.get("x-request-id")
-        # Echo the caller's X-Request-Id in early refusals when it is usable as one.
-        reply_id = (
-            request_id if request_id and is_valid_request_id(request_id) else new_request_id()
-        )
-        try:
-            body = await _read_body(request, self._config.max_message_bytes)
-        except ClientDisconnect:  # the client went away mid-request: nobody to answer
-            return Response(status_code=400)
-        if body is None:
-            result = failure(reply_id, ErrorCode.MESSAGE_TOO_LARGE, "request body is too large")
-        else:
-            result = await self._tool_result(request, body, request_id, reply_id)
-        code = result.error.code.value if result.error else None
-        return Response(
-            agent_view_json(result),
-            status_code=_STATUS_FOR_CODE.get(code or "", 200),
-            media_type="application/json",
-        )
-
-    async def _tool_result(
-        self, request: Request, body: bytes, request_id: str | None, reply_id: str
-    ) -> PageToolResult:
-        tool = request.path_params["tool"]
-        try:
-            args = json.loads(body) if body.strip() else {}
-        except (ValueError, UnicodeDecodeError) as error:
-            return failure(reply_id, ErrorCode.INVALID_REQUEST, f"body is not JSON: {error}")
-        except RecursionError:
-            # Deeply nested arrays (found by the fuzz tests) were a 500 before.
-            return failure(reply_id, ErrorCode.INVALID_REQUEST, "body is nested too deeply")
-        if not isinstance(args, dict):
-            return failure(
-                reply_id,
-                ErrorCode.INVALID_REQUEST,
-                "body must be a JSON object of tool arguments",
-            )
-        timeout_ms: int | None = None
-        raw_timeout = request.headers.get("x-timeout-ms")
-        if raw_timeout is not None:
-            if not raw_timeout.isdigit():
-                return failure(
-                    reply_id,
-                    ErrorCode.INVALID_REQUEST,
-                    "X-Timeout-Ms must be a whole number of milliseconds",
-                )
-            timeout_ms = int(raw_timeout)
-        return await self._relay.call_tool(
-            request.path_params["session_id"], tool, args, request_id=request_id,
-            timeout_ms=timeout_ms,
-        )
 
     async def list_sessions(self, request: Request) -> Response:
         refusal = authorize(self._config, request)
@@ -180,16 +129,105 @@ class AgentApi:
         return JSONResponse(tool_catalog())
 
 
-async def _read_body(request: Request, limit: int) -> bytes | None:
-    """The request body; None as soon as it passes ``limit`` bytes, without reading the rest."""
+class ToolCallEndpoint:
+    """``POST /api/sessions/{sessionId}/tools/{tool}`` as a plain ASGI app: the ``PageToolResult``
+    JSON plus the additive ``untrusted`` marking (SPEC B5).
+
+    The agent API's hot path. Starlette calls a route's function through its request/response
+    wrapping (a ``Request``, an exception wrapper per request, a ``Response`` building its
+    headers), which cost about as much as everything else this module does per call (measured
+    in process, docs/performance.md); anything else it calls as ASGI, so this reads the body
+    and sends its two messages itself. The router, the methods check and the app's error
+    middleware still apply. Reading the body here also refuses an oversized one as soon as it
+    passes the limit.
+    """
+
+    def __init__(self, config: ServerConfig, relay: Relay) -> None:
+        self._config = config
+        self._relay = relay
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = Headers(scope=scope)
+        refusal = _authorize(self._config, scope, headers)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return
+        request_id = headers.get("x-request-id")
+        # Echo the caller's X-Request-Id in early refusals when it is usable as one.
+        reply_id = (
+            request_id if request_id and is_valid_request_id(request_id) else new_request_id()
+        )
+        body = await _read_body(receive, self._config.max_message_bytes)
+        if body is None:  # the client went away mid-request: nobody to answer
+            return
+        if body is _TOO_LARGE:
+            result = failure(reply_id, ErrorCode.MESSAGE_TOO_LARGE, "request body is too large")
+        else:
+            result = await self._tool_result(scope, headers, body, request_id, reply_id)
+        code = result.error.code.value if result.error else None
+        answer = agent_view_json(result).encode()
+        await send({
+            "type": "http.response.start",
+            "status": _STATUS_FOR_CODE.get(code or "", 200),
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(answer)).encode("latin-1")),
+            ],
+        })
+        await send({"type": "http.response.body", "body": answer})
+
+    async def _tool_result(
+        self, scope: Scope, headers: Headers, body: bytes, request_id: str | None, reply_id: str
+    ) -> PageToolResult:
+        path_params = scope["path_params"]
+        try:
+            args = json.loads(body) if body.strip() else {}
+        except (ValueError, UnicodeDecodeError) as error:
+            return failure(reply_id, ErrorCode.INVALID_REQUEST, f"body is not JSON: {error}")
+        except RecursionError:
+            # Deeply nested arrays (found by the fuzz tests) were a 500 before.
+            return failure(reply_id, ErrorCode.INVALID_REQUEST, "body is nested too deeply")
+        if not isinstance(args, dict):
+            return failure(
+                reply_id,
+                ErrorCode.INVALID_REQUEST,
+                "body must be a JSON object of tool arguments",
+            )
+        timeout_ms: int | None = None
+        raw_timeout = headers.get("x-timeout-ms")
+        if raw_timeout is not None:
+            if not raw_timeout.isdigit():
+                return failure(
+                    reply_id,
+                    ErrorCode.INVALID_REQUEST,
+                    "X-Timeout-Ms must be a whole number of milliseconds",
+                )
+            timeout_ms = int(raw_timeout)
+        return await self._relay.call_tool(
+            path_params["session_id"], path_params["tool"], args, request_id=request_id,
+            timeout_ms=timeout_ms,
+        )
+
+
+_TOO_LARGE = b"<too large>"
+
+
+async def _read_body(receive: Receive, limit: int) -> bytes | None:
+    """The request body; ``_TOO_LARGE`` (by identity) once it passes ``limit`` bytes, without
+    reading the rest; None if the client disconnected first."""
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":  # http.disconnect
+            return None
+        chunk = message.get("body", b"")
         size += len(chunk)
         if size > limit:
-            return None
+            return _TOO_LARGE
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 async def unknown_endpoint(request: Request, exc: Exception) -> Response:

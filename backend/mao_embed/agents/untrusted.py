@@ -22,6 +22,7 @@ delimiter an agent wraps around the answer, ours included.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -39,20 +40,31 @@ def agent_view(result: PageToolResult) -> dict[str, Any]:
     return {UNTRUSTED_FIELD: _marking(result), **result.to_wire()}
 
 
-def _marking(result: PageToolResult) -> dict[str, Any]:
+def _fields(result: PageToolResult) -> tuple[str, ...]:
     present = ["result"] if result.result is not None else []
     if result.error is not None:
         present.append("error.message")
         if result.error.details is not None:
             present.append("error.details")
-    return {"source": "page", "fields": present, "notice": UNTRUSTED_NOTICE}
+    return tuple(present)
+
+
+def _marking(result: PageToolResult) -> dict[str, Any]:
+    return {"source": "page", "fields": list(_fields(result)), "notice": UNTRUSTED_NOTICE}
+
+
+@functools.cache
+def _marking_json(fields: tuple[str, ...]) -> str:
+    # Four possible values, each serialized once: this runs for every answered tool call.
+    marking = {"source": "page", "fields": list(fields), "notice": UNTRUSTED_NOTICE}
+    return json.dumps(marking, ensure_ascii=False, separators=(",", ":"))
 
 
 def agent_view_json(result: PageToolResult) -> str:
     """``agent_view`` serialized, with ``<`` escaped so page text cannot close a tag."""
     # The marking, then the result's own members as pydantic serializes them (``to_json``,
     # without building ``to_wire``'s dict of a whole-page result first).
-    marking = json.dumps(_marking(result), ensure_ascii=False, separators=(",", ":"))
+    marking = _marking_json(_fields(result))
     members = result.to_json()[1:]
     text = f'{{"{UNTRUSTED_FIELD}":{marking},{members}'
     # '<' only occurs inside JSON strings, where \u003c is the same character.
