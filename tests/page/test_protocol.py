@@ -12,6 +12,7 @@ from mao_page.protocol import (
     MAX_BATCH_ACTIONS,
     MAX_VALUE_CHARS,
     PROTOCOL_VERSION,
+    TOOL_ACTION,
     TOOL_ARGS,
     ArgumentError,
     Cancel,
@@ -552,3 +553,53 @@ def test_tool_arguments_either_build_or_raise_argument_error(
     # Whatever was accepted is a request the page itself would accept.
     assert parse_server_message(json.dumps(request.to_wire())) == request
 
+
+
+# One action's fields: near-valid values for each action tool's own fields, in either spelling.
+_ids = st.sampled_from(["s1", "e1", "e-1.a:b_c", "", "e 1", "x" * 81, 5, True, None])
+_texts = st.text(max_size=6) | st.sampled_from(["", " ", "Enter", "Control+a", 5, True, 1.5, None])
+_numbers = st.sampled_from([0, 1, -1, 100, 30_000, 30_001, 1.0, 1.5, "100", True, 2**63, None])
+_FIELD_VALUES: dict[str, Any] = {
+    "snapshot_id": _ids, "element_id": _ids, "value": _texts, "key": _texts, "text": _texts,
+    "text_gone": _texts, "values": st.lists(_texts, max_size=3) | st.sampled_from(["red", []]),
+    "direction": st.sampled_from(["up", "down", "left", "right", "UP", "", 1, None]),
+    "amount": st.sampled_from(["page", "end", 300, 0, -1, "300", 300.5, True, 10**9, None]),
+    "time_ms": _numbers, "timeout_ms": _numbers,
+}
+
+
+def _single_action_args(tool: ToolName) -> st.SearchStrategy[dict[str, Any]]:
+    from mao_page.protocol.arguments import _ACTION_MODELS
+    from pydantic.alias_generators import to_camel
+
+    names = [n for n in _ACTION_MODELS[TOOL_ACTION[tool]].model_fields if n != "action"]
+    fields = {k: _FIELD_VALUES[n] for n in names for k in (n, to_camel(n))}
+    fields["selector"] = _texts
+    return st.fixed_dictionaries({}, optional=fields)
+
+
+def _built(tool: str, args: dict[str, Any]) -> tuple[str, str]:
+    try:
+        request = build_request(tool, args, request_id="r1", session_id="s", timeout_ms=900)
+    except ArgumentError as error:
+        return ("refused", str(error))
+    return ("built", request.model_dump_json())
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(TOOL_ACTION)).flatmap(
+    lambda tool: st.tuples(st.just(tool.value), _single_action_args(tool))))
+def test_one_pass_single_action_builds_what_the_general_path_builds(
+    case: tuple[str, dict[str, Any]],
+) -> None:  # SPEC B1
+    # build_request validates one action's fields in one pass as the request; the general
+    # path (arguments model, action, request) must accept, build and refuse exactly the same.
+    from unittest import mock
+
+    from mao_page.protocol import arguments
+
+    tool, args = case
+    one_pass = _built(tool, args)
+    with mock.patch.object(arguments, "_one_plain_action", return_value=False):
+        general = _built(tool, args)
+    assert one_pass == general
