@@ -7,9 +7,10 @@ values (an inherited ``visibility: hidden`` or ``cursor: pointer`` appears on de
 from __future__ import annotations
 
 import pytest
+from mao_page.dom import facts as F
 from mao_page.dom.index import DocumentIndex
 from mao_page.dom.names import accessible_name
-from mao_page.dom.roles import role_of
+from mao_page.dom.roles import role_of, roles_of_rows
 from mao_page.snapshot.element import key_of
 from mao_page.snapshot.scanner import scan_page
 
@@ -1098,12 +1099,46 @@ def test_which_inputs_take_a_filled_value(kind: str, fillable: bool) -> None:  #
     assert is_fillable(fact_row("input", type=kind)) is fillable
 
 
-def test_an_element_a_library_names_a_switch_in_its_classes_is_a_switch() -> None:  # SPEC S2
+def test_roles_of_all_rows_agree_with_role_of_each_row() -> None:  # SPEC S1, S2
+    # DocumentIndex takes every row's role from the tag column at once; the rows the tag does
+    # not decide (role attribute, attribute-decided tags, contenteditable) go through role_of.
     page = PageRows()
+    page.add("a", href="/x")
+    page.add("a")
+    page.add("input", type="checkbox")
+    page.add("input", list=1)
+    page.add("select", multiple=True)
+    page.add("img", alt="")
+    page.add("img", alt="Logo")
+    page.add("section")
+    page.add("section", aria_label="News")
+    page.add("form")
+    page.add("div", role="presentation", tabindex="0")
+    page.add("div", role="bogus tab")
+    page.add("div", contenteditable=True)
+    page.add("p", contenteditable=True)
+    page.add("custom-element")
+    # roles_of_rows spells implicit_role's attribute rules over the columns: every rule's
+    # both ways, so that the two copies cannot drift apart unnoticed.
+    page.add("area", href="/y")
+    page.add("area")
+    page.add("input", type="range", list=1)
+    page.add("input", type="email", list=1)
+    page.add("input", type="search")
+    page.add("select", list=2)
+    page.add("select")
+    page.add("img", alt="", title="Chart")
+    page.add("img", alt="", aria_label="Chart")
+    page.add("img", alt="", aria_labelledby="cap")
+    page.add("section", aria_labelledby="h")
+    page.add("form", aria_label="Login")
+    page.add("form", title="Search")
     page.add("div", cursor="pointer", class_state="switch")
     page.add("span", class_state="checked")
     page.add("button", role="switch", class_state="checked switch")
-    assert [role_of(row) for row in page.rows[-3:]] == ["switch", "", "switch"]
+    rows = page.rows
+    assert roles_of_rows(rows, F.columns_of(rows)) == [role_of(row) for row in rows]
+    assert [role_of(row) for row in rows[-3:]] == ["switch", "", "switch"]
 
 
 def test_a_scanned_elements_key_is_key_of_its_row() -> None:  # SPEC R2

@@ -279,22 +279,23 @@ def test_no_replacement_is_suggested_from_a_placeholder() -> None:  # SPEC R3
     assert suggest_replacement(entry, [placeholder]) is None
 
 
-def _records(snapshot: Snapshot, handles: list[FakeHandle]) -> list[str]:
-    """Refs of new ids, one per handle."""
+def _records(snapshot: Snapshot, handles: list[FakeHandle]) -> tuple[list[str], list[int]]:
+    """Refs added as records, with the positions their entries were made for."""
+    made: list[int] = []
+
+    def make(element_id: str, position: int) -> ElementEntry:
+        made.append(position)
+        return ElementEntry(element_id, handles[position], _element(label=f"Buy {position}"))
+
     ids = SnapshotStore.new_ids(snapshot, len(handles))
-    snapshot.entries.add_entries(
-        [
-            ElementEntry(element_id, handle, _element(label=f"Buy {position}"))
-            for position, (element_id, handle) in enumerate(zip(ids, handles, strict=True))
-        ]
-    )
-    return ids
+    snapshot.entries.add_records(ids, make, handles)  # type: ignore[arg-type]
+    return ids, made
 
 
-def test_released_refs_list_none() -> None:  # SPEC R2
+def test_released_refs_make_no_entry_and_list_none() -> None:  # SPEC R2
     store = SnapshotStore()
     snapshot = _snapshot(store)
-    ids = _records(snapshot, [FakeHandle(str(i)) for i in range(3)])
+    ids, made = _records(snapshot, [FakeHandle(str(i)) for i in range(3)])
     snapshot.release()
     assert (len(snapshot.entries), list(snapshot.entries), ids[0] in snapshot.entries) == (
         0,
@@ -303,30 +304,34 @@ def test_released_refs_list_none() -> None:  # SPEC R2
     )
     with pytest.raises(KeyError):
         snapshot.entries[ids[0]]
+    assert made == []
 
 
-def test_a_ref_resolves_to_its_entry() -> None:  # SPEC R1
+def test_a_ref_added_as_a_record_resolves_to_its_entry_made_once() -> None:  # SPEC R1
     store = SnapshotStore()
     snapshot = _snapshot(store)
     handles = [FakeHandle(str(i)) for i in range(5)]
-    ids = _records(snapshot, handles)
-    assert len(snapshot.entries) == 5 and list(snapshot.entries) == ids
+    ids, made = _records(snapshot, handles)
+    assert made == [] and len(snapshot.entries) == 5 and list(snapshot.entries) == ids
     _found, entry = refs.entry_of(store, snapshot.snapshot_id, ids[3], navigation_epoch=0, url=URL)
+    again = refs.entry_of(store, snapshot.snapshot_id, ids[3], navigation_epoch=0, url=URL)[1]
     assert (
-        entry.handle is handles[3]
+        entry is again
+        and entry.handle is handles[3]
         and entry.label == "Buy 3"
         and entry.element_id == ids[3]
     )
+    assert made == [3]
     with pytest.raises(ToolFailure) as failure:
         refs.entry_of(store, snapshot.snapshot_id, "e-missing", navigation_epoch=0, url=URL)
     assert failure.value.code is ErrorCode.NOT_FOUND
 
 
-def test_an_evicted_snapshot_releases_every_handle() -> None:  # SPEC R2
+def test_refs_added_as_records_release_every_handle_made_or_not() -> None:  # SPEC R2
     store = SnapshotStore(max_snapshots=1)
     snapshot = _snapshot(store)
     handles = [FakeHandle(str(i)) for i in range(4)]
-    ids = _records(snapshot, handles)
+    ids, _made = _records(snapshot, handles)
     given = FakeHandle("given")
     _add(snapshot, given)
     refs.entry_of(store, snapshot.snapshot_id, ids[0], navigation_epoch=0, url=URL)

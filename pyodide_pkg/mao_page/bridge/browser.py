@@ -48,7 +48,7 @@ class ElementHandle:
 
     __slots__ = ("_proxy", "_nodes", "_index")
 
-    def __init__(self, proxy: JsProxy | None) -> None:
+    def __init__(self, proxy: JsProxy) -> None:
         self._proxy = proxy
         self._nodes: JsProxy | None = None
         self._index = -1
@@ -57,7 +57,8 @@ class ElementHandle:
     def in_walk(cls, nodes: JsProxy, index: int) -> ElementHandle:
         """A handle on ``nodes[index]`` of a collect walk, looked up on first use: a snapshot
         lists hundreds of elements and an agent acts on a few, and each proxy has a cost."""
-        handle = cls(None)
+        handle = cls.__new__(cls)  # no __init__ frame: one of these per listed element
+        handle._proxy = None
         handle._nodes = nodes
         handle._index = index
         return handle

@@ -15,7 +15,7 @@ from itertools import compress
 from typing import Any
 
 from . import facts as F
-from .roles import role_of
+from .roles import roles_of_rows
 from .textrules import INLINE_DISPLAYS as _INLINE_DISPLAYS
 from .textrules import NO_TEXT_TAGS as _NEVER_TEXT
 from .textrules import squash
@@ -145,7 +145,7 @@ class DocumentIndex:
         if owners:
             self._resolve_owns(owners)
         self.rows_of_tag = F.TagRows(self.tags)
-        self.roles = [role_of(row) for row in rows]
+        self.roles = roles_of_rows(rows, columns, self.rows_of_tag)
         # Accessible names computed during the scan (names.accessible_name), keyed by row.
         self.name_cache: dict[int, tuple[str, str]] = {}
         self._labels: dict[int, list[int]] = {}

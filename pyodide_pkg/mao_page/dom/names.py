@@ -256,14 +256,15 @@ class _Context:
         recursing: bool | None = None,
         in_label: bool | None = None,
     ) -> _Context:
-        """A child context: the given flags changed, the others kept, one level deeper."""
-        return _Context(
-            in_reference=self.in_reference if in_reference is None else in_reference,
-            include_hidden=self.include_hidden if include_hidden is None else include_hidden,
-            recursing=self.recursing if recursing is None else recursing,
-            in_label=self.in_label if in_label is None else in_label,
-            depth=self.depth + 1,
-        )
+        """A child context: the given flags changed, the others kept, one level deeper.
+        (Spelled out rather than copied through ``__slots__``: it runs per node named.)"""
+        child = _Context.__new__(_Context)
+        child.in_reference = self.in_reference if in_reference is None else in_reference
+        child.include_hidden = self.include_hidden if include_hidden is None else include_hidden
+        child.recursing = self.recursing if recursing is None else recursing
+        child.in_label = self.in_label if in_label is None else in_label
+        child.depth = self.depth + 1
+        return child
 
 
 class _NameComputation:

@@ -5,6 +5,9 @@ Everything here reads one fact row; nothing walks the document.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from itertools import compress, repeat
+from operator import not_
 from typing import Any
 
 from . import facts as F
@@ -170,6 +173,72 @@ def role_of(row: list[Any]) -> str:
         if role:
             return role
     return implicit_role(row)
+
+
+# The tag table with the usual role of the tags implicit_role decides by their attributes:
+# a whole-page pass then looks only at the rows of those tags that may differ.
+_USUAL_ROLES = {
+    **_TAG_ROLES,
+    "a": "link",
+    "area": "link",
+    "input": "textbox",
+    "select": "combobox",
+    "section": "",
+}
+
+
+def roles_of_rows(
+    rows: Sequence[Sequence[Any]],
+    columns: Sequence[Sequence[Any]],
+    rows_of_tag: Callable[[str], list[int]] | None = None,
+) -> list[str]:
+    """``role_of`` of every row: the usual role of each tag over the tag column in C, then
+    ``implicit_role`` spelled over the columns for the rows whose attributes may change it
+    (links without href, inputs, selects, images, sections), then ``role_of`` of the whole
+    row for the few with a role attribute or contenteditable. A whole-page scan asks for
+    most rows' roles. ``rows_of_tag``: the rows of a tag (``facts.TagRows`` of the tags)."""
+    tags = columns[F.TAG]
+    if rows_of_tag is None:
+        rows_of_tag = F.TagRows(tags)
+    count = len(tags)
+    indexes = range(count)
+    roles = list(map(_USUAL_ROLES.get, tags, repeat("", count)))
+    whole_row = set(compress(indexes, columns[F.ROLE]))
+    whole_row.update(compress(indexes, columns[F.CONTENTEDITABLE]))
+    whole_row.update(compress(indexes, columns[F.CLASS_STATE]))
+    hrefs = columns[F.HREF]
+    for tag in ("a", "area"):
+        links = rows_of_tag(tag)
+        for index in compress(links, map(not_, map(hrefs.__getitem__, links))):
+            roles[index] = ""
+    types, lists = columns[F.TYPE], columns[F.LIST]
+    for index in rows_of_tag("input"):
+        kind = types[index]
+        roles[index] = (
+            "combobox"
+            if lists[index] == 1 and kind in _LIST_INPUT_TYPES
+            else _INPUT_ROLES.get(kind, "textbox")
+        )
+    multiple = columns[F.MULTIPLE]
+    for index in rows_of_tag("select"):
+        if multiple[index] or lists[index] == 2:
+            roles[index] = "listbox"
+    titles, aria_labels, labelledby, alts = (
+        columns[F.TITLE],
+        columns[F.ARIA_LABEL],
+        columns[F.ARIA_LABELLEDBY],
+        columns[F.ALT],
+    )
+    for index in rows_of_tag("img"):
+        if alts[index] == "" and not (titles[index] or aria_labels[index] or labelledby[index]):
+            roles[index] = "presentation"
+    for index in rows_of_tag("section"):
+        if aria_labels[index] or labelledby[index]:
+            roles[index] = "region"
+    # a <form> is "form" named or not: the tag table's role stands.
+    for index in whole_row:
+        roles[index] = role_of(rows[index])
+    return roles
 
 
 def kind_of(role: str, tag: str) -> str:

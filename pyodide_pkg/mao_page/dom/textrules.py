@@ -46,7 +46,11 @@ INLINE_DISPLAYS = frozenset({"inline", "contents", ""})
 
 def squash(text: str) -> str:
     """Accessible-name white space: ASCII whitespace runs to one space, trimmed; NBSP kept."""
-    return ASCII_SPACE_RUN.sub(" ", text).strip(" ")
+    if "  " in text or "\n" in text or "\t" in text or "\r" in text or "\f" in text:
+        return ASCII_SPACE_RUN.sub(" ", text).strip(" ")
+    # Single spaces only (most texts: the walk squashed each text node already): nothing to
+    # collapse, and a substring test is far cheaper than a regular-expression substitution.
+    return text.strip(" ")
 
 
 def squash_any(text: str) -> str:

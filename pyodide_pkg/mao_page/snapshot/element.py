@@ -18,9 +18,10 @@ real input behind a custom checkbox). Everything else is derived from it:
 
 from __future__ import annotations
 
-from collections import namedtuple
+from collections import deque, namedtuple
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import repeat
+from itertools import compress, repeat
+from operator import is_not, setitem
 from typing import Any, NamedTuple, overload
 
 from pydantic.alias_generators import to_camel
@@ -167,16 +168,23 @@ def wire_elements(
     element_ids: Sequence[str], column: Callable[[str], Sequence[Any]]
 ) -> list[dict[str, Any]]:
     """What ``PageElement.to_wire`` writes for each element: ``column(name)`` gives a field's
-    values in element order; an optional field is written only when the element has it."""
-    columns = [column(name) for name, _key, _rule, _form in _WIRE]
-    out = []
-    for position, element_id in enumerate(element_ids):
-        wire: dict[str, Any] = {"elementId": element_id}
-        for (_name, key, rule, form), values in zip(_WIRE, columns, strict=True):
-            value = values[position]
-            if rule == ALWAYS or (value if rule == EMPTY else value is not None):
-                wire[key] = form(value) if form else value
-        out.append(wire)
+    values in element order. Written a field at a time, in wire order (so every element's
+    keys come out in PageElement's order): a field always present is set in C, an optional
+    one only for the elements that have it (most have few)."""
+    out: list[dict[str, Any]] = [{"elementId": element_id} for element_id in element_ids]
+    positions = range(len(out))
+    for name, key, rule, form in _WIRE:
+        values = column(name)
+        if rule == ALWAYS:
+            deque(map(setitem, out, repeat(key), map(form, values) if form else values), 0)
+            continue
+        present = (
+            compress(positions, values)
+            if rule == EMPTY
+            else compress(positions, map(is_not, values, repeat(None)))
+        )
+        for position in present:
+            out[position][key] = form(values[position]) if form else values[position]
     return out
 
 
@@ -212,21 +220,19 @@ def _answer_value(name: str, value: Any) -> Any:
 
 
 class SnapshotElements(Sequence[SnapshotElement]):
-    """The elements of one answer: the scan's ``Element``s, their ids, and the answer's
-    ``SnapshotElement``s; the wire and text forms are written from the items' columns."""
+    """The elements of one answer, kept as the scan's ``Element``s and their ids: the wire and
+    text forms are written from their columns, and ``SnapshotElement``s are made only when
+    read (page_observe's baseline, tests). A whole page lists thousands of elements; making
+    an object per element was a sixth of the Python side after the scan (Pyodide, 8,378
+    nodes)."""
 
-    __slots__ = ("element_ids", "_columns", "_elements")
+    __slots__ = ("element_ids", "_items", "_columns", "_made")
 
     def __init__(self, element_ids: list[str], items: list[Element]) -> None:
         self.element_ids = element_ids
-        # The items' fields, a tuple each (one transposition for the text and the wire form).
-        self._columns: list[tuple[Any, ...]] = (
-            list(zip(*items, strict=True)) if items else [()] * len(Element._fields)
-        )
-        answer = [tuple(map(_answer_value, repeat(name), self.column(name))) for name in WIRE_NAMES]
-        self._elements = [
-            SnapshotElement(*fields) for fields in zip(element_ids, *answer, strict=True)
-        ]
+        self._items = items
+        self._columns: list[tuple[Any, ...]] | None = None  # the items' fields, a tuple each
+        self._made: list[SnapshotElement] | None = None
 
     def __len__(self) -> int:
         return len(self.element_ids)
@@ -236,14 +242,29 @@ class SnapshotElements(Sequence[SnapshotElement]):
     @overload
     def __getitem__(self, index: slice) -> list[SnapshotElement]: ...
     def __getitem__(self, index: int | slice) -> SnapshotElement | list[SnapshotElement]:
-        return self._elements[index]
+        return self._elements()[index]
 
     def __iter__(self) -> Iterator[SnapshotElement]:
-        return iter(self._elements)
+        return iter(self._elements())
 
     def column(self, name: str) -> tuple[Any, ...]:
         """One field of every element (``Element``'s names), in element order."""
+        if self._columns is None:
+            # One transposition (C) for the text and the wire form.
+            self._columns = (
+                list(zip(*self._items, strict=True)) if self._items else [()] * len(Element._fields)
+            )
         return self._columns[_POSITION[name]]
 
     def wire(self) -> list[dict[str, Any]]:
         return wire_elements(self.element_ids, self.column)
+
+    def _elements(self) -> list[SnapshotElement]:
+        if self._made is None:
+            columns = [
+                tuple(map(_answer_value, repeat(name), self.column(name))) for name in WIRE_NAMES
+            ]
+            self._made = [
+                SnapshotElement(*fields) for fields in zip(self.element_ids, *columns, strict=True)
+            ]
+        return self._made

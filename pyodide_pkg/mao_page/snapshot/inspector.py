@@ -218,18 +218,19 @@ def collector_paused() -> Iterator[None]:
 
 
 def _add_refs(snapshot: Any, element_ids: list[str], items: list[Element], facts: Any) -> None:
-    """The refs of a snapshot's elements: the listed elements' handles, then those of the
-    real inputs behind custom checkboxes."""
+    """The refs of a snapshot's elements, made when first asked for: the listed elements'
+    handles, then those of the real inputs behind custom checkboxes."""
     with_control = [position for position, item in enumerate(items) if item.control is not None]
     controls = [items[position].control for position in with_control]
     handles = facts.handles([*(item.index for item in items), *controls])
     control_handles = dict(zip(with_control, handles[len(items):], strict=True))
-    snapshot.entries.add_entries(
-        [
-            ElementEntry(element_id, handles[position], item, control_handles.get(position))
-            for position, (element_id, item) in enumerate(zip(element_ids, items, strict=True))
-        ]
-    )
+
+    def make(element_id: str, position: int) -> ElementEntry:
+        return ElementEntry(
+            element_id, handles[position], items[position], control_handles.get(position)
+        )
+
+    snapshot.entries.add_records(element_ids, make, handles)
 
 
 @dataclass(frozen=True, slots=True)
