@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Sequence
-from itertools import chain, compress, repeat
-from operator import getitem, ne
+from itertools import chain, compress
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .scanner import OutlineNode
@@ -31,16 +30,12 @@ CHARS_PER_TOKEN = 4  # a conservative estimate for ASCII text and markup
 def estimate_tokens(text: str) -> int:
     """Tokens of a line: ~4 ASCII characters per token, one per other character (CJK text
     tokenizes at about a token per character)."""
-    if text.isascii():
-        return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
     # Characters beyond ASCII take 2-4 UTF-8 bytes; CJK (3 bytes) is the common case here.
     wide = (len(text.encode("utf-8")) - len(text) + 1) // 2
     return (len(text) - wide + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN + wide
 
 
 def _quote(text: str, limit: int = 80) -> str:
-    if "\\" not in text and '"' not in text and "\n" not in text:
-        return '"' + text[:limit] + '"'  # nothing to escape (most labels)
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")[:limit] + '"'
 
 
@@ -153,18 +148,15 @@ def _state_run(
 
 
 def element_lines(columns: ElementColumns) -> list[str]:
-    """``- role "name" [states] [ref=...]`` for each element. Runs over every listed element
-    (thousands on a whole page), so by columns: the states up to ``offscreen`` depend on a
-    few small values that repeat (a page has a few dozen combinations), each combination's
-    run is written once; values, options, frames and texts, which few elements have, are
-    added for those only; the line itself is one format per element, in C."""
-    (
-        element_ids,
-        roles,
-        types,
-        labels,
-        texts,
-        values,
+    """``- role "name" [states] [ref=...]`` for each element."""
+    lines = []
+    for (
+        element_id,
+        role,
+        type_,
+        label,
+        text,
+        value,
         options,
         in_viewport,
         disabled,
@@ -174,19 +166,20 @@ def element_lines(columns: ElementColumns) -> list[str]:
         selected,
         expanded,
         sensitive,
-        frames,
+        frame,
         invalid,
         pressed,
         opaque,
         new,
-    ) = columns
-    count = len(element_ids)
-    keys = list(
-        zip(
+    ) in zip(*columns, strict=True):
+        line = f"- {role} {_quote(label)}"
+        if text and text != label:
+            line += f" text={_quote(text, 60 if in_viewport else 30)}"
+        line += _state_run(
             new,
             opaque,
-            types,
-            roles,
+            type_,
+            role,
             checked,
             pressed,
             expanded,
@@ -197,67 +190,23 @@ def element_lines(columns: ElementColumns) -> list[str]:
             invalid,
             sensitive,
             in_viewport,
-            strict=True,
         )
-    )
-    runs = {key: _state_run(*key) for key in set(keys)}
-    escaped = _escaped(labels)
-    text_parts = [""] * count
-    extras = [""] * count
-    positions = range(count)
-    for i in compress(positions, texts):
-        if texts[i] != labels[i]:
-            text_parts[i] = f" text={_quote(texts[i], 60 if in_viewport[i] else 30)}"
-    for i in sorted(
-        {
-            *compress(positions, values),
-            *compress(positions, options),
-            *compress(positions, map(ne, frames, repeat("main"))),
-        }
-    ):
-        extra = ""
-        frame, value, choices = frames[i], values[i], options[i]
         if frame != "main":
-            extra += f" [frame={_quote(frame, 40)}]"
+            line += f" [frame={_quote(frame, 40)}]"
         if value:
             if isinstance(value, str):
-                extra += f" [value={_quote(value)}]"
+                line += f" [value={_quote(value)}]"
             elif isinstance(value, list):
-                extra += " [value=[" + ", ".join(_quote(v) for v in value) + "]]"
-        if choices:
-            extra += (
+                line += " [value=[" + ", ".join(_quote(v) for v in value) + "]]"
+        if options:
+            line += (
                 " [options=["
-                + ", ".join(_quote(label or value, 40) for value, label, _s, _d in choices[:12])
-                + ("…" if len(choices) > 12 else "")
+                + ", ".join(_quote(label or value, 40) for value, label, _s, _d in options[:12])
+                + ("…" if len(options) > 12 else "")
                 + "]]"
             )
-        extras[i] = extra
-    return list(
-        map(
-            _LINE.__mod__,
-            zip(
-                roles,
-                map(getitem, escaped, repeat(slice(80))),
-                text_parts,
-                map(runs.__getitem__, keys),
-                extras,
-                element_ids,
-                strict=True,
-            ),
-        )
-    )
-
-
-_LINE = '- %s "%s"%s%s%s [ref=%s]'
-
-
-def _escaped(texts: Sequence[str]) -> Sequence[str]:
-    """``texts`` with what ``_quote`` escapes escaped, before the cut at 80 (as ``_quote``);
-    checked once over all of them, as most pages have nothing to escape in their labels."""
-    joined = "\x00".join(texts)
-    if "\\" in joined or '"' in joined or "\n" in joined:
-        return [text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") for text in texts]
-    return texts
+        lines.append(f"{line} [ref={element_id}]")
+    return lines
 
 
 def _node_lines(outline: list[OutlineNode], element_text: list[str]) -> list[str]:
