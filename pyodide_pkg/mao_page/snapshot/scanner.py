@@ -991,9 +991,9 @@ def _describe(
     ) = zip(*decided, strict=True)
     count = len(chosen)
     # Rects (x, y, width, height) rounded to 0.1 px. round(v, 1) is correctly rounded through
-    # a decimal conversion: ~0.9 us in Pyodide, four per element; rects repeat the same few
-    # values (columns, widths, heights), so each distinct one is rounded once and the rest is
-    # looked up in C. A zero is not in the table (-0.0 and 0.0 are one key, and round keeps
+    # a decimal conversion, four per element; rects repeat the same few values (columns,
+    # widths, heights), so each distinct one is rounded once and the rest is looked up in C
+    # (docs/performance.md). A zero is not in the table (-0.0 and 0.0 are one key, and round keeps
     # the sign): it stands for itself, as round would return it.
     lefts, tops, rights, bottoms = zip(*boxes, strict=True)
     widths, heights = list(map(sub, rights, lefts)), list(map(sub, bottoms, tops))
