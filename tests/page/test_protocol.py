@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -42,11 +43,14 @@ from mao_page.protocol import (
     UserIdentity,
     WaitAction,
     Welcome,
+    arguments,
     build_request,
     parse_client_message,
     parse_server_message,
 )
+from mao_page.protocol.arguments import _ACTION_MODELS
 from pydantic import ValidationError
+from pydantic.alias_generators import to_camel
 
 SMUGGLED_FIELDS = ("selector", "script", "xpath")
 REF = {"snapshotId": "s1", "elementId": "e1"}
@@ -554,7 +558,6 @@ def test_tool_arguments_either_build_or_raise_argument_error(
     assert parse_server_message(json.dumps(request.to_wire())) == request
 
 
-
 # One action's fields: near-valid values for each action tool's own fields, in either spelling.
 _ids = st.sampled_from(["s1", "e1", "e-1.a:b_c", "", "e 1", "x" * 81, 5, True, None])
 _texts = st.text(max_size=6) | st.sampled_from(["", " ", "Enter", "Control+a", 5, True, 1.5, None])
@@ -569,9 +572,6 @@ _FIELD_VALUES: dict[str, Any] = {
 
 
 def _single_action_args(tool: ToolName) -> st.SearchStrategy[dict[str, Any]]:
-    from mao_page.protocol.arguments import _ACTION_MODELS
-    from pydantic.alias_generators import to_camel
-
     names = [n for n in _ACTION_MODELS[TOOL_ACTION[tool]].model_fields if n != "action"]
     fields = {k: _FIELD_VALUES[n] for n in names for k in (n, to_camel(n))}
     fields["selector"] = _texts
@@ -594,10 +594,6 @@ def test_one_pass_single_action_builds_what_the_general_path_builds(
 ) -> None:  # SPEC B1
     # build_request validates one action's fields in one pass as the request; the general
     # path (arguments model, action, request) must accept, build and refuse exactly the same.
-    from unittest import mock
-
-    from mao_page.protocol import arguments
-
     tool, args = case
     one_pass = _built(tool, args)
     with mock.patch.object(arguments, "_one_plain_action", return_value=False):

@@ -49,15 +49,18 @@ def _fields(result: PageToolResult) -> tuple[str, ...]:
     return tuple(present)
 
 
+def _marking_of(fields: tuple[str, ...]) -> dict[str, Any]:
+    return {"source": "page", "fields": list(fields), "notice": UNTRUSTED_NOTICE}
+
+
 def _marking(result: PageToolResult) -> dict[str, Any]:
-    return {"source": "page", "fields": list(_fields(result)), "notice": UNTRUSTED_NOTICE}
+    return _marking_of(_fields(result))
 
 
 @functools.cache
 def _marking_json(fields: tuple[str, ...]) -> str:
     # Four possible values, each serialized once: this runs for every answered tool call.
-    marking = {"source": "page", "fields": list(fields), "notice": UNTRUSTED_NOTICE}
-    return json.dumps(marking, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(_marking_of(fields), ensure_ascii=False, separators=(",", ":"))
 
 
 def agent_view_json(result: PageToolResult) -> str:

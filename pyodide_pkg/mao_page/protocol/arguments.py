@@ -166,7 +166,7 @@ def build_request(
                     f"(got {', '.join(sorted(to_camel(k) for k in single))})"
                 )
             return PageToolRequest(**common, actions=actions)
-        action = action_adapter().validate_python({"action": TOOL_ACTION[tool_name], **single})
+        action = action_adapter().validate_python({"action": action_name, **single})
         return PageToolRequest(**common, actions=[action])
     except ValidationError as error:
         raise ArgumentError(describe_validation_error(error)) from None
