@@ -222,9 +222,8 @@ def _answer_value(name: str, value: Any) -> Any:
 class SnapshotElements(Sequence[SnapshotElement]):
     """The elements of one answer, kept as the scan's ``Element``s and their ids: the wire and
     text forms are written from their columns, and ``SnapshotElement``s are made only when
-    read (page_observe's baseline, tests). A whole page lists thousands of elements; making
-    an object per element was a sixth of the Python side after the scan (Pyodide, 8,378
-    nodes)."""
+    read (page_observe's baseline, tests): a whole page lists thousands of elements
+    (docs/performance.md)."""
 
     __slots__ = ("element_ids", "_items", "_columns", "_made")
 

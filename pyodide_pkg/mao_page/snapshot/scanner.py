@@ -993,8 +993,8 @@ def _describe(
     # Rects (x, y, width, height) rounded to 0.1 px. round(v, 1) is correctly rounded through
     # a decimal conversion, four per element; rects repeat the same few values (columns,
     # widths, heights), so each distinct one is rounded once and the rest is looked up in C
-    # (docs/performance.md). A zero is not in the table (-0.0 and 0.0 are one key, and round keeps
-    # the sign): it stands for itself, as round would return it.
+    # (docs/performance.md). A zero is not in the table (-0.0 and 0.0 are one key, and round
+    # keeps the sign): it stands for itself, as round would return it.
     lefts, tops, rights, bottoms = zip(*boxes, strict=True)
     widths, heights = list(map(sub, rights, lefts)), list(map(sub, bottoms, tops))
     rounding = {value: round(value, 1) for value in {*lefts, *tops, *widths, *heights} if value}

@@ -67,9 +67,7 @@ class ElementEntry(NamedTuple):
 class Refs(Mapping[str, ElementEntry]):
     """A snapshot's refs: elementId -> ``ElementEntry``. Entries are given whole
     (``add_entries``) or made on first use (``add_records``): a whole-page snapshot lists
-    thousands of elements and an agent acts on a few, and making every entry up front was
-    a sixth of the Python side of a whole-page page_inspect after the scan (Pyodide, 8,378
-    nodes)."""
+    thousands of elements and an agent acts on a few (docs/performance.md)."""
 
     __slots__ = ("_given", "_positions", "_make", "_made", "_handles")
 
@@ -103,9 +101,8 @@ class Refs(Mapping[str, ElementEntry]):
         entry = self._made.get(element_id) or self._given.get(element_id)
         if entry is not None:
             return entry
-        position = self._positions[element_id]
-        if self._make is None:  # released meanwhile
-            raise KeyError(element_id)
+        position = self._positions[element_id]  # KeyError also once released
+        assert self._make is not None  # set with the positions, cleared with them
         entry = self._made[element_id] = self._make(element_id, position)
         return entry
 
@@ -154,8 +151,8 @@ _ids = random.Random(secrets.randbits(128))
 
 
 def _new_ids(prefix: str, count: int, taken: set[str] | dict[str, Any]) -> list[str]:
-    """``count`` distinct ids, none in ``taken``. One draw and one format for all of them: a
-    draw and a format per id were a tenth of recording a whole-page snapshot in Pyodide."""
+    """``count`` distinct ids, none in ``taken``. One draw and one format for all of them
+    (docs/performance.md)."""
     digits = f"{_ids.getrandbits(24 * count):0{6 * count}x}"
     ids = [prefix + digits[i:i + 6] for i in range(0, 6 * count, 6)]
     unique = set(ids)
