@@ -1,8 +1,10 @@
 // Mao Embed loader: defines window.MaoChat (CONTRACT.md "Business page").
 //
 // It does only what must happen before Python runs: show the SDK host at once (SPEC E4),
-// load Pyodide and our wheels from the backend that served this script (SPEC E3), and hand
-// the options to the Python runtime (mao_page.runtime). Everything else lives in Python.
+// register the page's session with the backend (transport.js), boot the Python runtime on
+// first use (SPEC E6: the panel opened, an agent's call, MaoChat.boot(); boot.js) from the
+// backend that served this script (SPEC E3), and hand the options and the connection to the
+// Python runtime (mao_page.runtime). Everything else lives in Python.
 (() => {
   "use strict";
 
@@ -13,7 +15,7 @@
   const sdkBase = new URL(".", script ? script.src : location.href);
   const assetBase = new URL(BUILD_ID + "/", sdkBase).href;
 
-  let pyodidePromise = null; // one interpreter per page; re-init after destroy reuses it
+  const runtime = MaoBoot.create(assetBase, BUILD_ID);
   let current = null; // the running instance: {host, controller, listeners, ...}
   let readyDeferred = makeDeferred();
   const handlers = new Map();
@@ -50,6 +52,7 @@
     if (!options.user || typeof options.user.id !== "string" || !options.user.id) problems.push("user.id must be a non-empty string");
     if (typeof options.token !== "string" && typeof options.token !== "function") problems.push("token must be a string or a function returning a Promise of one");
     if (options.locale !== undefined && typeof options.locale !== "string") problems.push("locale must be a string such as 'en' or 'zh-CN'");
+    if (options.boot !== undefined && options.boot !== "eager" && options.boot !== "on-demand") problems.push("boot must be \"eager\" or \"on-demand\" (the default)");
     if (options.authorization !== undefined && (typeof options.authorization !== "object" || options.authorization === null || Array.isArray(options.authorization))) problems.push("authorization must be an object {level, actions, policyVersion, confirmationTimeoutMs}");
     return problems;
   }
@@ -61,149 +64,19 @@
   // scripts out anyway (they can patch attachShadow before we run); what keeps them from
   // approving anything is that only `isTrusted` input with the card's nonce counts, and the
   // handlers live in this closure.
-  function createHost(options) {
+  //
+  // Booting on first use, the panel starts as its launcher unless ui.collapsed is false; the
+  // user opening it, or using the open panel, boots the runtime (onIntent).
+  function createHost(options, onIntent) {
     const host = document.createElement("mao-embed-host");
     host.setAttribute("data-mao-embed-host", "");
     const root = host.attachShadow({ mode: "open" });
     const locale = MaoUi.pickLocale(options.locale, document);
-    const ui = MaoUi.createPanel(root, document, locale, { collapsed: !!(options.ui && options.ui.collapsed) });
+    const asked = options.ui && options.ui.collapsed;
+    const collapsed = options.boot === "eager" ? !!asked : asked !== false;
+    const ui = MaoUi.createPanel(root, document, locale, { collapsed, onIntent });
     (document.body || document.documentElement).appendChild(host);
     return { host, ui };
-  }
-
-  // Start-up begins at init(): downloads and wasm compiles run off the main thread, so starting
-  // them at once costs the page nothing. What does block the main thread (instantiating the
-  // runtime, copying the snapshot into it, Python itself) comes in separate tasks with yields
-  // between them, so input that arrives meanwhile is handled between them (SPEC E4).
-  const yieldToPage = () => new Promise((resolve) => setTimeout(resolve, 0));
-  // A yield that puts the rest of start-up right behind what is waiting (input first), without
-  // the 4 ms that chained timers cost: scheduler.yield() where the browser has it.
-  const yieldBriefly = () => (globalThis.scheduler && typeof scheduler.yield === "function")
-    ? scheduler.yield()
-    : new Promise((resolve) => {
-      const channel = new MessageChannel();
-      channel.port1.onmessage = () => resolve();
-      channel.port2.postMessage(null);
-    });
-  // Longest the loader runs Python before letting the page handle what is queued.
-  const IMPORT_SLICE_MS = 40;
-  // Importing pydantic and the SDK takes seconds on a cold load. After a standard-library image
-  // the build's list says which modules, in the order they finish loading, so they are imported
-  // one by one in slices with yields between: no task longer than the slowest single module.
-  async function importInSlices(pyodide, names) {
-    let sliceStart = performance.now();
-    for (const name of names) {
-      try {
-        pyodide.pyimport(name).destroy();
-      } catch (error) {
-        return; // the boot import below reports it, with Python's own message
-      }
-      if (performance.now() - sliceStart > IMPORT_SLICE_MS) {
-        await yieldBriefly();
-        sliceStart = performance.now();
-      }
-    }
-  }
-  // Without that list (a fresh boot), the import is one synchronous block of seconds: it waits
-  // for the page's own start-up (load, then idle).
-  function whenPageIdle() {
-    const idle = () => new Promise((resolve) =>
-      typeof requestIdleCallback === "function" ? requestIdleCallback(() => resolve(), { timeout: 1000 }) : setTimeout(resolve, 0));
-    if (document.readyState === "complete") return idle();
-    return new Promise((resolve) => window.addEventListener("load", () => resolve(), { once: true })).then(idle);
-  }
-  const pyodideOptions = () => ({
-    indexURL: assetBase,
-    stdLibURL: assetBase + MaoImage.STDLIB,
-    lockFileURL: assetBase + "pyodide-lock.json",
-    stdout: (line) => console.debug("[mao-embed py]", line),
-    stderr: (line) => console.warn("[mao-embed py]", line),
-  });
-
-  async function fetchOk(url) {
-    const response = await fetch(url, { credentials: "omit" });
-    if (!response.ok) throw new Error(`${url.slice(assetBase.length)}: HTTP ${response.status}`);
-    return response;
-  }
-
-  // The booted-runtime image the build made (runtime-image.js, docs/startup.md): the heap of an
-  // interpreter that has imported our packages, restored instead of starting Python. Every
-  // download starts here, in parallel; nothing waits for anything it does not need.
-  function fetchImage() {
-    const meta = fetchOk(assetBase + "snapshot.json").then((r) => r.json());
-    const createModule = import(assetBase + "pyodide.asm.mjs").then((m) => m.default);
-    const snapshot = fetchOk(assetBase + "snapshot.bin").then((r) => r.arrayBuffer()).then((b) => new Uint8Array(b));
-    const files = fetchOk(assetBase + "site-packages.tar").then((r) => r.arrayBuffer()).then((b) => MaoImage.untar(b));
-    // A full image has imported the libraries' Python modules already and needs only their
-    // code; a smaller one imports them after the restore, and Python's import wants the file.
-    const dylibs = meta.then((m) => Promise.all(m.dylibs.map(async (path) => {
-      if (m.scope === "full") return { path, module: await WebAssembly.compileStreaming(fetchOk(assetBase + "dylibs/" + path)) };
-      const bytes = new Uint8Array(await (await fetchOk(assetBase + "dylibs/" + path)).arrayBuffer());
-      return { path, bytes, module: await WebAssembly.compile(bytes) };
-    })));
-    for (const p of [meta, createModule, snapshot, files, dylibs]) p.catch(() => {}); // reported by restoreImage
-    return { meta, createModule, snapshot, files, dylibs };
-  }
-
-  async function restoreImage(loadPyodide, image) {
-    const meta = await image.meta;
-    // Everything in /sdk/<build>/ comes from one build; a snapshot.json naming another build is
-    // a stale or mixed-up deployment (Pyodide checks its own build id inside the snapshot too).
-    if (meta.buildId !== BUILD_ID) throw new Error(`snapshot is from build ${meta.buildId}, this loader is build ${BUILD_ID}`);
-    const snapshot = image.snapshot.then((bytes) => {
-      if (bytes.length !== meta.bytes) throw new Error(`snapshot has ${bytes.length} bytes, expected ${meta.bytes}`);
-      return bytes;
-    });
-    const prepared = MaoImage.prepare({
-      createModule: await image.createModule, files: image.files, dylibs: image.dylibs,
-      snapshot, expected: meta.layout, freshBits: meta.freshPages,
-    });
-    // The snapshot is passed as a promise: Pyodide starts fetching its wasm before awaiting it.
-    const pyodide = await loadPyodide({ ...pyodideOptions(), ...prepared.options, _loadSnapshot: snapshot });
-    MaoImage.afterRestore(pyodide._module, prepared.state, meta.handles);
-    performance.mark("mao:pyodide-loaded");
-    await yieldToPage();
-    const restored = pyodide.pyimport("mao_page.image");
-    restored.after_restore();
-    restored.destroy();
-    performance.mark("image:after-restore");
-    return { pyodide, imported: meta.scope === "full", imports: meta.imports || [] };
-  }
-
-  async function bootFresh(loadPyodide) {
-    const pyodide = await loadPyodide(pyodideOptions());
-    performance.mark("mao:pyodide-loaded");
-    await yieldToPage();
-    await pyodide.loadPackage(["mao-embed-page"], { messageCallback: () => {}, errorCallback: (m) => console.warn("[mao-embed]", m) });
-    performance.mark("mao:packages-loaded");
-    return pyodide;
-  }
-
-  function loadRuntime() {
-    if (!pyodidePromise) {
-      pyodidePromise = (async () => {
-        const image = fetchImage();
-        const { loadPyodide } = await import(assetBase + "pyodide.mjs");
-        let pyodide = null;
-        let imported = false;
-        let imports = [];
-        try {
-          ({ pyodide, imported, imports } = await restoreImage(loadPyodide, image));
-          performance.mark("mao:snapshot-restored");
-        } catch (error) {
-          console.warn(`[mao-embed] memory snapshot not used (${error && error.message || error}); starting Python from scratch`);
-          pyodide = await bootFresh(loadPyodide);
-        }
-        if (imported) await yieldToPage();
-        else if (imports.length) await importInSlices(pyodide, imports);
-        else await whenPageIdle();
-        pyodide.pyimport("mao_page.runtime").destroy();
-        await yieldToPage();
-        return pyodide;
-      })();
-      pyodidePromise.catch(() => { pyodidePromise = null; });
-    }
-    return pyodidePromise;
   }
 
   // Under a CSP without 'wasm-unsafe-eval' loadPyodide() never settles (docs/embedding.md, CSP);
@@ -220,6 +93,12 @@
     return () => document.removeEventListener("securitypolicyviolation", onViolation);
   }
 
+  function pageInfo() {
+    return { url: String(location.href).slice(0, 8192), title: String(document.title || "").slice(0, 2000) };
+  }
+
+  // What the page's session holds before Python runs (SPEC E6): the connection, the frames
+  // that arrived for the runtime, in order, each with the time it arrived, and the boot.
   function init(options) {
     if (current) {
       console.warn("[mao-embed] MaoChat.init called twice; call MaoChat.destroy() first");
@@ -232,11 +111,20 @@
       settle(deferred, false, new StartupError("MaoChat.init: " + problems.join("; "), "invalid_options"));
       return deferred.promise;
     }
-    const { host, ui } = createHost(options);
-    const instance = { host, ui, controller: null, cleanup: [], destroyed: false };
+    const instance = {
+      options, host: null, ui: null, transport: null, controller: null, cleanup: [], destroyed: false,
+      queue: [], runtime: null, boot: null, failed: null,
+    };
     current = instance;
-    const timeoutMs = Number(options.startupTimeoutMs) > 0 ? Number(options.startupTimeoutMs) : DEFAULT_STARTUP_TIMEOUT_MS;
-    const fail = (error) => {
+    const { host, ui } = createHost(options, (intent) => {
+      if (intent === "hover") runtime.prefetch();
+      else boot(instance, "panel");
+    });
+    Object.assign(instance, { host, ui });
+    ui.setStatus("standby");
+
+    instance.deferred = deferred;
+    const rejectReady = (error) => {
       if (deferred.settled) return;
       ui.setStatus("error");
       ui.showError(error.message);
@@ -244,47 +132,163 @@
       emit("error", { code: error.code || "startup_failed", message: error.message });
       settle(deferred, false, error);
     };
+    // The runtime cannot be had on this page view: what waits for it is answered now.
+    const fail = (error) => {
+      if (!instance.failed) {
+        instance.failed = error;
+        answerWaiting(instance, error);
+      }
+      rejectReady(error);
+    };
+    instance.fail = fail;
     instance.cleanup.push(watchCsp(fail));
-    const timer = setTimeout(() => fail(new StartupError(
+
+    instance.transport = MaoTransport.create(options.serverUrl, {
+      agentId: options.agentId,
+      user: { id: options.user.id, name: typeof options.user.name === "string" ? options.user.name : undefined },
+      sdkVersion: VERSION,
+      token: () => Promise.resolve(typeof options.token === "function" ? options.token() : options.token),
+      tokenRefreshable: typeof options.token === "function",
+      page: pageInfo,
+      ready: () => instance.runtime !== null,
+    }, {
+      welcome(sessionId) {
+        if (instance.runtime) instance.runtime.welcome(sessionId);
+        emit("session", { sessionId });
+      },
+      frame(text, message) {
+        if (instance.runtime) { instance.runtime.frame(text, 0); return; }
+        const isRequest = message && message.type === "page_tool_request";
+        if (instance.failed) {
+          if (isRequest) answerFailed(instance, message.requestId, instance.failed);
+          return;
+        }
+        instance.queue.push({ text, at: performance.now() });
+        if (isRequest) boot(instance, "agent");
+      },
+      dropped(reason) {
+        // What waited for the boot belongs to the lost connection: the backend has answered
+        // it (disconnected, may have applied); running it later would run it twice.
+        instance.queue.length = 0;
+        if (instance.runtime) instance.runtime.dropped(reason);
+        else console.warn("[mao-embed] connection to the backend ended:", reason, "; reconnecting");
+      },
+      refused(code, message, final) {
+        if (instance.runtime) { instance.runtime.refused(code, message, final); return; }
+        const error = new StartupError(`Mao Embed was refused by the server (${code}): ${message}`, code);
+        // A token function may get a token the next attempt accepts: only a final refusal
+        // ends this page view's assistant.
+        if (final) fail(error);
+        else if (!deferred.settled) rejectReady(error);
+        else { emit("error", { code, message }); ui.showError(error.message); }
+      },
+      state(name) {
+        if (instance.runtime) instance.runtime.state(name);
+      },
+    });
+    instance.transport.start();
+    if (options.boot === "eager" || bootAsked) boot(instance, bootAsked || "eager");
+    bootAsked = null;
+    return deferred.promise;
+  }
+
+  // Requests that waited for a boot that failed get their answer now, not at their timeout.
+  function answerWaiting(instance, error) {
+    const waiting = instance.queue.splice(0);
+    for (const { text } of waiting) {
+      let message = null;
+      try { message = JSON.parse(text); } catch (e) { message = null; }
+      if (message && message.type === "page_tool_request") answerFailed(instance, message.requestId, error);
+    }
+  }
+
+  function answerFailed(instance, requestId, error) {
+    if (typeof requestId !== "string") return;
+    instance.transport.send(MaoTransport.frame("page_tool_result", {
+      requestId, success: false,
+      error: { code: WIRE.startupFailed, message: "the page's runtime could not start: " + error.message },
+    }));
+  }
+
+  let bootAsked = null; // MaoChat.boot() before init(): boot at init
+
+  // Boots the runtime once per init: trigger is what asked first ("panel", "agent", "api",
+  // "eager"). Returns MaoChat.ready.
+  function boot(instance, trigger) {
+    if (instance.boot || instance.destroyed || instance.failed) return readyDeferred.promise;
+    const { options, ui } = instance;
+    const started = performance.now();
+    instance.boot = { trigger, started };
+    performance.mark("mao:boot-start", { detail: { trigger } });
+    ui.setStatus("starting", ui.text("boot." + trigger));
+    const timeoutMs = Number(options.startupTimeoutMs) > 0 ? Number(options.startupTimeoutMs) : DEFAULT_STARTUP_TIMEOUT_MS;
+    const timer = setTimeout(() => instance.fail(new StartupError(
       `Mao Embed did not become ready within ${Math.round(timeoutMs / 1000)} s. Check that ${sdkBase.origin} is reachable, ` +
       `that this page's origin is allowed there, and that any Content-Security-Policy allows 'wasm-unsafe-eval'.`, "startup_timeout")), timeoutMs);
     instance.cleanup.push(() => clearTimeout(timer));
 
+    const transport = instance.transport;
     const hostApi = {
       options,
       buildId: BUILD_ID,
       sdkVersion: VERSION,
       serverUrl: options.serverUrl,
       primitives: Object.freeze(MaoDom),
-      sdkHost: host,
+      sdkHost: instance.host,
       ui,
       window,
-      getToken: () => Promise.resolve(typeof options.token === "function" ? options.token() : options.token),
       emit,
+      // The connection, for mao_page.session.connection: frames that came before the boot are
+      // handed over first, in order, with how long each waited.
+      transport: {
+        send: (text) => transport.send(text),
+        attach(handlers) {
+          queueMicrotask(() => {
+            if (instance.destroyed) return;
+            instance.runtime = handlers;
+            if (transport.connected) handlers.welcome(transport.sessionId);
+            const now = performance.now();
+            for (const { text, at } of instance.queue.splice(0)) handlers.frame(text, now - at);
+          });
+        },
+        detach() { instance.runtime = null; },
+      },
       signalReady: (info) => {
         if (instance.destroyed) return;
         clearTimeout(timer);
+        const bootMs = Math.round(performance.now() - started);
         performance.mark("mao:session-ready");
+        // The backend lists the session as ready from here on, and audits the boot.
+        transport.send(MaoTransport.frame("page_ready", { trigger, bootMs, mode: "main-thread", page: pageInfo() }));
         ui.chat("system", ui.text("ready"));
-        settle(deferred, true, info && info.toJs ? info.toJs({ dict_converter: Object.fromEntries }) : info);
-        emit("ready", {});
+        const value = info && info.toJs ? info.toJs({ dict_converter: Object.fromEntries }) : info;
+        settle(instance.deferred, true, Object.assign({}, value, { mode: "main-thread", trigger, bootMs }));
+        emit("ready", { trigger, bootMs });
       },
-      signalFailure: (code, message) => fail(new StartupError(message, code)),
+      signalFailure: (code, message) => instance.fail(new StartupError(message, code)),
     };
 
-    loadRuntime()
+    runtime.load()
       .then(async (pyodide) => {
         if (instance.destroyed) return;
         pyodide.registerJsModule("_mao_host", hostApi);
-        const runtime = pyodide.pyimport("mao_page.runtime");
-        instance.controller = await runtime.boot();
+        const module = pyodide.pyimport("mao_page.runtime");
+        instance.controller = await module.boot();
         // The heap size is for the start-up benchmark (bench/startup.py): what a page pays in memory.
         performance.mark("mao:python-ready", { detail: { wasmHeapBytes: pyodide._module.HEAPU8.length } });
-        runtime.destroy();
-        if (instance.destroyed) instance.controller.stop();
+        module.destroy();
+        if (instance.destroyed) stopController(instance);
       })
-      .catch((error) => fail(new StartupError("Mao Embed could not start: " + (error && error.message || error), "startup_failed")));
-    return deferred.promise;
+      .catch((error) => instance.fail(new StartupError("Mao Embed could not start: " + (error && error.message || error), "startup_failed")));
+    return readyDeferred.promise;
+  }
+
+  function stopController(instance) {
+    const controller = instance.controller;
+    instance.controller = null;
+    if (controller) {
+      try { controller.stop(); } finally { controller.destroy(); }
+    }
   }
 
   function destroy() {
@@ -292,9 +296,10 @@
     if (!instance) return;
     current = null;
     instance.destroyed = true;
-    if (instance.controller) {
-      try { instance.controller.stop(); } finally { instance.controller.destroy(); }
-    }
+    stopController(instance);
+    instance.runtime = null;
+    instance.queue.length = 0;
+    instance.transport.stop();
     for (const undo of instance.cleanup) undo();
     instance.ui.destroy();
     instance.host.remove();
@@ -308,8 +313,16 @@
     return () => handlers.get(event).delete(fn);
   }
 
+  // Boots the runtime now (idempotent); before init(), at init. Returns MaoChat.ready.
+  function bootNow() {
+    if (current) return boot(current, "api");
+    bootAsked = "api";
+    return readyDeferred.promise;
+  }
+
   const api = {
     init,
+    boot: bootNow,
     destroy,
     on,
     get ready() { return readyDeferred.promise; },

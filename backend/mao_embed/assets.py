@@ -346,14 +346,19 @@ def _write_stdlib(pyodide_dir: Path, versioned: Path) -> None:
 
 def _loader_files() -> list[Path]:
     """The loader's hand-written sources, in the order they are joined: the DOM primitives
-    (common.js first), the runtime image, the loader proper."""
+    (common.js first), then the rest of the loader (``LOADER_PARTS``)."""
     primitives = sorted(
         p for p in (LOADER_DIR / "primitives").glob("*.js") if p.name != "common.js"
     )
     return [
         LOADER_DIR / "primitives" / "common.js", *primitives,
-        LOADER_DIR / "runtime-image.js", LOADER_DIR / "mao-chat.js",
+        *(LOADER_DIR / name for name in LOADER_PARTS),
     ]
+
+
+# After the primitives, in this order: the runtime image, the connection to the backend, the
+# boot, and the loader proper (mao-chat.js, which uses the three).
+LOADER_PARTS = ("runtime-image.js", "transport.js", "boot.js", "mao-chat.js")
 
 
 def generated_tables() -> str:
@@ -384,18 +389,17 @@ def primitives_source(tables: str | None = None) -> str:
 
 def _loader_source(tables: str) -> str:
     """The served loader: the generated tables, the DOM primitives, then the loader proper."""
-    image = "// --- runtime-image.js\n" + (LOADER_DIR / "runtime-image.js").read_text()
-    loader = (LOADER_DIR / "mao-chat.js").read_text()
-    # One closure around both, so the primitives are reachable only through the loader
+    rest = "\n".join(
+        f"// --- {name}\n" + (LOADER_DIR / name).read_text() for name in LOADER_PARTS
+    )
+    # One closure around all, so the primitives are reachable only through the loader
     # and never as a page global a script could replace.
     return (
         "/* Mao Embed loader. Built by `mao-embed build-assets`; sources in loader_js/. */\n"
         + "(() => {\n"
         + primitives_source(tables)
         + "\n"
-        + image
-        + "\n"
-        + loader
+        + rest
         + "\n})();\n"
     )
 

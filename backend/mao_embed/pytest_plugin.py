@@ -49,6 +49,7 @@ from .testing import (
     page_html,
     random_secret,
     renderer_crashes,
+    with_open_panel,
 )
 
 _page_counter = itertools.count(1)
@@ -81,6 +82,9 @@ class EmbeddedPage:
             "full": ("Full access", "完全授权"),
         }
         english, chinese = names[level]
+        opener = self.page.get_by_role("button", name=re.compile("^(Open panel|打开面板)$"))
+        if opener.is_visible():
+            opener.click()
         radio = self.page.get_by_role(
             "radio", name=re.compile(f"^({re.escape(english)}|{chinese})$")
         )
@@ -184,7 +188,8 @@ def mao_embed(
     ) -> EmbeddedPage:
         token = mao_backend.issue_token(user_id, agent_id, origin=mao_pages.origin)
         snippet = embed_snippet(
-            mao_backend.url, agent_id=agent_id, user_id=user_id, token=token, extra=init
+            mao_backend.url, agent_id=agent_id, user_id=user_id, token=token,
+            extra=with_open_panel(init),
         )
         url = mao_pages.add(
             path or f"/page-{next(_page_counter)}.html",
@@ -196,7 +201,8 @@ def mao_embed(
         page.goto(url, wait_until=wait_until)
         if not wait_ready:
             return EmbeddedPage(page, url, "", mao_agent, mao_backend)
-        page.evaluate("() => MaoChat.ready")
+        # The runtime boots on first use (SPEC E6); a test page wants it ready.
+        page.evaluate("() => MaoChat.boot()")
         session = mao_agent.wait_for_session(url=url, exclude=known)
         embedded = EmbeddedPage(page, url, session["sessionId"], mao_agent, mao_backend)
         if authorization is not None:

@@ -21,6 +21,8 @@ const PANEL_TEXT = {
     errors: "Error details", pause: "Pause", resume: "Resume", stop: "Stop", card: "Confirm action",
     once: "Allow once", forTask: "Allow for this task", deny: "Deny", ready: "Page tools are ready.",
     placeholder: "Ask the assistant…", failed: "Could not start",
+    "status.standby": "Starts when you need it", "boot.panel": "Starting", "boot.api": "Starting",
+    "boot.eager": "Starting", "boot.agent": "Starting for an agent's request",
     "status.starting": "Starting", "status.ready": "Idle", "status.idle": "Idle", "status.running": "Running",
     "status.waiting": "Waiting for you", "status.paused": "Paused", "status.stopped": "Stopped", "status.error": "Error",
   },
@@ -31,6 +33,8 @@ const PANEL_TEXT = {
     errors: "错误详情", pause: "暂停", resume: "继续", stop: "停止", card: "确认操作",
     once: "允许一次", forTask: "本次任务允许", deny: "拒绝", ready: "页面工具已就绪。",
     placeholder: "向助手提问…", failed: "启动失败",
+    "status.standby": "需要时启动", "boot.panel": "启动中", "boot.api": "启动中",
+    "boot.eager": "启动中", "boot.agent": "应代理请求启动中",
     "status.starting": "启动中", "status.ready": "空闲", "status.idle": "空闲", "status.running": "运行中",
     "status.waiting": "等待你确认", "status.paused": "已暂停", "status.stopped": "已停止", "status.error": "错误",
   },
@@ -192,6 +196,14 @@ function createPanel(root, doc, locale, opts) {
   const [indicatorPause, indicatorResume, indicatorStop] = taskButtons();
   const indicator = el(doc, "div", { class: "indicator", role: "region", "aria-label": T.indicator, hidden: "" },
     [openButton, indicatorPause, indicatorResume, indicatorStop]);
+
+  // The runtime boots on first use (SPEC E6): the pointer over the launcher or the panel
+  // starts the downloads ("hover"); opening the panel, or using it while open, boots ("use").
+  const intent = (kind) => () => { if (opts && opts.onIntent) opts.onIntent(kind); };
+  openButton.addEventListener("pointerover", intent("hover"));
+  openButton.addEventListener("click", intent("use"));
+  panel.addEventListener("pointerover", intent("hover"));
+  for (const type of ["pointerdown", "focusin", "keydown"]) panel.addEventListener(type, intent("use"));
 
   const overlay = el(doc, "div", { class: "overlay", "aria-hidden": "true" });
   const style = el(doc, "style", { text: PANEL_CSS });

@@ -1,4 +1,5 @@
-"""Entry point called by the loader: wires bridge, tools, supervisor, dispatcher and client.
+"""Entry point called by the loader: wires bridge, tools, supervisor, dispatcher and the
+connection (whose transport, the socket, the loader runs: ``loader_js/transport.js``).
 
 The agent's requests go dispatcher -> ``Controller._run_tool`` (the supervisor opens the
 task or refuses) -> ``PageTools`` -> executor, whose ``authorize`` and ``on_step`` hooks are
@@ -7,10 +8,8 @@ the supervisor's. The user's panel input goes bridge -> ``Supervisor.on_ui``.
 
 from __future__ import annotations
 
-import asyncio
 import time
 
-from . import __version__
 from .bridge import browser as bridge
 from .protocol import (
     ErrorCode,
@@ -20,7 +19,7 @@ from .protocol import (
     PageToolResult,
     ToolError,
 )
-from .session.client import ClientState, Identity, SdkClient
+from .session.connection import PageConnection
 from .session.dispatcher import Dispatcher
 from .session.tools import PageTools
 from .snapshot.store import ElementEntry, SnapshotStore
@@ -35,10 +34,12 @@ from .supervision.authorization import (
 from .supervision.risk import Target
 from .supervision.supervisor import Supervisor
 
+# The transport's states (loader_js/transport.js) the panel shows; "connected" leaves the
+# status to the supervisor.
 _CONNECTION_STATUS = {
-    ClientState.CONNECTING: ("starting", "status.connecting"),
-    ClientState.BACKING_OFF: ("starting", "status.connecting"),
-    ClientState.REFUSED: ("error", "status.refused"),
+    "connecting": ("starting", "status.connecting"),
+    "backing_off": ("starting", "status.connecting"),
+    "refused": ("error", "status.refused"),
 }
 
 
@@ -80,7 +81,7 @@ class Controller:
             describe_target=self._describe_target,
             audit=self._audit,
             arm_takeover=self.input_watch.arm,
-            send_chat=lambda text, message_id: self.client.send_chat(text, message_id),
+            send_chat=lambda text, message_id: self.connection.send_chat(text, message_id),
             cancel_running=lambda reason: self.dispatcher.cancel_all(reason),
             describe_focus=self._describe_focus,
         )
@@ -95,29 +96,11 @@ class Controller:
         self.tools.sensitive_release = self.supervisor
         self.dispatcher = Dispatcher(self._run_tool, lambda data: None, self.tools.page_version)
         self._ready_signalled = False
-        self.client = SdkClient(
-            url=bridge.websocket_url(self.host.server_url),
-            identity=Identity(
-                agent_id=self.host.agent_id,
-                user_id=self.host.user_id,
-                user_name=self.host.user_name,
-                sdk_version=__version__,
-                token_refreshable=self.host.token_is_function,
-            ),
-            connect=bridge.BrowserWebSocket,
-            token=self.host.token,
-            page_info=self._page_info,
-            dispatcher=self.dispatcher,
-            on_ready=self._on_ready,
-            on_refused=self._on_refused,
-            on_state=self._on_state,
-            on_chat_event=self.supervisor.on_chat_event,
-            on_dropped=lambda reason: bridge.warn(
-                f"connection to the backend ended: {reason}; reconnecting"
-            ),
+        self.transport = bridge.PageTransport(api)
+        self.connection = PageConnection(
+            self.dispatcher, self.transport.send, on_chat_event=self.supervisor.on_chat_event
         )
         self.panel.connect(self.supervisor.on_ui)
-        self._task: asyncio.Task[None] | None = None
 
     async def _run_tool(self, request: PageToolRequest) -> PageToolResult:
         refusal = self.supervisor.begin_request(request)
@@ -176,21 +159,25 @@ class Controller:
         detail = event.to_wire()
         detail.pop("type", None)
         self.host.emit("audit", detail)
-        self.client.send_audit(event)
+        self.connection.send_audit(event)
 
     def _page_info(self) -> PageInfo:
         url, title = self.host.location()
         return PageInfo(url=url[:8192], title=title[:2000])
 
-    def _on_ready(self, session_id: str) -> None:
+    def _on_welcome(self, session_id: str) -> None:
+        self.connection.welcomed(session_id)
         self.supervisor.session_changed(session_id)
         self.supervisor.refresh()
         if not self._ready_signalled:
             self._ready_signalled = True
             self.host.signal_ready(session_id)
-        self.host.emit("session", {"sessionId": session_id})
 
-    def _on_refused(self, code: str, message: str) -> None:
+    def _on_dropped(self, reason: str) -> None:
+        bridge.warn(f"connection to the backend ended: {reason}; reconnecting")
+        self.connection.dropped()
+
+    def _on_refused(self, code: str, message: str, _final: bool) -> None:
         self.host.emit("error", {"code": str(code), "message": message})
         self.panel.show_error(f"{code}: {message}")
         if not self._ready_signalled:
@@ -198,19 +185,25 @@ class Controller:
                 str(code), f"Mao Embed was refused by the server ({code}): {message}"
             )
 
-    def _on_state(self, state: ClientState) -> None:
+    def _on_state(self, state: str) -> None:
         if state in _CONNECTION_STATUS:
             status, key = _CONNECTION_STATUS[state]
             self.panel.set_status(status, i18n.text(self.panel.locale, key))
 
     def start(self) -> None:
-        self._task = asyncio.get_event_loop().create_task(self.client.run())
+        """Take over the loader's connection: the frames that waited for the boot first."""
+        self.transport.attach(
+            welcome=self._on_welcome,
+            frame=self.connection.receive,
+            dropped=self._on_dropped,
+            refused=self._on_refused,
+            state=self._on_state,
+        )
 
     def stop(self) -> None:
         self.supervisor.close()
-        self.client.stop()
-        if self._task is not None:
-            self._task.cancel()
+        self.transport.close()
+        self.dispatcher.cancel_all("the SDK was stopped")
         self.store.invalidate_all()
         self.input_watch.close()
         self.panel.close()

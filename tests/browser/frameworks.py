@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from mao_embed.pytest_plugin import EmbeddedPage
-from mao_embed.testing import embed_snippet, page_html, renderer_crashes
+from mao_embed.testing import embed_snippet, page_html, renderer_crashes, with_open_panel
 
 REPO = Path(__file__).resolve().parents[2]
 NODE_PREFIX = REPO / "build" / "test-node"
@@ -295,7 +295,10 @@ class ReusablePages:
             renderer_crashes.watch(self._context)
         user_id, agent_id = "test-user", "test-agent"
         token = self._backend.issue_token(user_id, agent_id, origin=self._pages.origin)
-        snippet = embed_snippet(self._backend.url, agent_id=agent_id, user_id=user_id, token=token)
+        snippet = embed_snippet(
+            self._backend.url, agent_id=agent_id, user_id=user_id, token=token,
+            extra=with_open_panel(None),
+        )
         url = self._pages.add(
             f"/reusable-{key}-{next(self._counter)}.html",
             page_html(body, snippet, title=title, head=head),
@@ -303,7 +306,7 @@ class ReusablePages:
         known = {s["sessionId"] for s in self._agent.sessions()}
         page = self._context.new_page()
         page.goto(url)
-        page.evaluate("() => MaoChat.ready")
+        page.evaluate("() => MaoChat.boot()")
         session = self._agent.wait_for_session(url=url, exclude=known)
         embedded = EmbeddedPage(page, url, session["sessionId"], self._agent, self._backend)
         # As the plugin's mao_embed does: the user grants full access in the panel, so the

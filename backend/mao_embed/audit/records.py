@@ -32,6 +32,9 @@ class AuditEvent(StrEnum):
     # Cluster mode: an agent's tool call this instance took and the page's instance ran (that
     # instance records the ``tool_call``); detail names the page's instance.
     TOOL_CALL_RELAYED = "tool_call_relayed"
+    # The page's runtime booted (SPEC E6): code is what started it (panel, agent, api, eager),
+    # duration_ms how long it took, detail the mode (main-thread or worker).
+    PAGE_BOOT = "page_boot"
 
 
 EVENTS = frozenset(AuditEvent)

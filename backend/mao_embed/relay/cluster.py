@@ -462,6 +462,12 @@ class ClusterRelay(Relay):
         if changed:
             self._spawn(self._register(session_id))
 
+    def mark_ready(self, session_id: str, page: PageInfo | None = None) -> bool:
+        marked = super().mark_ready(session_id, page)
+        if marked:
+            self._spawn(self._register(session_id))
+        return marked
+
     async def list_sessions(self) -> list[dict[str, Any]]:
         local = await super().list_sessions()
         for entry in local:

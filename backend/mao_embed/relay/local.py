@@ -185,6 +185,7 @@ class _Session:
         "identity",
         "last_seen",
         "pending",
+        "ready",
         "session_id",
         "title",
         "transport",
@@ -205,6 +206,9 @@ class _Session:
         self.transport = transport
         self.url = page.url
         self.title = page.title
+        # False until the page's runtime has booted (SPEC E6: it boots on first use); a tool
+        # call to it boots it and is answered when ready.
+        self.ready = True
         self.connected_at = time.time()
         self.last_seen = now
         self.pending: dict[str, _Pending] = {}
@@ -218,9 +222,7 @@ class _Session:
             origin=self.identity.origin,
             url=self.url,
             title=self.title,
-            # The page sends hello only once its Python runtime is up, so a registered
-            # session can take tool calls (SPEC E4).
-            ready=True,
+            ready=self.ready,
             connected_at=self.connected_at,
         )
 
@@ -349,6 +351,7 @@ class Relay:
         if session_id is None:
             session_id = f"ses-{secrets.token_hex(10)}"
         session = _Session(session_id, identity, transport, hello.page, completed, self._clock())
+        session.ready = hello.ready
         self._sessions[session_id] = session
         self._session_added.set()
         self._record(
@@ -418,6 +421,15 @@ class Relay:
         if page is not None:
             session.url = page.url
             session.title = page.title
+
+    def mark_ready(self, session_id: str, page: PageInfo | None = None) -> bool:
+        """The page's runtime has booted (``page_ready``); False if the session is unknown."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return False
+        session.ready = True
+        self.touch(session_id, page)
+        return True
 
     async def close_all(self, code: int = CloseCode.GOING_AWAY, reason: str = "") -> None:
         for session in list(self._sessions.values()):

@@ -204,6 +204,16 @@ def embed_snippet(
     )
 
 
+def with_open_panel(init: dict[str, Any] | None) -> dict[str, Any]:
+    """Init options for a test page: the panel shown open (booting on first use, the SDK
+    otherwise starts as its launcher), unless the test chose ``ui`` or an eager boot. Tests
+    then boot it with ``MaoChat.boot()``, one of the first-use triggers."""
+    options = dict(init or {})
+    if "ui" not in options and options.get("boot") != "eager":
+        options["ui"] = {"collapsed": False}
+    return options
+
+
 class _ThreadedUvicorn:
     """A uvicorn server on its own thread; stops cleanly."""
 
@@ -333,7 +343,10 @@ class AgentClient:
         user_id: str | None = None,
         timeout: float = 60.0,
         exclude: set[str] | None = None,
+        ready: bool | None = True,
     ) -> dict[str, Any]:
+        """The first session matching; ``ready``: whose runtime has booted (True), has not
+        (False), either (None)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             for session in self.sessions():
@@ -343,7 +356,7 @@ class AgentClient:
                     continue
                 if user_id is not None and session.get("userId") != user_id:
                     continue
-                if session.get("ready", True):
+                if ready is None or session.get("ready", True) == ready:
                     return session
             time.sleep(0.1)
         raise TimeoutError(f"no SDK session for {url or user_id} within {timeout} s")

@@ -33,6 +33,7 @@ from mao_page.protocol import (
     ErrorMessage,
     Hello,
     PageAuditEvent,
+    PageReady,
     PageToolResult,
     Ping,
     Pong,
@@ -441,8 +442,26 @@ class _Connection:
             self._chat.submit(self._session_id, parsed)
         elif isinstance(parsed, PageAuditEvent):
             self._record_page_audit(parsed)
+        elif isinstance(parsed, PageReady):
+            self._page_ready(parsed)
         elif isinstance(parsed, Hello):
             await self._send_error(ErrorCode.INVALID_REQUEST, "hello was already received")
+
+    def _page_ready(self, message: PageReady) -> None:
+        """The page's runtime booted (SPEC E6): the session is ready, and the boot audited."""
+        if not self._relay.mark_ready(self._session_id, message.page):
+            return
+        session = self._relay.get_session(self._session_id)
+        _record(self._audit,
+            AuditEvent.PAGE_BOOT,
+            session_id=self._session_id,
+            user_id=session.user_id if session else None,
+            agent_id=session.agent_id if session else None,
+            origin=session.origin if session else None,
+            code=message.trigger,
+            duration_ms=message.boot_ms,
+            detail=message.mode,
+        )
 
     def _record_page_audit(self, event: PageAuditEvent) -> None:
         """SPEC P6: the user's grants, revocations, level changes, confirmations and each

@@ -10,7 +10,6 @@ a ``JsProxy``.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from array import array
@@ -648,11 +647,7 @@ class Host:
         self.user_id = str(user.id)
         self.user_name = None if getattr(user, "name", None) in (None, jsnull) else str(user.name)
         self.sdk_version = str(self._api.sdkVersion)
-        self.token_is_function = callable(options.token)
         self._options = options
-
-    async def token(self) -> str:
-        return str(await self._api.getToken())
 
     def location(self) -> tuple[str, str]:
         window = self._api.window
@@ -673,74 +668,50 @@ class Host:
         self._api.emit(event, to_js(detail, dict_converter=js.Object.fromEntries))
 
 
-class BrowserWebSocket:
-    """A WebSocket as an async receive queue; implements ``client.Transport``."""
+class PageTransport:
+    """The loader's connection to the backend (``loader_js/transport.js``), as the runtime's
+    ``session.connection.PageConnection`` uses it: send a frame, and be called for welcomes,
+    drops, refusals, state changes and every frame that is not the transport's own. The frames
+    that came before the runtime booted are handed over first, in order. The callbacks are
+    owned here and destroyed on close."""
 
-    def __init__(self, url: str) -> None:
-        loop = asyncio.get_event_loop()
-        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
-        self._opened: asyncio.Future[bool] = loop.create_future()
-        self.close_code: int | None = None
-        self._socket = js.WebSocket.new(url)
-        self._listeners = {
-            "open": create_proxy(self._on_open),
-            "message": create_proxy(self._on_message),
-            "close": create_proxy(self._on_close),
-            "error": create_proxy(self._on_error),
+    def __init__(self, api: Any) -> None:
+        self._transport = api.transport
+        self._handlers: list[Any] = []
+
+    def send(self, text: str) -> bool:
+        return bool(self._transport.send(text))
+
+    def attach(
+        self,
+        *,
+        welcome: Any,
+        frame: Any,
+        dropped: Any,
+        refused: Any,
+        state: Any,
+    ) -> None:
+        def on_frame(text: Any, waited_ms: Any) -> None:
+            frame(str(text), float(waited_ms or 0))
+
+        def on_refused(code: Any, message: Any, final: Any) -> None:
+            refused(str(code), str(message), bool(final))
+
+        handlers = {
+            "welcome": create_proxy(lambda session_id: welcome(str(session_id))),
+            "frame": create_proxy(on_frame),
+            "dropped": create_proxy(lambda reason: dropped(str(reason))),
+            "refused": create_proxy(on_refused),
+            "state": create_proxy(lambda name: state(str(name))),
         }
-        for event, proxy in self._listeners.items():
-            self._socket.addEventListener(event, proxy)
+        self._handlers = list(handlers.values())
+        self._transport.attach(js.Object.fromEntries([[k, v] for k, v in handlers.items()]))
 
-    def _on_open(self, _event: Any) -> None:
-        if not self._opened.done():
-            self._opened.set_result(True)
-
-    def _on_message(self, event: Any) -> None:
-        data = event.data
-        self._queue.put_nowait(data if isinstance(data, str) else str(data))
-
-    def _on_error(self, _event: Any) -> None:
-        if not self._opened.done():
-            self._opened.set_result(False)
-
-    def _on_close(self, event: Any) -> None:
-        self.close_code = int(event.code)
-        if not self._opened.done():
-            self._opened.set_result(False)
-        self._queue.put_nowait(None)
-        self._release()
-
-    async def opened(self, timeout: float) -> bool:
-        try:
-            return await asyncio.wait_for(asyncio.shield(self._opened), timeout)
-        except TimeoutError:
-            return False
-
-    def send(self, text: str) -> None:
-        if int(self._socket.readyState) == 1:
-            self._socket.send(text)
-
-    async def receive(self) -> str | None:
-        return await self._queue.get()
-
-    def close(self, code: int = 1000, reason: str = "") -> None:
-        if int(self._socket.readyState) in (0, 1):
-            self._socket.close(code, reason)
-        self._queue.put_nowait(None)
-        self._release()
-
-    def _release(self) -> None:
-        listeners, self._listeners = self._listeners, {}
-        for event, proxy in listeners.items():
-            self._socket.removeEventListener(event, proxy)
+    def close(self) -> None:
+        self._transport.detach()
+        handlers, self._handlers = self._handlers, []
+        for proxy in handlers:
             proxy.destroy()
-
-
-def websocket_url(server_url: str) -> str:
-    base = server_url.rstrip("/")
-    if base.startswith("https://"):
-        return "wss://" + base[len("https://"):] + "/ws/sdk"
-    return "ws://" + base.removeprefix("http://") + "/ws/sdk"
 
 
 def now_ms() -> float:

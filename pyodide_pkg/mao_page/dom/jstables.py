@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 
 from ..read import pagetext
+from ..session import wire
 from . import facts as F
 from . import textrules
 from .names import CONTAINER_LEVELS, CONTAINER_ROWS
@@ -38,6 +39,30 @@ _READ_MARKS = ("LINK", "LINK_TEXT", "LINK_END", "HEADER_CELL", "CELL", "ITEM", "
 
 def _set(values: frozenset[str]) -> str:
     return f"new Set({json.dumps(sorted(values))})"
+
+
+def wire_table() -> dict[str, object]:
+    """What ``loader_js/transport.js`` needs of the protocol (``mao_page.session.wire``)."""
+    fields = {kind: [wire.camel(f) for f in names] for kind, names in wire.FRAME_FIELDS.items()}
+    return {
+        "version": wire.PROTOCOL_VERSION,
+        "fields": fields,
+        "user": list(wire.USER_FIELDS),
+        "page": list(wire.PAGE_FIELDS),
+        "errorDetail": list(wire.ERROR_DETAIL_FIELDS),
+        "bootTriggers": list(wire.BOOT_TRIGGERS),
+        "modes": list(wire.RUNTIME_MODES),
+        "finalRefusals": list(wire.FINAL_REFUSALS),
+        "startupFailed": wire.STARTUP_FAILED,
+        "handshakeTimeoutMs": wire.HANDSHAKE_TIMEOUT_MS,
+        "silentHeartbeats": wire.SILENT_HEARTBEATS,
+        "backoff": {
+            "initialMs": wire.BACKOFF_INITIAL_MS,
+            "factor": wire.BACKOFF_FACTOR,
+            "capMs": wire.BACKOFF_CAP_MS,
+            "jitter": wire.BACKOFF_JITTER,
+        },
+    }
 
 
 def source() -> str:
@@ -73,6 +98,8 @@ def source() -> str:
         *(f"const NODE_{name} = {getattr(pagetext, name)};" for name in _NODE_POSITIONS),
         *(f"const READ_{name} = {getattr(pagetext, name)};" for name in _READ_FLAGS),
         *(f"const READ_{name} = {json.dumps(getattr(pagetext, name))};" for name in _READ_MARKS),
+        "// mao_page/session/wire.py: the frames loader_js/transport.js reads and writes itself.",
+        f"const WIRE = Object.freeze({json.dumps(wire_table())});",
         "",
     ]
     return "\n".join(lines)

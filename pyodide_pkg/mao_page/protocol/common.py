@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticSerializationError
 
-PROTOCOL_VERSION = 1
+from ..session.wire import PROTOCOL_VERSION as PROTOCOL_VERSION
 
 # Limits shared by both ends; the backend enforces the message size before parsing.
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024
@@ -62,6 +62,8 @@ class ErrorCode(StrEnum):
     MESSAGE_TOO_LARGE = "message_too_large"
     RATE_LIMITED = "rate_limited"
     NOT_READY = "not_ready"
+    # The page's runtime could not boot (a request that was waiting for it is answered so).
+    STARTUP_FAILED = "startup_failed"
     INTERNAL_ERROR = "internal_error"
     # Cluster mode: the shared Redis (or the page's instance) cannot be reached; retry later.
     BACKEND_UNAVAILABLE = "backend_unavailable"

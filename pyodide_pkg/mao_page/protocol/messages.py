@@ -50,6 +50,20 @@ class Hello(WireModel):
     page: PageInfo
     sdk_version: Annotated[str, Field(max_length=40)] = ""
     resume_session_id: Identifier | None = None
+    # False while the page's Python runtime has not booted (SPEC E6: it boots on first use);
+    # the page sends ``page_ready`` when it has. A hello without it is from a booted page.
+    ready: bool = True
+
+
+class PageReady(WireModel):
+    """Page -> backend: the runtime booted (SPEC E6), what started it and how long it took.
+    From then on the session is ready; a reconnect's hello says so itself."""
+
+    type: Literal["page_ready"] = "page_ready"
+    trigger: Literal["panel", "agent", "api", "eager"]
+    boot_ms: Annotated[float, Field(ge=0, le=3_600_000)]
+    mode: Literal["main-thread", "worker"] = "main-thread"
+    page: PageInfo | None = None
 
 
 class Welcome(WireModel):
@@ -238,7 +252,7 @@ class PageAuditEvent(WireModel):
 
 
 ClientMessage = Annotated[
-    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, PageAuditEvent],
+    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, PageAuditEvent, PageReady],
     Field(discriminator="type"),
 ]
 ServerMessage = Annotated[

@@ -1,11 +1,14 @@
-"""The SDK's WebSocket session with the backend (SPEC B5, W1-W4).
+"""The page's connection as a CPython program: a stand-in for the browser's transport.
 
-Token in the first message, never in the URL; reconnect with capped exponential backoff and
-jitter; resume the same session id after a drop; answer heartbeats and treat a silent backend
-as dead. The SDK sends nothing unasked beyond ``hello`` and ``pong`` (W4).
+In the browser the socket belongs to ``loader_js/transport.js`` (SPEC E6: the session is
+registered before Python boots). Tests and tools that play a page against a real backend on
+CPython use this client instead: the same rules (SPEC B5, W1-W4: token in the first message,
+never in the URL; reconnect with capped exponential backoff and jitter, from
+``session.wire``; resume the same session id after a drop; answer heartbeats and treat a
+silent backend as dead; nothing sent unasked beyond ``hello`` and ``pong``), and every other
+frame handed to the runtime's own ``connection.PageConnection``.
 
-Written against the small ``Transport`` interface so the state machine is testable on CPython;
-``bridge.browser.BrowserWebSocket`` is the real one.
+Written against the small ``Transport`` interface so the state machine is testable on CPython.
 """
 
 from __future__ import annotations
@@ -21,28 +24,25 @@ from pydantic import ValidationError
 
 from ..protocol import (
     PROTOCOL_VERSION,
-    Cancel,
     ChatEvent,
-    ChatMessage,
     ErrorCode,
     ErrorMessage,
     Hello,
     PageAuditEvent,
     PageInfo,
-    PageToolRequest,
     Ping,
     Pong,
     UserIdentity,
     Welcome,
     parse_server_message,
 )
+from . import wire
+from .connection import PageConnection
 from .dispatcher import Dispatcher
 
-HANDSHAKE_TIMEOUT_S = 10.0
+HANDSHAKE_TIMEOUT_S = wire.HANDSHAKE_TIMEOUT_MS / 1000
 # Refusals that another attempt with the same credentials cannot fix.
-FINAL_REFUSALS = frozenset(
-    {ErrorCode.UNAUTHORIZED, ErrorCode.ORIGIN_NOT_ALLOWED, ErrorCode.PROTOCOL_MISMATCH}
-)
+FINAL_REFUSALS = frozenset(ErrorCode(code) for code in wire.FINAL_REFUSALS)
 
 
 class Transport(Protocol):
@@ -71,10 +71,10 @@ class Identity:
 
 @dataclass(frozen=True, slots=True)
 class Backoff:
-    initial_s: float = 0.5
-    factor: float = 2.0
-    cap_s: float = 15.0
-    jitter: float = 0.3
+    initial_s: float = wire.BACKOFF_INITIAL_MS / 1000
+    factor: float = wire.BACKOFF_FACTOR
+    cap_s: float = wire.BACKOFF_CAP_MS / 1000
+    jitter: float = wire.BACKOFF_JITTER
 
     def delay(self, attempt: int, rng: random.Random) -> float:
         try:
@@ -114,7 +114,7 @@ class SdkClient:
         self._on_ready = on_ready
         self._on_refused = on_refused
         self._on_state = on_state
-        self._on_chat_event = on_chat_event
+        self._connection = PageConnection(dispatcher, self._send, on_chat_event=on_chat_event)
         self._on_dropped = on_dropped
         self._backoff = backoff or Backoff()
         self._rng = rng or random.Random()
@@ -160,27 +160,19 @@ class SdkClient:
             attempt += 1
         self._set_state(ClientState.STOPPED)
 
-    def send_chat(self, text: str, message_id: str | None = None) -> bool:
-        """Send what the user typed in the panel to the backend's agent loop.
-
-        False (nothing sent) while not connected: chat is not queued across reconnects, the
-        panel tells the user instead. Raises ``ValidationError`` for empty or oversized text.
-        """
-        message = ChatMessage(text=text, message_id=message_id)
+    def _send(self, text: str) -> bool:
         if self.state is not ClientState.CONNECTED or self._transport is None:
             return False
-        self._transport.send(message.to_json())
+        self._transport.send(text)
         return True
+
+    def send_chat(self, text: str, message_id: str | None = None) -> bool:
+        """``PageConnection.send_chat``."""
+        return self._connection.send_chat(text, message_id)
 
     def send_audit(self, event: PageAuditEvent) -> bool:
-        """Report one authorization or action record for the backend's audit log (SPEC P6).
-
-        False (nothing sent) while not connected; the page's SDK event has it either way.
-        """
-        if self.state is not ClientState.CONNECTED or self._transport is None:
-            return False
-        self._transport.send(event.to_json())
-        return True
+        """``PageConnection.send_audit``."""
+        return self._connection.send_audit(event)
 
     def stop(self) -> None:
         self._stopped = True
@@ -217,18 +209,15 @@ class SdkClient:
                 return None
             self.session_id = message.session_id
             self.connections += 1
-            self._dispatcher.bind_session(message.session_id)
-            self._dispatcher.replace_sender(transport.send)
             self._set_state(ClientState.CONNECTED)
+            self._connection.welcomed(message.session_id)
             self._on_ready(message.session_id)
             try:
                 ended = await self._serve(transport, message.heartbeat_interval_ms / 1000)
                 if not self._stopped:
                     self._on_dropped(ended)
             finally:
-                # A lost connection stops the task (SPEC W3, U3); its writes are
-                # reported "may have applied" by the backend and never replayed.
-                self._dispatcher.cancel_all("the connection to the backend was lost")
+                self._connection.dropped()
             return "welcomed"
         finally:
             transport.close()
@@ -237,7 +226,7 @@ class SdkClient:
     async def _serve(self, transport: Transport, heartbeat_s: float) -> str:
         """Answer the backend until the connection ends; returns why it ended."""
         # A backend silent for three heartbeats is dead (W4): drop and reconnect.
-        silence_limit = max(heartbeat_s * 3, 1.0)
+        silence_limit = max(heartbeat_s * wire.SILENT_HEARTBEATS, 1.0)
         while not self._stopped:
             try:
                 raw = await asyncio.wait_for(transport.receive(), silence_limit)
@@ -246,21 +235,13 @@ class SdkClient:
             if raw is None:
                 code = getattr(transport, "close_code", None)
                 return "the connection closed" + (f" (code {code})" if code is not None else "")
-            try:
-                message = parse_server_message(raw)
-            except ValidationError as error:
-                self._dispatcher.reject_invalid(raw, error)
+            ping = self._parse(raw)
+            if isinstance(ping, Ping):
+                transport.send(Pong(ts=ping.ts, page=self._page_info()).to_json())
                 continue
-            if isinstance(message, PageToolRequest):
-                self._dispatcher.submit(message)
-            elif isinstance(message, Cancel):
-                self._dispatcher.cancel(message)
-            elif isinstance(message, Ping):
-                transport.send(Pong(ts=message.ts, page=self._page_info()).to_json())
-            elif isinstance(message, ChatEvent):
-                self._on_chat_event(message)
-            elif isinstance(message, ErrorMessage):
-                continue  # the backend tells us about a frame of ours it rejected; nothing to redo
+            # Everything else, errors from the backend about our frames included, is the
+            # connection's (it ignores what it does not serve).
+            self._connection.receive(raw)
         return "stopped"
 
     @staticmethod
