@@ -212,7 +212,7 @@ def _widget_kinds(ctx: RunContext, browser: Any, agent: Any) -> dict[str, Any]:
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     known = {s["sessionId"] for s in agent.sessions()}
     page.goto(url)
-    page.evaluate("() => MaoChat.ready")
+    page.evaluate("() => MaoChat.boot()")
     session = agent.wait_for_session(url=url, exclude=known)["sessionId"]
     page.get_by_role("radio", name="Full access", exact=True).click()
     samples: dict[str, dict[str, list[float]]] = {
@@ -284,7 +284,7 @@ def run(ctx: RunContext) -> dict[str, Any]:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         known = {s["sessionId"] for s in agent.sessions()}
         page.goto(url)
-        page.evaluate("() => MaoChat.ready")
+        page.evaluate("() => MaoChat.boot()")
         session = agent.wait_for_session(url=url, exclude=known)["sessionId"]
         # Act as the user: grant full access in the panel (per_action would put a confirmation
         # card before every measured action).

@@ -189,7 +189,7 @@ def run(ctx: RunContext) -> dict[str, Any]:
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             known = {s["sessionId"] for s in agent.sessions()}
             page.goto(url)
-            page.evaluate("() => MaoChat.ready")
+            page.evaluate("() => MaoChat.boot()")
             session = agent.wait_for_session(url=url, exclude=known)["sessionId"]
             if with_h2c:
                 page.add_script_tag(content=html2canvas)

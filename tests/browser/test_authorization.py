@@ -29,7 +29,7 @@ def level_shown(embedded, level: str) -> None:
 
 def reload(embedded, mao_agent):
     embedded.page.reload()
-    embedded.page.evaluate("() => MaoChat.ready")
+    embedded.page.evaluate("() => MaoChat.boot()")
     session = mao_agent.wait_for_session(url=embedded.url, exclude={embedded.session_id})
     return dataclasses.replace(embedded, session_id=session["sessionId"])
 
@@ -147,7 +147,7 @@ def test_host_can_narrow_the_action_scope(mao_embed):
 def test_a_malformed_authorization_option_rejects_init(mao_embed):
     embedded = mao_embed(ADD_ONE, init={"authorization": {"level": "admin"}}, wait_ready=False)
     message = embedded.page.evaluate(
-        "() => MaoChat.ready.then(() => 'resolved', (e) => e.code + ': ' + e.message)"
+        "() => MaoChat.boot().then(() => 'resolved', (e) => e.code + ': ' + e.message)"
     )
     assert message.startswith("invalid_options:") and "authorization.level" in message
 

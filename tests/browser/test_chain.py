@@ -193,7 +193,7 @@ def test_wrong_token_is_refused_and_ready_rejects(mao_embed, mao_agent):
         wait_ready=False,
     )
     error = embedded.page.evaluate(
-        "() => MaoChat.ready.then(() => 'resolved', (e) => e.code + ': ' + e.message)"
+        "() => MaoChat.boot().then(() => 'resolved', (e) => e.code + ': ' + e.message)"
     )
     assert error.startswith("unauthorized"), error
     # No new session; an earlier test's page may still be leaving, so compare new ids only.
@@ -219,7 +219,7 @@ def test_page_on_a_disallowed_origin_gets_no_session(
     before = {s["sessionId"] for s in mao_agent.sessions()}
     page = mao_context.new_page()
     page.goto(url.replace("127.0.0.1", "localhost"))
-    outcome = page.evaluate("() => MaoChat.ready.then(() => 'resolved', (e) => e.code)")
+    outcome = page.evaluate("() => MaoChat.boot().then(() => 'resolved', (e) => e.code)")
     assert outcome in ("startup_failed", "startup_timeout", "origin_not_allowed", "unauthorized"), (
         outcome
     )
@@ -236,7 +236,7 @@ def test_csp_without_wasm_unsafe_eval_fails_with_a_readable_error(mao_embed, mao
         headers={"Content-Security-Policy": csp},
         wait_ready=False,
     )
-    message = embedded.page.evaluate("() => MaoChat.ready.then(() => 'resolved', (e) => e.message)")
+    message = embedded.page.evaluate("() => MaoChat.boot().then(() => 'resolved', (e) => e.message)")
     assert "wasm-unsafe-eval" in message
 
 

@@ -82,7 +82,7 @@ def test_reload_makes_refs_stale(mao_embed, mao_agent):
     old = ref(snapshot, "Buy now")
     known = {s["sessionId"] for s in mao_agent.sessions()} - {embedded.session_id}
     embedded.page.reload()
-    embedded.page.evaluate("() => MaoChat.ready")
+    embedded.page.evaluate("() => MaoChat.boot()")
     session = mao_agent.wait_for_session(url=embedded.url, exclude=known)
     result = mao_agent.call(session["sessionId"], "page_click", old)
     assert result["success"] is False and result["error"]["code"] == "stale_ref"

@@ -16,7 +16,8 @@ def test_sdk_host_shows_at_once_and_input_during_boot_is_not_lost(
 
     token = mao_backend.issue_token("boot-user", "test-agent", origin=mao_pages.origin)
     snippet = embed_snippet(
-        mao_backend.url, agent_id="test-agent", user_id="boot-user", token=token
+        mao_backend.url, agent_id="test-agent", user_id="boot-user", token=token,
+        extra={"boot": "eager"},
     )
     probe = (
         "<script>window.__hostAtInit = document.querySelectorAll('mao-embed-host').length; "
@@ -55,7 +56,7 @@ def test_init_with_missing_options_rejects_with_the_reasons(mao_context, mao_pag
 
 def test_ready_resolves_with_the_session_id(mao_embed):
     embedded = mao_embed(COUNTER_BUTTON)
-    info = embedded.page.evaluate("() => MaoChat.ready")
+    info = embedded.page.evaluate("() => MaoChat.boot()")
     assert info["sessionId"] == embedded.session_id
 
 
@@ -69,8 +70,8 @@ def test_token_function_is_called_and_never_put_in_the_url(mao_embed, mao_backen
     embedded = mao_embed(body, user_id="fn-user", wait_ready=False)
     # Re-init with the function provider instead of the string the fixture passed.
     embedded.page.evaluate(
-        "async (url) => { MaoChat.destroy(); await MaoChat.init({serverUrl: url, agentId: "
-        "'test-agent', user: {id: 'fn-user'}, token: window.__token}); }",
+        "async (url) => { MaoChat.destroy(); MaoChat.init({serverUrl: url, agentId: "
+        "'test-agent', user: {id: 'fn-user'}, token: window.__token}); await MaoChat.boot(); }",
         mao_backend.url,
     )
     assert embedded.page.evaluate("window.__tokenCalls") >= 1
@@ -86,7 +87,7 @@ def test_reinit_after_destroy_starts_a_fresh_session_with_the_new_options(
     token = mao_backend.issue_token("second-user", "test-agent", origin=mao_pages.origin)
     info = embedded.page.evaluate(
         "async ([url, token]) => { MaoChat.destroy(); return await MaoChat.init({serverUrl: url, "
-        "agentId: 'test-agent', user: {id: 'second-user'}, token}); }",
+        "agentId: 'test-agent', user: {id: 'second-user'}, token, boot: 'eager'}); }",
         [mao_backend.url, token],
     )
     assert info["sessionId"] != embedded.session_id
@@ -165,7 +166,7 @@ def test_a_corrupted_snapshot_falls_back_to_a_fresh_boot_and_says_why(mao_contex
     _serve_modified(mao_context, "**/snapshot.json", announce)
     _serve_modified(mao_context, "**/snapshot.bin", lambda body: bytes(size))
     embedded = mao_embed(COUNTER_BUTTON, user_id="image-corrupt", wait_ready=False)
-    outcome = embedded.page.evaluate("() => MaoChat.ready.then(() => 'ready', (e) => e.message)")
+    outcome = embedded.page.evaluate("() => MaoChat.boot().then(() => 'ready', (e) => e.message)")
     assert outcome == "ready", console
     assert not _restored(embedded.page)
     warnings = [line for line in console if FALLBACK_LINE in line]
