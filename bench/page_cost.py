@@ -277,10 +277,6 @@ class Load:
         data["memory"] = self.memory.read()
         return data
 
-    def close(self) -> None:
-        self.recorder.detach()
-        self.page.close()
-
 
 def open_load(
     context: Any, memory: RendererMemory, url: str, user_id: str | None, *, sdk: bool
