@@ -11,4 +11,5 @@ BENCHMARKS = {
     "relay_load": "bench.relay_load",
     "inspect": "bench.inspect",
     "extract": "bench.extract",
+    "page_cost": "bench.page_cost",
 }
