@@ -316,6 +316,7 @@
   // Boots the runtime now (idempotent); before init(), at init. Returns MaoChat.ready.
   function bootNow() {
     if (current) return boot(current, "api");
+    if (readyDeferred.settled) readyDeferred = makeDeferred(); // the next init's
     bootAsked = "api";
     return readyDeferred.promise;
   }

@@ -423,3 +423,41 @@ async def test_messages_sent_before_open_wait_and_go_out_after_the_welcome() -> 
     await early
     await transport.send({"type": "late"})
     assert [json.loads(t)["type"] for t in websocket.texts] == ["welcome", "early", "late"]
+
+
+async def test_a_page_not_yet_booted_is_listed_not_ready_until_page_ready(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    # SPEC E6: the page registers at init and boots Python on first use; until its
+    # page_ready the agent API lists it with ready false, then ready, and the boot is audited.
+    page = make_page(server)
+    welcome = await page.connect(ready=False)
+    (info,) = server.sessions()
+    assert info.session_id == welcome.session_id and info.ready is False
+    await page.send(
+        {"type": "page_ready", "trigger": "agent", "bootMs": 1234.5, "mode": "main-thread",
+         "page": {"url": "https://shop.example/next", "title": "Next"}}
+    )
+    audit = server.app.state.audit
+    async with asyncio.timeout(5):
+        while not audit.query(event=AuditEvent.PAGE_BOOT):
+            await asyncio.sleep(0.02)
+    (info,) = server.sessions()
+    assert (info.ready, info.url, info.title) == (True, "https://shop.example/next", "Next")
+    (boot,) = audit.query(event=AuditEvent.PAGE_BOOT)
+    assert (boot.session_id, boot.code, boot.duration_ms, boot.user_id) == (
+        welcome.session_id, "agent", 1234.5, USER_ID
+    )
+
+
+async def test_a_malformed_page_ready_is_refused_and_changes_nothing(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    page = make_page(server)
+    await page.connect(ready=False)
+    await page.send({"type": "page_ready", "trigger": "someone", "bootMs": -1})
+    error = await page.next_error()
+    assert error.code is ErrorCode.INVALID_REQUEST
+    (info,) = server.sessions()
+    assert info.ready is False
+    assert not server.app.state.audit.query(event=AuditEvent.PAGE_BOOT)

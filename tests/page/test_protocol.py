@@ -599,3 +599,34 @@ def test_one_pass_single_action_builds_what_the_general_path_builds(
     with mock.patch.object(arguments, "_one_plain_action", return_value=False):
         general = _built(tool, args)
     assert one_pass == general
+
+
+def test_the_transports_frames_have_the_fields_of_the_protocol_models() -> None:
+    # SPEC E6: loader_js/transport.js writes and reads these frames itself, from the table the
+    # asset build generates out of mao_page.session.wire; each must be the model's own shape.
+    from mao_page.dom.jstables import wire_table
+    from mao_page.protocol import ErrorCode, PageInfo, UserIdentity, ToolError
+    from mao_page.protocol import messages as M
+    from mao_page.session import wire
+
+    models = {
+        wire.HELLO: M.Hello, wire.WELCOME: M.Welcome, wire.PING: M.Ping, wire.PONG: M.Pong,
+        wire.ERROR: M.ErrorMessage, wire.PAGE_READY: M.PageReady,
+        wire.PAGE_TOOL_RESULT: M.PageToolResult,
+    }
+    table = wire_table()
+    aliases = lambda model: [f.alias or name for name, f in model.model_fields.items()]  # noqa: E731
+    for kind, model in models.items():
+        assert model.model_fields["type"].default == kind
+        written = table["fields"][kind]
+        assert set(written) <= set(aliases(model)), kind
+        if kind != wire.PAGE_TOOL_RESULT:  # the transport writes only a failure of it
+            assert set(written) == set(aliases(model)), kind
+    assert table["user"] == aliases(UserIdentity)
+    assert table["page"] == aliases(PageInfo)
+    assert set(table["errorDetail"]) <= set(aliases(ToolError))
+    assert table["version"] == M.PROTOCOL_VERSION
+    assert {ErrorCode(code) for code in table["finalRefusals"]}
+    assert ErrorCode(table["startupFailed"]) is ErrorCode.STARTUP_FAILED
+    trigger = M.PageReady.model_fields["trigger"].annotation
+    assert tuple(trigger.__args__) == tuple(table["bootTriggers"])
