@@ -236,7 +236,9 @@ def test_csp_without_wasm_unsafe_eval_fails_with_a_readable_error(mao_embed, mao
         headers={"Content-Security-Policy": csp},
         wait_ready=False,
     )
-    message = embedded.page.evaluate("() => MaoChat.boot().then(() => 'resolved', (e) => e.message)")
+    message = embedded.page.evaluate(
+        "() => MaoChat.boot().then(() => 'resolved', (e) => e.message)"
+    )
     assert "wasm-unsafe-eval" in message
 
 

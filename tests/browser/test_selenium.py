@@ -40,7 +40,8 @@ def test_selenium_page_fill_updates_the_field(selenium_driver, mao_pages, mao_ba
 
     selenium_driver.get(url)
     ready = selenium_driver.execute_async_script(
-        "const done = arguments[arguments.length - 1]; MaoChat.boot().then(() => done('ready'), (e) "
+        "const done = arguments[arguments.length - 1]; "
+        "MaoChat.boot().then(() => done('ready'), (e) "
         "=> done(String(e)));"
     )
     assert ready == "ready"

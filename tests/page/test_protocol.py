@@ -605,7 +605,7 @@ def test_the_transports_frames_have_the_fields_of_the_protocol_models() -> None:
     # SPEC E6: loader_js/transport.js writes and reads these frames itself, from the table the
     # asset build generates out of mao_page.session.wire; each must be the model's own shape.
     from mao_page.dom.jstables import wire_table
-    from mao_page.protocol import ErrorCode, PageInfo, UserIdentity, ToolError
+    from mao_page.protocol import ErrorCode, PageInfo, ToolError, UserIdentity
     from mao_page.protocol import messages as M
     from mao_page.session import wire
 
