@@ -258,6 +258,7 @@
         clearTimeout(timer);
         const bootMs = Math.round(performance.now() - started);
         performance.mark("mao:session-ready");
+        performance.measure("mao:boot", { start: started });
         // The backend lists the session as ready from here on, and audits the boot.
         transport.send(MaoTransport.frame("page_ready", { trigger, bootMs, mode: "main-thread", page: pageInfo() }));
         ui.chat("system", ui.text("ready"));

@@ -107,6 +107,7 @@ class Controller:
         if refusal is not None:
             return refusal.model_copy(update={"page_version": self.tools.page_version()})
         began = time.monotonic()
+        began_ms = bridge.now_ms()
         result: PageToolResult | None = None
         try:
             result = await self.tools.run(request)
@@ -119,6 +120,7 @@ class Controller:
                     error=ToolError(code=ErrorCode.CANCELLED, message="cancelled or timed out"),
                 )
             self.supervisor.end_request(request, result, (time.monotonic() - began) * 1000)
+            bridge.measure(f"mao:{request.tool}", began_ms)
 
     def _describe_target(self, entry: ElementEntry) -> Target:
         in_form, form_action, _method, kind, text, _private = bridge.risk_facts(

@@ -67,6 +67,11 @@ def test_an_agent_call_boots_the_runtime_and_is_answered(mao_embed, mao_agent, m
     assert mao_agent.wait_for_session(url=embedded.url)["sessionId"] == session["sessionId"]
     (record,) = boots(mao_backend, session["sessionId"])
     assert record.code == "agent" and record.duration_ms > 0
+    # The SDK's work is named for the page owner's own tools (performance.measure "mao:...").
+    measures = embedded.page.evaluate(
+        "performance.getEntriesByType('measure').map((m) => m.name)"
+    )
+    assert "mao:boot" in measures and "mao:page_inspect" in measures
     # The boot is visible to the user: the panel's conversation says the tools are ready (the
     # panel is still closed: its log is read as the DOM holds it).
     conversation = embedded.page.locator("mao-embed-host [role=log][aria-label=Conversation]")

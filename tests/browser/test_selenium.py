@@ -39,15 +39,16 @@ def test_selenium_page_fill_updates_the_field(selenium_driver, mao_pages, mao_ba
     before = {s["sessionId"] for s in mao_agent.sessions()}
 
     selenium_driver.get(url)
+    # SPEC E6: the page shows the launcher; the user opens the panel, which boots the runtime.
+    host = selenium_driver.find_element("css selector", "mao-embed-host")
+    host.shadow_root.find_element("css selector", "button.open").click()
     ready = selenium_driver.execute_async_script(
         "const done = arguments[arguments.length - 1]; "
-        "MaoChat.boot().then(() => done('ready'), (e) "
-        "=> done(String(e)));"
+        "MaoChat.ready.then((info) => done(info.trigger), (e) => done(String(e)));"
     )
-    assert ready == "ready"
+    assert ready == "panel"
     session = mao_agent.wait_for_session(url=url, exclude=before)
     # As the user: grant full access in the SDK panel (open shadow root) with a real click.
-    host = selenium_driver.find_element("css selector", "mao-embed-host")
     host.shadow_root.find_element("css selector", "[role=radio][data-level=full]").click()
 
     inspected = mao_agent.call(session["sessionId"], "page_inspect")

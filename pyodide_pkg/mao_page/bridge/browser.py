@@ -718,6 +718,12 @@ def now_ms() -> float:
     return float(js.performance.now())
 
 
+def measure(name: str, start_ms: float) -> None:
+    """A ``performance.measure`` from ``start_ms`` to now: every SDK task is named ``mao:...``
+    so that the page owner's own tools (DevTools, RUM, Lighthouse) can tell them apart."""
+    js.performance.measure(name, js.Object.fromEntries([["start", start_ms]]))
+
+
 def log(message: str) -> None:
     js.console.debug("[mao-embed]", message)
 
