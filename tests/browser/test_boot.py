@@ -220,3 +220,57 @@ def test_an_unknown_boot_option_is_refused_at_init(mao_embed):
     embedded = mao_embed(FIELD, init={"boot": "later"}, wait_ready=False)
     message = embedded.page.evaluate("() => MaoChat.ready.then(() => 'ready', (e) => e.message)")
     assert "boot must be" in message
+
+
+def test_before_boot_a_dropped_connection_resumes_the_same_session(
+    mao_embed, mao_agent, mao_backend
+):
+    # SPEC W4 before boot: the loader's transport reconnects with backoff and resumes the id;
+    # the page is still not booted, and a call then boots it on the resumed connection.
+    embedded = mao_embed(FIELD, init=LAUNCHER, wait_ready=False)
+    session = session_of(mao_agent, embedded.url)
+    mao_backend.drop_connection(session["sessionId"])
+    deadline = time.monotonic() + 20
+    while True:
+        listed = [s for s in mao_agent.sessions() if s["url"] == embedded.url]
+        if listed and listed[0]["connectedAt"] != session["connectedAt"]:
+            break
+        assert time.monotonic() < deadline, "the page did not reconnect"
+        time.sleep(0.1)
+    assert [(s["sessionId"], s["ready"]) for s in listed] == [(session["sessionId"], False)]
+    assert marks(embedded.page, "mao:boot-start") == 0
+    assert mao_agent.call(session["sessionId"], "page_observe")["success"]
+
+
+def test_before_boot_the_page_answers_heartbeats(mao_pages, mao_context, tmp_path):
+    # SPEC W4: a backend that pings every 200 ms drops a page silent for three of them; the
+    # loader's transport answers them while Python has not booted.
+    from mao_embed.config import ServerConfig
+    from mao_embed.server import start_in_thread
+    from mao_embed.testing import AgentClient, embed_snippet, page_html, random_secret
+
+    config = ServerConfig(
+        host="127.0.0.1", port=0, secret=random_secret(), allowed_origins=(mao_pages.origin,),
+        db_path=tmp_path / "audit.db", heartbeat_interval_ms=200,
+    )
+    server = start_in_thread(config)
+    agent = AgentClient(server.url)
+    try:
+        token = server.issue_token("hb-user", "test-agent", origin=mao_pages.origin)
+        snippet = embed_snippet(server.url, agent_id="test-agent", user_id="hb-user", token=token)
+        url = mao_pages.add("/heartbeat-before-boot.html", page_html(FIELD, snippet))
+        page = mao_context.new_page()
+        page.goto(url)
+        session = agent.wait_for_session(url=url, ready=None, timeout=30)
+        page.wait_for_timeout(2000)  # ten heartbeats
+        (still,) = [s for s in agent.sessions() if s["url"] == url]
+        assert (still["sessionId"], still["connectedAt"], still["ready"]) == (
+            session["sessionId"], session["connectedAt"], False
+        )
+        assert not server.app.state.audit.query(
+            event=AuditEvent.SESSION_DISCONNECTED, session_id=session["sessionId"]
+        )
+        page.close()
+    finally:
+        agent.close()
+        server.stop()
