@@ -246,7 +246,11 @@ function createPanel(root, doc, locale, opts) {
       statusText.textContent = text;
       indicatorText.textContent = state === "running" || state === "waiting" ? T.operating + " · " + text : text;
       const held = state === "paused" || state === "stopped";
-      pause.hidden = indicatorPause.hidden = held;
+      // Before the runtime is up there is no task to pause or stop: the launcher shows none.
+      const noTask = state === "standby" || state === "starting";
+      pause.hidden = held;
+      indicatorPause.hidden = held || noTask;
+      indicatorStop.hidden = noTask;
       resume.hidden = indicatorResume.hidden = !held;
     },
     setLevel(level, _actions) {
