@@ -67,15 +67,28 @@ const MaoBoot = (() => {
     function fetchImage() {
       const meta = fetchOk(assetBase + "snapshot.json").then((r) => r.json());
       const createModule = import(assetBase + "pyodide.asm.mjs").then((m) => m.default);
-      const snapshot = fetchOk(assetBase + "snapshot.bin").then((r) => r.arrayBuffer()).then((b) => new Uint8Array(b));
+      // Read into a buffer of our own (its size is in snapshot.json), not the body's buffer the
+      // browser makes: detached once restored, ours is freed at once (MaoImage.discard).
+      const snapshot = Promise.all([fetchOk(assetBase + "snapshot.bin"), meta]).then(async ([response, m]) => {
+        const bytes = new Uint8Array(m.bytes);
+        const reader = response.body.getReader();
+        let at = 0;
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          if (at + value.length > bytes.length) throw new Error(`snapshot has more than the ${m.bytes} bytes expected`);
+          bytes.set(value, at);
+          at += value.length;
+        }
+        return at === bytes.length ? bytes : bytes.subarray(0, at);
+      });
       const files = fetchOk(assetBase + "site-packages.tar").then((r) => r.arrayBuffer()).then((b) => MaoImage.untar(b));
-      // A full image has imported the libraries' Python modules already and needs only their
-      // code; a smaller one imports them after the restore, and Python's import wants the file.
-      const dylibs = meta.then((m) => Promise.all(m.dylibs.map(async (path) => {
-        if (m.scope === "full") return { path, module: await WebAssembly.compileStreaming(fetchOk(assetBase + "dylibs/" + path)) };
-        const bytes = new Uint8Array(await (await fetchOk(assetBase + "dylibs/" + path)).arrayBuffer());
-        return { path, bytes, module: await WebAssembly.compile(bytes) };
-      })));
+      // Only the libraries' code is needed: compiled while it downloads, no copy of the bytes
+      // kept. A full image has imported their Python modules already; a smaller one imports them
+      // after the restore, and Python's import wants a file there to find (`stub`, runtime-image.js).
+      const dylibs = meta.then((m) => Promise.all(m.dylibs.map(async (path) => ({
+        path, stub: m.scope !== "full", module: await WebAssembly.compileStreaming(fetchOk(assetBase + "dylibs/" + path)),
+      }))));
       for (const p of [meta, createModule, snapshot, files, dylibs]) p.catch(() => {}); // reported by restoreImage
       return { meta, createModule, snapshot, files, dylibs };
     }
@@ -96,6 +109,8 @@ const MaoBoot = (() => {
       // The snapshot is passed as a promise: Pyodide starts fetching its wasm before awaiting it.
       const pyodide = await loadPyodide({ ...pyodideOptions(), ...prepared.options, _loadSnapshot: snapshot });
       MaoImage.afterRestore(pyodide._module, prepared.state, meta.handles);
+      MaoImage.releaseOptions(pyodide);
+      MaoImage.discard(await snapshot);
       performance.mark("mao:pyodide-loaded");
       await yieldToPage();
       const restored = pyodide.pyimport("mao_page.image");
@@ -116,9 +131,11 @@ const MaoBoot = (() => {
 
     // The downloads (and the wasm compiles that run while they stream) start here: on the
     // pointer moving over the launcher, before the click that boots. Off the main thread.
+    // load() takes them over: once the runtime has them, nothing here holds them any more.
     let downloads = null;
+    let pyodidePromise = null; // one interpreter per page; re-init after destroy reuses it
     function prefetch() {
-      if (!downloads) {
+      if (!downloads && !pyodidePromise) {
         performance.mark("mao:prefetch");
         downloads = { image: fetchImage(), pyodideModule: import(assetBase + "pyodide.mjs") };
         downloads.pyodideModule.catch(() => {}); // reported by load()
@@ -126,17 +143,21 @@ const MaoBoot = (() => {
       return downloads;
     }
 
-    let pyodidePromise = null; // one interpreter per page; re-init after destroy reuses it
     function load() {
       if (!pyodidePromise) {
         pyodidePromise = (async () => {
-          const { image, pyodideModule } = prefetch();
+          let { image, pyodideModule } = prefetch();
+          downloads = null;
           const { loadPyodide } = await pyodideModule;
           let pyodide = null;
           let imported = false;
           let imports = [];
+          // restoreImage holds the image as long as it needs it; after that only the runtime's
+          // file system keeps what it wrote (the files of the archive).
+          const restoring = restoreImage(loadPyodide, image);
+          image = null;
           try {
-            ({ pyodide, imported, imports } = await restoreImage(loadPyodide, image));
+            ({ pyodide, imported, imports } = await restoring);
             performance.mark("mao:snapshot-restored");
           } catch (error) {
             console.warn(`[mao-embed] memory snapshot not used (${error && error.message || error}); starting Python from scratch`);
@@ -149,7 +170,7 @@ const MaoBoot = (() => {
           await yieldToPage();
           return pyodide;
         })();
-        pyodidePromise.catch(() => { pyodidePromise = null; downloads = null; });
+        pyodidePromise.catch(() => { pyodidePromise = null; });
       }
       return pyodidePromise;
     }

@@ -81,12 +81,16 @@ const MaoImage = (() => {
   }
 
   // `bytes`, when given, also go into the file system: Python's import needs the file to find
-  // the module it then dlopens (already loaded, by name). The build passes them; the page does
-  // not, its interpreter has imported the module already.
+  // the module it then dlopens. The build passes them. The page passes `stub` instead when its
+  // interpreter has yet to import the module: an empty file under that name. Nothing reads it:
+  // the import only lists the directory, and Emscripten's dlopen returns a library already
+  // loaded under that name (loadDynamicLibrary, LDSO.loadedLibsByName) before it would read a
+  // file. So the page keeps no copy of the library's bytes besides the engine's compiled module.
   async function loadDylibs(Module, sitePackages, dylibs) {
-    for (const { path, module, bytes } of dylibs) {
+    for (const { path, module, bytes, stub } of dylibs) {
       const full = sitePackages + "/" + path;
       if (bytes) Module.FS.writeFile(full, bytes);
+      else if (stub) Module.FS.writeFile(full, new Uint8Array(0));
       const dso = Module.newDSO(full, undefined, "loading");
       dso.refcount = Infinity; // never unloaded: its memory is part of the image
       dso.global = false; // Python extension modules are opened RTLD_LOCAL
@@ -123,6 +127,24 @@ const MaoImage = (() => {
     Module.HEAP32[trampolineCell(Module)] = state.trampoline;
   }
 
+  // Pyodide keeps loadPyodide's options for the runtime's life (pyodide._api.config); ours
+  // hold the snapshot's bytes and, through prepare()'s hooks, the downloaded files and
+  // libraries. Pyodide reads none of the three after start-up: drop them once restored.
+  function releaseOptions(pyodide) {
+    const config = pyodide._api && pyodide._api.config;
+    if (!config) return;
+    for (const key of ["_loadSnapshot", "createPyodideModule", "fsInit"]) config[key] = undefined;
+  }
+
+  // The snapshot's bytes, once copied into the heap, are freed at once by detaching their buffer
+  // (ArrayBuffer.prototype.transfer(0)): unreferenced, they would wait for a full garbage
+  // collection, which an idle page may not run for a long time. Only a buffer the script made
+  // itself is freed so: a response body's buffer is also held by the browser's own wrapper
+  // until that collection (boot.js reads the snapshot into its own).
+  function discard(bytes) {
+    const buffer = bytes && bytes.buffer;
+    if (buffer && typeof buffer.transfer === "function" && !buffer.detached) buffer.transfer(0);
+  }
 
   // Pages of the snapshot's heap that are what a freshly started runtime holds anyway (the
   // runtime's and the libraries' static data the interpreter never wrote) are not shipped: the
@@ -210,5 +232,5 @@ const MaoImage = (() => {
     };
   }
 
-  return { STDLIB, untar, prepare, dlopenHandles, afterRestore, freshPages, toBase64 };
+  return { STDLIB, untar, prepare, dlopenHandles, afterRestore, releaseOptions, discard, freshPages, toBase64 };
 })();
