@@ -274,3 +274,29 @@ def test_before_boot_the_page_answers_heartbeats(mao_pages, mao_context, tmp_pat
     finally:
         agent.close()
         server.stop()
+
+
+def test_writes_that_waited_for_the_boot_run_in_the_order_they_came(mao_embed, mao_agent):
+    # SPEC E6, W1: requests that arrive before the runtime wait in order. The user granted full
+    # access on an earlier view of this page (remembered in this browser, SPEC P1), so the
+    # reloaded, not yet booted view runs writes without cards: typed in arrival order.
+    embedded = mao_embed(FIELD, init=LAUNCHER)  # booted and granted "full" by the fixture
+    page = embedded.page
+    page.reload()
+    session = mao_agent.wait_for_session(
+        url=embedded.url, ready=False, exclude={embedded.session_id}, timeout=30
+    )
+    assert marks(page, "mao:boot-start") == 0
+    answers = {}
+
+    def type_text(text):
+        answers[text] = mao_agent.call(session["sessionId"], "page_keyboard", {"text": text})
+
+    threads = [threading.Thread(target=type_text, args=(text,)) for text in ("Han", "gzhou")]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.3)  # the second request reaches the page after the first
+    for thread in threads:
+        thread.join(60)
+    assert all(answer["success"] for answer in answers.values()), answers
+    assert page.input_value("#city") == "Hangzhou"
