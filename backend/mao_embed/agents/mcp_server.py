@@ -119,7 +119,9 @@ class McpEndpoint:
                 name=LIST_SESSIONS,
                 description=(
                     "List the web pages connected through the Mao Embed SDK: sessionId, user, "
-                    "agent, origin, url, title, ready, connectedAt."
+                    "agent, origin, url, title, ready, connectedAt. A page with ready false "
+                    "has not started its page tools yet: the first page_* call starts them "
+                    "(a few seconds) and is answered when they are ready."
                 ),
                 input_schema={"type": "object", "properties": {}, "additionalProperties": False},
             ),
