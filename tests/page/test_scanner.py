@@ -937,6 +937,16 @@ def test_a_focusable_roleless_thumb_is_a_slider() -> None:  # SPEC S1
     assert page.scanned(thumb).role == "slider"
 
 
+def test_the_thumb_of_a_slider_the_page_marks_up_is_not_another_slider() -> None:  # SPEC S1
+    # A library puts role=slider on the widget and a focusable thumb inside it.
+    page = PageRows()
+    thumb = _rail_slider(page, "Volume", tabindex="0")
+    rail = page.rows[thumb][F.PARENT]
+    page.rows[page.rows[rail][F.PARENT]][F.ROLE] = "slider"
+    roles = {e.index: e.role for e in page.scan()}
+    assert roles[thumb] == "generic" and list(roles.values()).count("slider") == 1
+
+
 def test_a_drag_cursor_off_a_rail_lists_nothing() -> None:  # SPEC S1 (no flood)
     # A draggable card or a resize handle is not a slider's thumb: no rail under it.
     page = PageRows()

@@ -186,6 +186,22 @@ def is_slider_thumb(index: int, doc: DocumentIndex) -> bool:
     return False
 
 
+def _part_of_a_slider(index: int, doc: DocumentIndex) -> bool:
+    """Whether a thumb belongs to a slider the page marks up (role slider, a range input)
+    around it, a few levels up, or inside it: that slider is listed already."""
+    roles, end = doc.roles, doc.end
+    if "slider" in roles[index:end[index] + 1]:
+        return True
+    node = doc.parents[index]
+    for _ in range(_RAIL_LEVELS + 3):
+        if node < 0:
+            return False
+        if roles[node] == "slider":
+            return True
+        node = doc.parents[node]
+    return False
+
+
 def _drag_thumb(index: int, doc: DocumentIndex) -> bool:
     """A role-less thumb a user drags: it introduces a drag cursor (``DRAG_CURSORS``; cursor
     inherits, its descendants do not count) and is shaped like a slider's thumb."""
@@ -195,6 +211,7 @@ def _drag_thumb(index: int, doc: DocumentIndex) -> bool:
         cursors[index] in DRAG_CURSORS
         and (parent < 0 or cursors[parent] != cursors[index])
         and is_slider_thumb(index, doc)
+        and not _part_of_a_slider(index, doc)
     )
 
 
@@ -526,7 +543,12 @@ def scan_page(
             ):
                 continue
             candidates.append(index)
-            if not role and tags[index] not in _NATIVE_CONTROLS and is_slider_thumb(index, doc):
+            if (
+                not role
+                and tags[index] not in _NATIVE_CONTROLS
+                and is_slider_thumb(index, doc)
+                and not _part_of_a_slider(index, doc)
+            ):
                 slider_thumbs.add(index)
 
     control_rows = ControlRows(candidates)
