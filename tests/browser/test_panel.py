@@ -492,3 +492,43 @@ def test_a_long_action_log_keeps_the_panel_size_and_a_target_under_it_is_clicked
     assert not _overlap(_box(save), moved)
     assert moved[2] - moved[0] == after[2] - after[0] and moved[3] - moved[1] == after[3] - after[1]
     expect(region).to_be_visible()
+
+
+CHOICES_UNDER_PANEL = """
+<button type="button" id="city" role="combobox" aria-expanded="false" aria-controls="cities"
+  aria-label="City" style="position: fixed; right: 420px; bottom: 60px; width: 120px"
+  >Choose</button>
+<ul id="cities" role="listbox" hidden style="position: fixed; right: 60px; bottom: 60px;
+  width: 200px; margin: 0; padding: 4px; list-style: none; background: #fff;
+  border: 1px solid #999">
+  <li role="option" aria-selected="false">Paris</li>
+  <li role="option" aria-selected="false">Lyon</li>
+</ul>
+<script>
+  const city = document.getElementById('city');
+  const list = document.getElementById('cities');
+  city.addEventListener('click', () => {
+    list.hidden = !list.hidden;
+    city.setAttribute('aria-expanded', String(!list.hidden));
+  });
+  list.addEventListener('click', (event) => {
+    const option = event.target.closest('[role=option]');
+    if (!option) return;
+    city.textContent = option.textContent;
+    for (const o of list.children) o.setAttribute('aria-selected', String(o === option));
+    list.hidden = true;
+    city.setAttribute('aria-expanded', 'false');
+  });
+</script>
+"""
+
+
+def test_a_choice_that_opens_under_the_panel_is_chosen(mao_embed):
+    # SPEC U4: the options a select opens under the panel are reached the same way.
+    embedded = mao_embed(CHOICES_UNDER_PANEL)
+    page = embedded.page
+    result = embedded.call("page_select", **ref(embedded.inspect(), "City"), values=["Lyon"])
+    assert result["success"], json.dumps(result)
+    assert result["result"]["steps"][0]["outcome"]["panelMovedAside"] == "bottom-left"
+    assert page.text_content("#city") == "Lyon"
+    assert _box(panel(page))[0] < 100  # in the bottom-left corner now
