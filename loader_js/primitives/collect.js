@@ -383,7 +383,9 @@ function mayBeListed(el) {
   if (hasRoleIn(el, WIDGET_ROLES)) return true;
   const tabindex = el.getAttribute("tabindex");
   if (tabindex !== null && tabindex.trim() !== "" && !(parseInt(tabindex, 10) < 0)) return true;
-  return el.ownerDocument.defaultView.getComputedStyle(el).cursor === "pointer";
+  // A pointer, or a drag cursor (a role-less slider's thumb: the scanner checks its shape).
+  const cursor = el.ownerDocument.defaultView.getComputedStyle(el).cursor;
+  return cursor === "pointer" || DRAG_CURSORS.has(cursor);
 }
 
 // Whether mao_page.dom.names.nearby_text surely finds text in this sibling: rendered (not

@@ -41,6 +41,13 @@ const PANEL_TEXT = {
 };
 
 const HIGHLIGHT_FADE_MS = 700;
+// SPEC U4: the panel has one size whatever it holds (the chat, the log and a card scroll
+// inside it), so a long action log never grows it over more of the page.
+const PANEL_HEIGHT = 400;
+// Where the panel (or the indicator) may sit, home first; it moves to another when it
+// covers what the agent acts on (ui.moveAside).
+const PLACES = ["bottom-right", "bottom-left", "top-right", "top-left"];
+const PANEL_MARGIN = 16;
 
 function pickLocale(option, doc) {
   const wanted = typeof option === "string" && option ? option : (doc.documentElement.getAttribute("lang") || "");
@@ -54,7 +61,10 @@ const PANEL_CSS = `
   .panel, .indicator { font: 13px/1.45 system-ui, -apple-system, "Segoe UI", "PingFang SC", "Microsoft YaHei", sans-serif;
     color: #1f2430; position: fixed; right: 16px; bottom: 16px; background: #fff; border: 1px solid #d5d9e0;
     border-radius: 12px; box-shadow: 0 6px 24px rgba(0,0,0,.18); pointer-events: auto; }
-  .panel { width: 340px; max-height: min(560px, calc(100vh - 32px)); display: flex; flex-direction: column; overflow: hidden; }
+  .panel { width: 340px; height: min(${PANEL_HEIGHT}px, calc(100vh - 32px)); display: flex; flex-direction: column; overflow: hidden; }
+  .panel > * { flex: none; }
+  [data-place$="left"] { right: auto; left: 16px; }
+  [data-place^="top"] { bottom: auto; top: 16px; }
   header { display: flex; align-items: center; gap: 8px; padding: 8px 10px; background: #1f2430; color: #fff; }
   header h2 { font-size: 13px; margin: 0; font-weight: 600; }
   .status { flex: 1; display: flex; align-items: center; gap: 6px; font-size: 12px; opacity: .9; }
@@ -76,13 +86,14 @@ const PANEL_CSS = `
   .card .buttons { display: flex; gap: 6px; margin-top: 6px; flex-wrap: wrap; }
   .card .allow { background: #1f7a45; color: #fff; border-color: #1f7a45; }
   .chat, .log { overflow: auto; padding: 4px 10px; margin: 0; list-style: none; }
-  .chat { flex: 1 1 120px; min-height: 60px; }
+  .panel > .chat { flex: 1 1 0; min-height: 48px; }
+  .panel > .middle { flex: 0 1 auto; min-height: 0; overflow: auto; }
   .chat p { margin: 3px 0; white-space: pre-wrap; word-break: break-word; }
   .chat [data-role="user"] { text-align: right; color: #1d4ed8; }
   .chat [data-role="system"], .chat [data-role="tool"] { color: #6b7280; font-size: 12px; }
   .chat [data-role="error"] { color: #b91c1c; }
   details { padding: 0 10px; font-size: 12px; }
-  .log { max-height: 110px; font-size: 12px; padding: 0; }
+  .log { max-height: 96px; font-size: 12px; padding: 0; }
   .log li[data-ok="false"] { color: #b91c1c; }
   .errors { margin: 4px 10px; padding: 4px 6px; font-size: 12px; color: #b91c1c; background: #fff5f5; border-radius: 6px; white-space: pre-wrap; word-break: break-word; }
   form { display: flex; gap: 6px; padding: 6px 10px; border-top: 1px solid #eceef2; }
@@ -186,8 +197,10 @@ function createPanel(root, doc, locale, opts) {
   const [pause, resume, stop] = taskButtons();
   const footer = el(doc, "footer", {}, [pause, resume, stop]);
 
+  // The card, errors and the action log scroll together when they outgrow the panel.
+  const middle = el(doc, "div", { class: "middle" }, [cardSlot, errors, logDetails]);
   const panel = el(doc, "section", { class: "panel", role: "region", "aria-label": T.panel },
-    [header, levels, cardSlot, chat, errors, logDetails, form, footer]);
+    [header, levels, chat, middle, form, footer]);
 
   // The floating indicator left when the panel is closed: operating · pause · stop.
   const indicatorText = el(doc, "span", { text: T["status.starting"] });
@@ -331,6 +344,32 @@ function createPanel(root, doc, locale, opts) {
       }
     },
     clearHighlight,
+    // SPEC U4: the panel (or the indicator, when closed) moves to another corner of the
+    // viewport when it covers the element an action is about to hit: the first corner clear
+    // of the element's box, else the first clear of the action point (the centre of its
+    // visible box). Answers the corner it moved to, or "" when it stayed.
+    moveAside(target) {
+      if (!target || !target.isConnected) return "";
+      const view = doc.defaultView;
+      const shown = panel.hidden ? indicator : panel;
+      const size = shown.getBoundingClientRect();
+      const t = topViewportRect(target);
+      const left = Math.max(t.x, 0), top = Math.max(t.y, 0);
+      const right = Math.min(t.x + t.width, view.innerWidth), bottom = Math.min(t.y + t.height, view.innerHeight);
+      const at = (place) => {
+        const x = place.endsWith("left") ? PANEL_MARGIN : view.innerWidth - PANEL_MARGIN - size.width;
+        const y = place.startsWith("top") ? PANEL_MARGIN : view.innerHeight - PANEL_MARGIN - size.height;
+        return [x, y, x + size.width, y + size.height];
+      };
+      const overlaps = ([x0, y0, x1, y1], a, b, c, d) => x0 < c && x1 > a && y0 < d && y1 > b;
+      const cx = (left + right) / 2, cy = (top + bottom) / 2;
+      const others = PLACES.filter((place) => place !== (shown.dataset.place || PLACES[0]));
+      const place = others.find((p) => !overlaps(at(p), left, top, right, bottom))
+        || others.find((p) => !overlaps(at(p), cx, cy, cx, cy));
+      if (!place) return "";
+      panel.dataset.place = indicator.dataset.place = place;
+      return place;
+    },
     // Real user input on the page, outside the SDK UI (SPEC U3). Python is called only while
     // armed (a task is running), never per keystroke otherwise; synthetic events (the SDK's
     // own, or any script's) are not trusted and never count.

@@ -278,17 +278,28 @@ def test_synthetic_events_from_scripts_do_not_pause_the_task(mao_embed):
     assert second["success"], json.dumps(second)
 
 
-def test_agent_cannot_click_through_the_panel(mao_embed):
-    # A hit test landing on SDK UI reports obscured, never clicks the panel.
+def test_agent_never_clicks_the_panel_it_moves_aside_for_the_page(mao_embed):
+    # SPEC U2, U4: a hit test landing on SDK UI never clicks the panel: the panel moves off
+    # the page's button, which then gets the click.
     body = (
         '<button id="under" style="position: fixed; right: 60px; bottom: 60px" '
         "onclick=\"this.textContent = 'hit'\">Under</button>"
     )
     embedded = mao_embed(body)
+    page = embedded.page
+    levels = [
+        page.get_by_role("radio", name=name, exact=True).get_attribute("aria-checked")
+        for name in ("Ask each time", "This task", "Full access")
+    ]
     result = embedded.call("page_click", **ref(embedded.inspect(), "Under"))
-    assert result["error"]["code"] == "obscured"
-    assert "Mao Embed panel" in result["error"]["message"]
-    assert embedded.page.text_content("#under") == "Under"
+    assert result["success"], json.dumps(result)
+    assert result["result"]["steps"][0]["outcome"]["panelMovedAside"] == "bottom-left"
+    assert page.text_content("#under") == "hit"
+    assert levels == [
+        page.get_by_role("radio", name=name, exact=True).get_attribute("aria-checked")
+        for name in ("Ask each time", "This task", "Full access")
+    ]
+    expect(page.get_by_role("status", name="Status")).not_to_have_text("Paused")
 
 
 def test_chat_without_a_model_says_so(mao_embed):
@@ -416,3 +427,108 @@ def test_keys_without_a_ref_never_reach_the_panel(mao_embed):
     result = embedded.call("page_keyboard", text="xyz")
     assert result["success"], result
     assert message.input_value() == "draft"
+
+
+FOOTER_UNDER_PANEL = """
+<main style="height: 300px">
+  <button type="button" id="more" onclick="window.lines = (window.lines || 0) + 1">Add line</button>
+</main>
+<footer style="position: fixed; left: 0; right: 0; bottom: 0; height: 160px; background: #eee">
+  <button type="button" id="save" style="position: absolute; right: 60px; bottom: 40px;
+    width: 120px; height: 32px" onclick="document.getElementById('saved').textContent =
+    String(Number(document.getElementById('saved').textContent) + 1)">Save draft</button>
+  <span>Saved <output id="saved">0</output> times</span>
+</footer>
+"""
+
+
+def _box(locator) -> tuple[float, float, float, float]:
+    box = locator.bounding_box()
+    return box["x"], box["y"], box["x"] + box["width"], box["y"] + box["height"]
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[2] and a[2] > b[0] and a[1] < b[3] and a[3] > b[1]
+
+
+def test_a_long_action_log_keeps_the_panel_size_and_a_target_under_it_is_clicked(mao_embed):
+    # SPEC U4: the panel has a bounded size with its own scrolling, and moves aside for an
+    # action on what it covers (reported in the step) instead of failing it as obscured.
+    embedded = mao_embed(FOOTER_UNDER_PANEL)
+    page = embedded.page
+    region = panel(page)
+    expect(region).to_be_visible()
+    before = _box(region)
+    snapshot = embedded.inspect()
+    more = embedded.find(snapshot, label="Add line")
+    steps = [
+        {"action": "click", "snapshotId": snapshot["snapshotId"], "elementId": more["elementId"]}
+    ] * 10
+    result = embedded.call("page_click", actions=steps)
+    assert result["success"], result
+    assert page.evaluate("() => window.lines") == 10
+    assert shadow_count(page, ".log li") >= 10
+    after = _box(region)
+    assert after == before, (before, after)  # ten more log lines, the same box
+    assert after[3] - after[1] <= 400
+    # The footer's button is under the panel: a real pointer there would hit the panel.
+    save = page.locator("#save")
+    assert _overlap(_box(save), after)
+    assert page.evaluate(
+        "() => { const r = document.getElementById('save').getBoundingClientRect();"
+        " return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2).localName; }"
+    ) == "mao-embed-host"
+    snapshot = embedded.inspect()
+    target = embedded.find(snapshot, label="Save draft")
+    result = embedded.call(
+        "page_click", snapshotId=snapshot["snapshotId"], elementId=target["elementId"]
+    )
+    assert result["success"], result
+    step = result["result"]["steps"][0]
+    assert step["outcome"]["panelMovedAside"] == "bottom-left", step
+    assert page.text_content("#saved") == "1"
+    # The panel moved off the button, kept its size and its accessible name.
+    moved = _box(region)
+    assert not _overlap(_box(save), moved)
+    assert moved[2] - moved[0] == after[2] - after[0] and moved[3] - moved[1] == after[3] - after[1]
+    expect(region).to_be_visible()
+
+
+CHOICES_UNDER_PANEL = """
+<button type="button" id="city" role="combobox" aria-expanded="false" aria-controls="cities"
+  aria-label="City" style="position: fixed; right: 420px; bottom: 60px; width: 120px"
+  >Choose</button>
+<ul id="cities" role="listbox" hidden style="position: fixed; right: 60px; bottom: 60px;
+  width: 200px; margin: 0; padding: 4px; list-style: none; background: #fff;
+  border: 1px solid #999">
+  <li role="option" aria-selected="false">Paris</li>
+  <li role="option" aria-selected="false">Lyon</li>
+</ul>
+<script>
+  const city = document.getElementById('city');
+  const list = document.getElementById('cities');
+  city.addEventListener('click', () => {
+    list.hidden = !list.hidden;
+    city.setAttribute('aria-expanded', String(!list.hidden));
+  });
+  list.addEventListener('click', (event) => {
+    const option = event.target.closest('[role=option]');
+    if (!option) return;
+    city.textContent = option.textContent;
+    for (const o of list.children) o.setAttribute('aria-selected', String(o === option));
+    list.hidden = true;
+    city.setAttribute('aria-expanded', 'false');
+  });
+</script>
+"""
+
+
+def test_a_choice_that_opens_under_the_panel_is_chosen(mao_embed):
+    # SPEC U4: the options a select opens under the panel are reached the same way.
+    embedded = mao_embed(CHOICES_UNDER_PANEL)
+    page = embedded.page
+    result = embedded.call("page_select", **ref(embedded.inspect(), "City"), values=["Lyon"])
+    assert result["success"], json.dumps(result)
+    assert result["result"]["steps"][0]["outcome"]["panelMovedAside"] == "bottom-left"
+    assert page.text_content("#city") == "Lyon"
+    assert _box(panel(page))[0] < 100  # in the bottom-left corner now

@@ -1,7 +1,8 @@
-"""Labels of controls that have no accessible name (SPEC S3 "then nearby text"), and choices
-that are not sensitive (P5), in real Chromium: plain HTML custom controls, Ant Design 5 and
-Element Plus 2 form rows (libraries from npm at pinned versions, frameworks.py). Each case
-checks the label and where it came from (``nameFrom``, absent for an accessible name)."""
+"""Labels of controls that have no accessible name (SPEC S3 "then nearby text"), role-less
+sliders (S1), and choices that are not sensitive (P5), in real Chromium: plain HTML custom
+controls, Ant Design 5 and Element Plus 2 form rows (libraries from npm at pinned versions,
+frameworks.py). Each case checks the label and where it came from (``nameFrom``, absent for
+an accessible name)."""
 
 from __future__ import annotations
 
@@ -76,18 +77,113 @@ def test_plain_custom_controls_take_the_label_of_their_form_row(reusable_pages):
     snapshot = view.snapshot
     toggle = _element(snapshot, "Subscribe to newsletter")
     assert (toggle["role"], toggle["nameFrom"]) == ("generic", "nearby")
+    # A focusable thumb on a rail is a slider (SPEC S1).
     handle = _element(snapshot, "Brightness")
-    assert (handle["role"], handle["nameFrom"]) == ("generic", "nearby")
+    assert (handle["role"], handle["nameFrom"]) == ("slider", "nearby")
     tags = _element(snapshot, "Select tags", "combobox")
     assert tags["nameFrom"] == "inner"
-    # The inner field is named by its placeholder only: it takes the row's label, and keeps
-    # the placeholder as such.
-    inner = _element(snapshot, "Labels", "textbox")
-    assert (inner["nameFrom"], inner["placeholder"]) == ("nearby", "Select tags")
+    # The inner field is named by its placeholder (HTML-AAM), not by the row's plain text.
+    inner = _element(snapshot, "Select tags", "textbox")
+    assert "nameFrom" not in inner and inner["placeholder"] == "Select tags"
     assert "nameFrom" not in _element(snapshot, "Quantity", "spinbutton")
     # The label reaches the click: the page's own handler ran.
     assert view.call("page_click", "Subscribe to newsletter")["success"]
     assert view.embedded.page.get_attribute("#toggle", "data-on") == "true"
+
+
+ROWS = """
+<style>
+  .row { display: flex; gap: 12px; align-items: center; margin: 6px 0; width: 520px; }
+  .switch { position: relative; display: inline-block; width: 40px; height: 20px; }
+  .switch input { opacity: 0; width: 0; height: 0; }
+  .knob { position: absolute; cursor: pointer; inset: 0; background: #ccc; border-radius: 10px; }
+  .switch input:checked + .knob { background: #36c; }
+  .rail { position: relative; width: 200px; height: 6px; background: #ddd; cursor: pointer; }
+  .thumb { position: absolute; top: -5px; left: 0; width: 16px; height: 16px; margin-left: -8px;
+    border-radius: 8px; background: #36c; cursor: grab; }
+</style>
+<section><h3>Find an order</h3><div><input id="order" placeholder="Order number"></div></section>
+<section><h3>Coupons</h3><div><input id="coupon" title="Coupon code"></div></section>
+<form id="settings" onsubmit="return false">
+  <div class="row"><span>Email alerts</span><label class="switch"><input id="alerts"
+    type="checkbox" role="switch"><span class="knob"></span></label></div>
+  <div class="row"><label>Dark mode</label><div><label class="switch"><input id="dark"
+    type="checkbox" role="switch"><span class="knob"></span></label></div></div>
+  <div class="row"><label>Remember me</label><div><label class="switch"><input id="remember"
+    type="checkbox"><span class="knob"></span></label></div></div>
+  <div class="row"><div>Volume</div><div><div class="rail" id="rail"><div class="thumb"
+    id="thumb"></div></div></div></div>
+</form>
+<script>
+  // A slider of divs: the thumb sits at the value's place; a press on the rail moves it there.
+  const state = { volume: 20 };
+  const rail = document.getElementById('rail');
+  const show = () => { document.getElementById('thumb').style.left = state.volume + '%'; };
+  rail.addEventListener('pointerdown', (event) => {
+    const box = rail.getBoundingClientRect();
+    const fraction = Math.min(1, Math.max(0, (event.clientX - box.left) / box.width));
+    state.volume = Math.round(fraction * 100);
+    show();
+  });
+  const checked = (id) => document.getElementById(id).checked;
+  window.__state = () => ({ volume: state.volume, alerts: checked('alerts'),
+    dark: checked('dark'), remember: checked('remember') });
+  window.__mount = () => {
+    state.volume = 20; show();
+    for (const id of ['alerts', 'dark', 'remember']) document.getElementById(id).checked = false;
+  };
+</script>
+"""
+
+
+def test_a_placeholder_or_title_names_a_field_before_the_heading_above_it(
+    reusable_pages,
+):  # SPEC S3
+    view = AgentView(reusable_pages.open("names-rows", ROWS, title="Form rows"))
+    order = _element(view.snapshot, "Order number", "textbox")
+    assert "nameFrom" not in order and order["placeholder"] == "Order number"
+    coupon = _element(view.snapshot, "Coupon code", "textbox")
+    assert "nameFrom" not in coupon
+    assert not [e for e in view.snapshot["elements"] if e["label"] in ("Find an order", "Coupons")]
+    result = view.call("page_fill", "Order number", "textbox", value="A-1001")
+    assert result["success"], failure(result)
+    assert view.embedded.page.input_value("#order") == "A-1001"
+
+
+def test_css_switches_and_a_checkbox_in_form_rows_take_their_rows_labels(
+    reusable_pages,
+):  # SPEC S3
+    view = AgentView(reusable_pages.open("names-rows", ROWS, title="Form rows"))
+    named = {
+        (e["role"], e["label"], e.get("nameFrom"))
+        for e in view.snapshot["elements"]
+        if e["role"] in ("switch", "checkbox")
+    }
+    assert named == {
+        ("switch", "Email alerts", "nearby"),
+        ("switch", "Dark mode", "nearby"),
+        ("checkbox", "Remember me", "nearby"),
+    }, named
+    for label, role in (
+        ("Email alerts", "switch"),
+        ("Dark mode", "switch"),
+        ("Remember me", "checkbox"),
+    ):
+        result = view.call("page_check", label, role)
+        assert result["success"], failure(result)
+    assert view.state() == {"volume": 20, "alerts": True, "dark": True, "remember": True}
+
+
+def test_a_roleless_slider_of_divs_is_listed_as_a_slider_and_can_be_set(
+    reusable_pages,
+):  # SPEC S1, S3
+    view = AgentView(reusable_pages.open("names-rows", ROWS, title="Form rows"))
+    slider = _element(view.snapshot, "Volume", "slider")
+    assert slider["nameFrom"] == "nearby"
+    assert '- slider "Volume"' in view.embedded.inspect(format="text")["text"]
+    result = view.call("page_fill", "Volume", "slider", value="60")
+    assert result["success"], failure(result)
+    assert abs(view.state()["volume"] - 60) <= 1
 
 
 def test_nameless_steppers_of_a_number_field_are_named_increase_and_decrease(

@@ -75,6 +75,9 @@ class FakePage:
         self.submission = Submission.SUBMITTED
         self.values = 0  # stands for the form controls' values (Page.effect_probe)
         self.scroll = (0.0, 0.0)
+        # Where the SDK panel goes when it covers a target (Page.move_panel_aside): the
+        # corners it can move to, in turn; none left: it stays.
+        self.panel_places = ["bottom-left"]
 
     # reads
     def row_of(self, handle: Element) -> list[Any]:
@@ -102,6 +105,10 @@ class FakePage:
         if handle.hits:
             return handle.hits.pop(0) if len(handle.hits) > 1 else handle.hits[0]
         return HitTest(Outcome.DONE, 50.0, 20.0, f"<{handle.row[F.TAG]}>")
+
+    def move_panel_aside(self, handle: Element) -> str:
+        self.acts.append(("move_panel_aside", handle.name))
+        return self.panel_places.pop(0) if self.panel_places else ""
 
     def counters(self) -> tuple[int, int, float, str, str]:
         return self.mutations, self.navigations, 10_000.0, self.url, "Form"

@@ -274,6 +274,35 @@ async def test_an_element_that_stays_covered_is_obscured_naming_what_covers_it()
     assert acting == []  # no highlight for an element not acted on
 
 
+async def test_the_panel_moves_aside_from_a_target_it_covers_and_the_step_says_so() -> None:
+    # SPEC U4: our own panel never makes an action fail as obscured.
+    page = FakePage()
+    save = element("save")
+    save.hits = [
+        HitTest(Outcome.COVERED_BY_SDK, 5, 5, "the Mao Embed panel"),
+        HitTest(Outcome.DONE, 5.0, 5.0, "<button>"),
+    ]
+    batch, _ = runner(page, [save])
+    result = await batch.run_actions(request({"action": "click", "elementId": "save"}))
+    assert result.success, result.error
+    step = result.result["steps"][0]
+    assert step["outcome"]["panelMovedAside"] == "bottom-left"
+    assert acts(page, "move_panel_aside") == [("move_panel_aside", "save")]
+    assert acts(page, "click") == [("click", "save", 5.0, 5.0)]
+
+
+async def test_a_panel_with_nowhere_to_go_leaves_the_target_obscured() -> None:  # SPEC U4
+    page = FakePage()
+    page.panel_places = []
+    save = element("save")
+    save.hits = [HitTest(Outcome.COVERED_BY_SDK, 5, 5, "the Mao Embed panel")]
+    ctx, _ = context(page, FakeInspector(page, [save]))
+    with pytest.raises(ToolFailure) as raised:
+        await ensure_actionable(ctx, save.target())
+    assert raised.value.details == {"coveredBy": "the Mao Embed panel"}
+    assert ctx.step.panel_moved_to == ""
+
+
 async def test_an_element_that_keeps_moving_is_not_stable() -> None:
     page = FakePage()
     slider = element("slider")

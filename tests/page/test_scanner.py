@@ -6,11 +6,13 @@ values (an inherited ``visibility: hidden`` or ``cursor: pointer`` appears on de
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from mao_page.dom import facts as F
 from mao_page.dom.index import DocumentIndex
 from mao_page.dom.names import accessible_name
-from mao_page.dom.roles import role_of, roles_of_rows
+from mao_page.dom.roles import kind_of, role_of, roles_of_rows
 from mao_page.snapshot.element import key_of
 from mao_page.snapshot.scanner import scan_page
 
@@ -840,6 +842,124 @@ def test_a_field_named_only_by_its_placeholder_takes_its_form_rows_label() -> No
         "nearby",
         "Please select",
     )
+
+
+def test_a_placeholder_names_a_field_before_a_heading_above_it() -> None:  # SPEC S3
+    # HTML-AAM: the placeholder is the field's name; text around it is only a fallback.
+    page = PageRows()
+    card = page.add("div")
+    page.add("h3", card, own_text="Find an order")
+    field = page.add("input", page.add("div", card), placeholder="Order number")
+    element = page.scanned(field)
+    assert (element.label, element.label_source, element.name_from) == (
+        "Order number",
+        "placeholder",
+        "",
+    )
+
+
+def test_a_placeholder_names_a_field_before_its_rows_plain_text() -> None:  # SPEC S3
+    page = PageRows()
+    row = page.add("div")
+    page.add("span", row, own_text="Labels")
+    field = page.add("input", page.add("div", row), placeholder="Select tags")
+    assert (page.scanned(field).label, page.scanned(field).label_source) == (
+        "Select tags",
+        "placeholder",
+    )
+
+
+def test_a_title_names_a_field_before_a_heading_above_it() -> None:  # SPEC S3
+    page = PageRows()
+    card = page.add("div")
+    page.add("h3", card, own_text="Coupons")
+    field = page.add("input", page.add("div", card), title="Coupon code")
+    assert (page.scanned(field).label, page.scanned(field).label_source) == ("Coupon code", "title")
+
+
+def _css_switch(page: PageRows, row: int, input_type: str = "checkbox", role: str = "") -> int:
+    """The classic CSS toggle: a <label> wrapping a hidden checkbox and the knob users click
+    (a pointer-cursor span); the label holds no text. The label is what is listed: the
+    element users click, standing for the hidden input."""
+    wrapper = page.add("label", row, width=40.0, height=20.0)
+    page.add("input", wrapper, type=input_type, role=role, opacity=0.0, width=0.0, height=0.0)
+    page.add("span", wrapper, cursor="pointer", width=40.0, height=20.0)
+    return wrapper
+
+
+def test_a_css_switch_in_a_form_row_takes_the_rows_label() -> None:  # SPEC S3
+    page = PageRows()
+    row = page.add("div")
+    page.add("span", row, own_text="Email alerts")
+    switch = _css_switch(page, row, role="switch")
+    element = page.scanned(switch)
+    assert (element.role, element.label, element.name_from) == ("switch", "Email alerts", "nearby")
+
+
+def test_a_css_checkbox_in_a_form_row_takes_the_label_column() -> None:  # SPEC S3
+    page = PageRows()
+    row = page.add("div")
+    page.add("label", page.add("div", row), own_text="Dark mode")
+    box = _css_switch(page, page.add("div", row))
+    element = page.scanned(box)
+    assert (element.role, element.label, element.name_from) == ("checkbox", "Dark mode", "nearby")
+
+
+def _rail_slider(page: PageRows, label: str, **thumb: Any) -> int:
+    """A slider of divs: a positioned rail 200 x 6 and an absolutely positioned thumb on it."""
+    row = page.add("div")
+    page.add("div", row, own_text=label)
+    rail = page.add(
+        "div", page.add("div", row), position="relative", x=100.0, y=10.0, width=200.0, height=6.0
+    )
+    return page.add(
+        "div", rail, position="absolute", x=130.0, y=5.0, width=16.0, height=16.0, **thumb
+    )
+
+
+def test_a_roleless_thumb_with_a_drag_cursor_is_listed_as_a_slider() -> None:  # SPEC S1, S3
+    page = PageRows()
+    thumb = _rail_slider(page, "Volume", cursor="grab")
+    element = page.scanned(thumb)
+    assert (element.role, element.kind, element.label, element.name_from) == (
+        "slider",
+        kind_of("slider", "div"),
+        "Volume",
+        "nearby",
+    )
+    # The ref's key keeps the role the row states: a fresh row of the same thumb matches it.
+    assert element.key[1] == "generic"
+
+
+def test_a_focusable_roleless_thumb_is_a_slider() -> None:  # SPEC S1
+    page = PageRows()
+    thumb = _rail_slider(page, "Opacity", tabindex="0")
+    assert page.scanned(thumb).role == "slider"
+
+
+def test_the_thumb_of_a_slider_the_page_marks_up_is_not_another_slider() -> None:  # SPEC S1
+    # A library puts role=slider on the widget and a focusable thumb inside it.
+    page = PageRows()
+    thumb = _rail_slider(page, "Volume", tabindex="0")
+    rail = page.rows[thumb][F.PARENT]
+    page.rows[page.rows[rail][F.PARENT]][F.ROLE] = "slider"
+    roles = {e.index: e.role for e in page.scan()}
+    assert roles[thumb] == "generic" and list(roles.values()).count("slider") == 1
+
+
+def test_a_drag_cursor_off_a_rail_lists_nothing() -> None:  # SPEC S1 (no flood)
+    # A draggable card or a resize handle is not a slider's thumb: no rail under it.
+    page = PageRows()
+    card = page.add("div", position="relative", width=200.0, height=120.0)
+    handle = page.add("div", card, position="absolute", cursor="grab", width=16.0, height=16.0)
+    assert handle not in page.listed()
+
+
+def test_a_knob_inside_a_short_toggle_is_no_slider() -> None:  # SPEC S1
+    page = PageRows()
+    toggle = page.add("div", position="relative", cursor="pointer", width=36.0, height=18.0)
+    page.add("span", toggle, position="absolute", width=14.0, height=14.0)
+    assert page.scanned(toggle).role == "generic"
 
 
 def _number_field(

@@ -136,9 +136,22 @@ async def hit_point(ctx: ActionContext, handle: Any) -> HitTest:
     for delay in HIT_TEST_BACKOFF_MS:
         if delay:
             await asyncio.sleep(delay / 1000)
-        result = ctx.page.hit_test(handle)
+        result = hit_test(ctx, handle)
         if result.outcome in (Outcome.DONE, Outcome.NOT_CONNECTED):
             break
+    return result
+
+
+def hit_test(ctx: ActionContext, handle: Any) -> HitTest:
+    """One hit test of an element an action is about to click. SPEC U4: when the SDK's own
+    panel is what covers it, the panel moves aside (recorded in the step) and the point is
+    tested again: our UI never fails an action. Every pointer act tests through here."""
+    result = ctx.page.hit_test(handle)
+    if result.outcome is Outcome.COVERED_BY_SDK:
+        place = ctx.page.move_panel_aside(handle)
+        if place:
+            ctx.step.panel_moved_to = place
+            result = ctx.page.hit_test(handle)
     return result
 
 

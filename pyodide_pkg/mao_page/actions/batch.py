@@ -230,6 +230,9 @@ class BatchRunner:
                 "actionMs": round(action_ms, 1),
                 "settleMs": round(settle_ms, 1),
             }
+        if record.panel_moved_to:
+            # SPEC U4: the panel covered the target and moved aside for the action.
+            outcome["panelMovedAside"] = record.panel_moved_to
         return StepResult(
             index=index,
             action=action.action,

@@ -55,6 +55,9 @@ class StepRecord:
     act_s: float = 0.0
     settle_s: float = 0.0
     timed: bool = False
+    # SPEC U4: the corner the SDK panel moved to because it covered the target ("": it
+    # did not move).
+    panel_moved_to: str = ""
 
 
 class ActionContext:

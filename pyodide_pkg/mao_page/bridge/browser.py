@@ -191,6 +191,7 @@ class BrowserPage:
         self._primitives = api.primitives
         self._window = api.window
         self._sdk_host = api.sdkHost
+        self._ui = api.ui
         self._watch = self._primitives.watchPage(self._window, self._sdk_host)
 
     # -- reads --------------------------------------------------------------------------
@@ -250,6 +251,11 @@ class BrowserPage:
     def hit_test(self, handle: ElementHandle) -> HitTest:
         outcome, x, y, hit = self._primitives.hitTest(handle.proxy, self._sdk_host).to_py()
         return HitTest(Outcome(outcome), float(x), float(y), str(hit))
+
+    def move_panel_aside(self, handle: ElementHandle) -> str:
+        """SPEC U4: move the panel off the element (``ui.moveAside``); the corner it moved
+        to, or "" when it stayed."""
+        return str(self._ui.moveAside(handle.proxy) or "")
 
     def viewport(self) -> list[float]:
         return self._primitives.viewport(self._window).to_py()

@@ -2,7 +2,8 @@
 
 ``mao-embed build-assets`` puts ``source()`` first in the loader, before
 ``loader_js/primitives/common.js``, so the primitives read the fact-row layout
-(``mao_page.dom.facts``), the widget and item-container roles (``mao_page.dom.roles``), the
+(``mao_page.dom.facts``), the widget and item-container roles and drag cursors
+(``mao_page.dom.roles``), the
 field-container bounds (``mao_page.dom.names``), the text rules (``mao_page.dom.textrules``)
 and the read walk's node layout (``mao_page.read.pagetext``) from here instead of keeping
 copies. Nothing generated is committed.
@@ -18,7 +19,7 @@ from ..session import wire
 from . import facts as F
 from . import textrules
 from .names import CONTAINER_LEVELS, CONTAINER_ROWS
-from .roles import ITEM_CONTAINER_ROLES, ITEM_CONTAINER_ROWS, WIDGET_ROLES
+from .roles import DRAG_CURSORS, ITEM_CONTAINER_ROLES, ITEM_CONTAINER_ROWS, WIDGET_ROLES
 
 
 def _columns() -> dict[str, int]:
@@ -80,6 +81,8 @@ def source() -> str:
         f"const FACT_STRING_COLUMNS = {json.dumps(list(F.STRING_COLUMNS))};",
         "// mao_page/dom/roles.py: an explicit role among these makes an element interactive.",
         f"const WIDGET_ROLES = {_set(WIDGET_ROLES)};",
+        "// mao_page/dom/roles.py: cursors of a thumb a user drags (a role-less slider's).",
+        f"const DRAG_CURSORS = {_set(DRAG_CURSORS)};",
         "// mao_page/dom/roles.py: containers whose children are items, and how big a container",
         "// of appeared items may be (mao_page.snapshot.scanner.delegated_items).",
         f"const ITEM_CONTAINER_ROLES = {_set(ITEM_CONTAINER_ROLES)};",

@@ -595,19 +595,29 @@ def replaced_control_label(index: int, doc: DocumentIndex, controls: ControlRows
 
 
 def container_label(
-    index: int, doc: DocumentIndex, controls: ControlRows, *, any_role: bool = False
+    index: int,
+    doc: DocumentIndex,
+    controls: ControlRows,
+    *,
+    any_role: bool = False,
+    label_elements_only: bool = False,
 ) -> str:
     """The label text of the control's own field container: up through the ancestors that
     hold no other control (each at most ``CONTAINER_ROWS`` rows, ``CONTAINER_LEVELS`` up),
     the nearest text before the control in one of them (after it, for checkboxes, switches
     and selects). A container holding another control ends the search: text in it may be
-    that control's. Never past a form, list or table: their text labels many controls."""
+    that control's. Never past a form, list or table: their text labels many controls.
+    The control's own ``<label>`` (a custom switch's wrapper: the hidden input and the knob
+    the user clicks) is part of the control, with whatever clickable parts it holds.
+    ``label_elements_only``: the nearest text must be a ``<label>`` element's (a form row's
+    label column), not a heading or other text that happens to precede the control."""
     role = doc.roles[index]
     if role not in _LABELLED_ROLES and not any_role:
         return ""
-    after_too = role in _LABEL_AFTER_ROLES
+    after_too = role in _LABEL_AFTER_ROLES and not label_elements_only
     parents, end, tags = doc.parents, doc.end, doc.tags
     own = controls.count(index, end[index])
+    own_labels = doc.labels_of(index)
     node = index
     for _ in range(CONTAINER_LEVELS):
         parent = parents[node]
@@ -617,12 +627,22 @@ def container_label(
             or doc.subtree_rows(parent) > CONTAINER_ROWS
         ):
             return ""
+        if parent in own_labels:
+            # Clicking anything in the control's own label toggles the control: its clickable
+            # parts (the knob of a CSS switch) are the control's, not another control.
+            own = controls.count(parent, end[parent])
+            node = parent
+            continue
         if (
             controls.count(parent + 1, end[parent]) > own
             and _shown_controls(parent, index, doc, controls) > own
         ):
             return ""
-        text = _text_beside(parent, node, doc, after_too)
+        text = (
+            _label_beside(parent, node, doc)
+            if label_elements_only
+            else _text_beside(parent, node, doc, after_too)
+        )
         if text:
             return text
         if controls.count(parent, parent):
@@ -657,6 +677,29 @@ def _text_beside(parent: int, node: int, doc: DocumentIndex, after_too: bool) ->
                 text = doc.text_content(item, limit=80)
             if text:
                 return text[:80]
+    return ""
+
+
+def _label_beside(parent: int, node: int, doc: DocumentIndex) -> str:
+    """The text of a ``<label>`` element that is the nearest rendered text before ``node``
+    among ``parent``'s content (the item itself or one inside it, as a form row's label
+    column holds it); "" when the nearest text is anything else."""
+    content = doc.content(parent)
+    if node not in content:
+        return ""
+    for item in reversed(content[:content.index(node)]):
+        if isinstance(item, str):
+            if squash(item):
+                return ""
+            continue
+        if doc.hidden[item] or doc.aria_hidden[item] or not doc.text_content(item, limit=80):
+            continue
+        for row in range(item, doc.end[item] + 1):
+            if doc.tags[row] == "label" and not doc.hidden[row]:
+                text = doc.text_content(row, limit=80)
+                if text:
+                    return text[:80]
+        return ""
     return ""
 
 

@@ -31,6 +31,16 @@ FORM_CONTROL_ROLES = frozenset(
 )
 BUTTON_ROLES = frozenset({"button", "menuitem", "tab", "treeitem"})
 
+# SPEC S1: the cursors a page gives a thumb the user drags (a role-less slider built from
+# divs often shows "grab", not "pointer"). Such an element is listed when it is shaped like a
+# slider's thumb (snapshot.scanner.is_slider_thumb); the page walk keeps its rows (collect.js).
+DRAG_CURSORS = frozenset(
+    {
+        "grab", "grabbing", "move", "ew-resize", "ns-resize", "col-resize", "row-resize",
+        "e-resize", "w-resize", "n-resize", "s-resize",
+    }
+)
+
 # SPEC S9: containers whose children are items a page may handle with one delegated listener
 # (snapshot.scanner.delegated_items), and how many rows a container of items that appeared
 # may hold (a popup, a suggestion list). The page walk keeps their rows too (collect.js).

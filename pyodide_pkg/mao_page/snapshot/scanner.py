@@ -30,6 +30,7 @@ from ..dom.names import (
     stepper_label,
 )
 from ..dom.roles import (
+    DRAG_CURSORS,
     ITEM_CONTAINER_ROLES,
     ITEM_CONTAINER_ROWS,
     WIDGET_ROLES,
@@ -144,6 +145,74 @@ def is_interactive(index: int, role: str, doc: DocumentIndex) -> bool:
         parent = doc.parents[index]
         return parent < 0 or cursors[parent] != "pointer"
     return False
+
+
+# A slider's rail is at least this many times longer than it is thick, and than its thumb
+# (the shape the slider action looks for, loader_js/primitives/widgets.js thumbOnRail).
+_RAIL_RATIO = 4
+# How far up a thumb's rail may be: its nearest positioned ancestor, a few levels up.
+_RAIL_LEVELS = 3
+
+
+def is_slider_thumb(index: int, doc: DocumentIndex) -> bool:
+    """SPEC S1: a role-less element shaped like the thumb of a slider built from divs:
+    absolutely positioned on its containing block (the nearest positioned ancestor, the
+    rail), which is long and thin along one axis and much longer than the thumb, with the
+    thumb's centre on it. The same shape ``actions.widgets.slider`` reads the value from."""
+    columns = doc.columns
+    positions = columns[F.POSITION]
+    if positions[index] != "absolute":
+        return False
+    rail = doc.parents[index]
+    for _ in range(_RAIL_LEVELS):
+        if rail < 0 or doc.tags[rail] in ("body", "html"):
+            return False
+        if positions[rail] not in ("", "static"):
+            break
+        rail = doc.parents[rail]
+    else:
+        return False
+    xs, ys, widths, heights = columns[F.X], columns[F.Y], columns[F.WIDTH], columns[F.HEIGHT]
+    tw, th, rw, rh = widths[index], heights[index], widths[rail], heights[rail]
+    if min(tw, th, rw, rh) <= 0:
+        return False
+    cx, cy = xs[index] + tw / 2, ys[index] + th / 2
+    if rw >= _RAIL_RATIO * rh and rw >= _RAIL_RATIO * tw:
+        across = abs(cy - (ys[rail] + rh / 2)) <= max(th, rh) / 2
+        return across and xs[rail] - 1 <= cx <= xs[rail] + rw + 1
+    if rh >= _RAIL_RATIO * rw and rh >= _RAIL_RATIO * th:
+        across = abs(cx - (xs[rail] + rw / 2)) <= max(tw, rw) / 2
+        return across and ys[rail] - 1 <= cy <= ys[rail] + rh + 1
+    return False
+
+
+def _part_of_a_slider(index: int, doc: DocumentIndex) -> bool:
+    """Whether a thumb belongs to a slider the page marks up (role slider, a range input)
+    around it, a few levels up, or inside it: that slider is listed already."""
+    roles, end = doc.roles, doc.end
+    if "slider" in roles[index:end[index] + 1]:
+        return True
+    node = doc.parents[index]
+    for _ in range(_RAIL_LEVELS + 3):
+        if node < 0:
+            return False
+        if roles[node] == "slider":
+            return True
+        node = doc.parents[node]
+    return False
+
+
+def _drag_thumb(index: int, doc: DocumentIndex) -> bool:
+    """A role-less thumb a user drags: it introduces a drag cursor (``DRAG_CURSORS``; cursor
+    inherits, its descendants do not count) and is shaped like a slider's thumb."""
+    cursors = doc.columns[F.CURSOR]
+    parent = doc.parents[index]
+    return (
+        cursors[index] in DRAG_CURSORS
+        and (parent < 0 or cursors[parent] != cursors[index])
+        and is_slider_thumb(index, doc)
+        and not _part_of_a_slider(index, doc)
+    )
 
 
 # true/false ARIA states; any other value (absent, "mixed", ...) reads as None. A dict
@@ -441,6 +510,8 @@ def scan_page(
         possible.update(compress(indexes, columns[column]))
     for column, value in ((F.CURSOR, "pointer"), (F.FRAME, "cross"), (F.SHADOW, "closed")):
         possible.update(F.rows_with(columns[column], value))
+    for cursor in DRAG_CURSORS:
+        possible.update(F.rows_with(columns[F.CURSOR], cursor))
     candidates: list[int] = []
     in_control: dict[int, bool] = {}
     tags, frame_kinds, shadows, role_attributes, editable = (
@@ -451,6 +522,8 @@ def scan_page(
         columns[F.CONTENTEDITABLE],
     )
     explicit: dict[int, str] = {}  # explicit roles of the candidates that have a role attribute
+    # Role-less candidates shaped like a slider's thumb: listed as sliders (SPEC S1).
+    slider_thumbs: set[int] = set()
     for index in sorted(possible):
         if ignored[index] or inert[index]:
             continue
@@ -460,7 +533,9 @@ def scan_page(
         # Only an explicit role can make a non-native element a widget; implicit roles of
         # the native controls are handled by tag in is_interactive.
         role = explicit[index] = explicit_role(rows[index]) if role_attributes[index] else ""
-        if is_interactive(index, role, doc):
+        if is_interactive(index, role, doc) or (
+            not role and tags[index] not in _NATIVE_CONTROLS and _drag_thumb(index, doc)
+        ):
             # A focusable or pointer-only element inside a native control is part of it.
             if (
                 tags[index] not in _NATIVE_CONTROLS and not role and not editable[index]
@@ -468,6 +543,13 @@ def scan_page(
             ):
                 continue
             candidates.append(index)
+            if (
+                not role
+                and tags[index] not in _NATIVE_CONTROLS
+                and is_slider_thumb(index, doc)
+                and not _part_of_a_slider(index, doc)
+            ):
+                slider_thumbs.add(index)
 
     control_rows = ControlRows(candidates)
     fresh = columns[F.FRESH] if mark_new and True in columns[F.FRESH] else None
@@ -536,6 +618,7 @@ def scan_page(
         release_sensitive,
         control_rows,
         fresh,
+        slider_thumbs,
     )
     result = Scan(elements=elements, frames=frame_labels)
     if outline:
@@ -746,6 +829,7 @@ def _describe(
     release_sensitive: bool,
     control_rows: ControlRows,
     fresh: Sequence[bool] | None,
+    slider_thumbs: set[int] | frozenset[int] = frozenset(),
 ) -> list[Element]:
     """The listed elements: ``chosen[k]`` is the row of element k, ``targets[k]`` the row
     acted on (a custom checkbox: its label, ``controls[k]`` the real input), ``boxes[k]`` the
@@ -762,6 +846,13 @@ def _describe(
     tags = pick(doc.tags)
     roles = pick(doc.roles)
     roles = tuple(map(_GENERIC.get, roles, roles))
+    # The roles listed: a role-less slider thumb is a slider. Its ref's key keeps the role
+    # its row states (refs.live_problem compares it with a fresh row's).
+    listed_roles = (
+        tuple("slider" if i in slider_thumbs else r for i, r in zip(chosen, roles, strict=True))
+        if slider_thumbs
+        else roles
+    )
     input_types, element_ids, names, placeholders = (
         pick(c[F.TYPE]),
         pick(c[F.ID]),
@@ -811,7 +902,7 @@ def _describe(
         controls,
         accessible_names(doc, chosen),
         tags,
-        roles,
+        listed_roles,
         input_types,
         element_ids,
         names,
@@ -1013,7 +1104,7 @@ def _describe(
         "index": targets,
         "tag": tags,
         "kind": kinds,
-        "role": roles,
+        "role": listed_roles,
         "type": types,
         "label": labels,
         "label_source": sources,
@@ -1089,10 +1180,17 @@ def element_label(
 def _placeholder_or_row_label(
     index: int, doc: DocumentIndex, controls: ControlRows | None, placeholder: str
 ) -> tuple[str, str]:
-    """A field named only by its placeholder (the last accname step) is labelled by its
-    field container's label when it has one: "City" of the form row, not the library's
-    "Please select" hint, which stays the element's ``placeholder``."""
-    label = container_label(index, doc, controls if controls is not None else control_rows(doc))
+    """A field named only by its placeholder (the last accname step) keeps that name
+    (HTML-AAM: the placeholder comes before any text around the field, such as a heading
+    above it), unless its form row has a ``<label>`` element meant for it that is not tied
+    to it: "City" of a library's label column, not its "Please select" hint, which stays the
+    element's ``placeholder``."""
+    label = container_label(
+        index,
+        doc,
+        controls if controls is not None else control_rows(doc),
+        label_elements_only=True,
+    )
     return (label, "nearby") if label else (placeholder, "placeholder")
 
 

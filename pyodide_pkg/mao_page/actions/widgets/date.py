@@ -29,7 +29,7 @@ from typing import Any
 
 from ...dom import facts as F
 from ...protocol import ErrorCode
-from ..actionability import ensure_actionable
+from ..actionability import ensure_actionable, hit_test
 from ..context import ActionContext, Target
 from ..keys import parse_key
 from ..settle import FrameCounter
@@ -237,7 +237,7 @@ def _day_cell(read: Any, day: date, months: list[int | None]) -> tuple[Any, bool
 async def _press(ctx: ActionContext, target: Target, handle: Any, what: str) -> None:
     """Click an element of the panel where a user would, scrolled into view first."""
     page = ctx.page
-    hit = page.hit_test(handle)
+    hit = hit_test(ctx, handle)
     if not hit.ok:
         page.scroll_into_view(handle)
     # A panel animating in takes no clicks (pointer-events off, still moving) for a moment.
@@ -246,7 +246,7 @@ async def _press(ctx: ActionContext, target: Target, handle: Any, what: str) -> 
             break
         await asyncio.sleep(delay_ms / 1000)
         await page.next_frame()
-        hit = page.hit_test(handle)
+        hit = hit_test(ctx, handle)
     if not hit.ok:
         blocked = popup.blocked_by(hit, what)
         raise target.failure(blocked.code, f"{blocked.reason} in {target.name}", blocked.details)

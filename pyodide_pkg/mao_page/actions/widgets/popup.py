@@ -32,6 +32,7 @@ from ...dom import facts as F
 from ...dom.textrules import OptionMatch, fold
 from ...protocol import ErrorCode
 from .. import keyboard, options
+from ..actionability import hit_test
 from ..context import ActionContext, Target
 from ..keys import parse_key
 from ..settle import FrameCounter
@@ -126,7 +127,7 @@ def find(ctx: ActionContext, target: Target, search: Search) -> Choice | None:
         search.blocked = Blocked(ErrorCode.NOT_ENABLED, f"option {label!r} is disabled")
         return None
     if match is not None and facts[match][3]:
-        hit = page.hit_test(handles[match])
+        hit = hit_test(ctx, handles[match])
         if hit.ok:
             return Choice(handles[match], label, "option", hit)
         search.blocked = blocked_by(hit, label)
@@ -166,7 +167,7 @@ def _clickable(
         # title, and only the title chooses; a click on an option's text reaches the option.
         item, _role = page.choice_item(candidate)  # type: ignore[attr-defined]
         for handle in (candidate, item) if item is not None else (candidate,):
-            hit = page.hit_test(handle)
+            hit = hit_test(ctx, handle)
             if not hit.ok:
                 search.blocked = blocked_by(hit, label)
                 continue
@@ -275,7 +276,7 @@ async def _expand_stated(ctx: ActionContext, target: Target, search: Search) -> 
         if skip >= len(items):
             return None
         toggle = page.tree_toggle(items[skip])  # type: ignore[attr-defined]
-        hit = page.hit_test(toggle) if toggle is not None else None
+        hit = hit_test(ctx, toggle) if toggle is not None else None
         if hit is None or not hit.ok:
             skip += 1
             continue
@@ -302,7 +303,7 @@ async def _expand_roleless(ctx: ActionContext, target: Target, search: Search) -
             return None
         toggle = toggles[0]
         tried.append(toggle)
-        hit = page.hit_test(toggle)
+        hit = hit_test(ctx, toggle)
         if not hit.ok:
             continue
         rows = len(page.popup_rows(roots, MAX_ROWS))  # type: ignore[attr-defined]
@@ -342,7 +343,7 @@ async def expand_node(ctx: ActionContext, search: Search, choice: Choice) -> boo
 
 
 async def _click_toggle(ctx: ActionContext, toggle: Any) -> None:
-    hit = ctx.page.hit_test(toggle)
+    hit = hit_test(ctx, toggle)
     if hit.ok:
         ctx.page.click(toggle, hit.x, hit.y)
         await ctx.settle(short=True)

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...dom import facts as F
 from ...protocol import ErrorCode
-from ..actionability import ensure_actionable
+from ..actionability import ensure_actionable, hit_test
 from ..context import ActionContext, Target
 from .popup import blocked_by
 
@@ -37,7 +37,7 @@ async def set_value(ctx: ActionContext, target: Target, value: str) -> dict[str,
     star = radios[wanted - 1]
     await ensure_actionable(ctx, target, hit=False)
     page.scroll_into_view(star)
-    hit = page.hit_test(star)
+    hit = hit_test(ctx, star)
     if not hit.ok:
         blocked = blocked_by(hit, f"star {wanted}")
         raise target.failure(blocked.code, f"{blocked.reason}; nothing was done", blocked.details)
