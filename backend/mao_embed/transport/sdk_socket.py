@@ -451,34 +451,37 @@ class _Connection:
         """The page's runtime booted (SPEC E6): the session is ready, and the boot audited."""
         if not self._relay.mark_ready(self._session_id, message.page):
             return
+        self._record_as_session(
+            AuditEvent.PAGE_BOOT,
+            code=message.trigger,
+            duration_ms=message.boot_ms,
+            detail=message.mode,
+        )
+
+    def _record_as_session(self, event: AuditEvent, **values: Any) -> None:
+        """An audit record of what this page did, under its session's identity: the page
+        cannot claim another user's."""
         session = self._relay.get_session(self._session_id)
         _record(self._audit,
-            AuditEvent.PAGE_BOOT,
+            event,
             session_id=self._session_id,
             user_id=session.user_id if session else None,
             agent_id=session.agent_id if session else None,
             origin=session.origin if session else None,
-            code=message.trigger,
-            duration_ms=message.boot_ms,
-            detail=message.mode,
+            **values,
         )
 
     def _record_page_audit(self, event: PageAuditEvent) -> None:
         """SPEC P6: the user's grants, revocations, level changes, confirmations and each
         action the page ran go to the backend audit log, under the session's identity (the
         page cannot claim another user's). Only labels and outcomes, never typed values."""
-        session = self._relay.get_session(self._session_id)
         detail = {
             k: v
             for k, v in event.to_wire().items()
             if k not in ("type", "kind", "requestId", "outcome", "durationMs", "action")
         }
-        _record(self._audit, 
+        self._record_as_session(
             AuditEvent.PAGE_AUTHORIZATION if event.kind != "action" else AuditEvent.PAGE_ACTION,
-            session_id=self._session_id,
-            user_id=session.user_id if session else None,
-            agent_id=session.agent_id if session else None,
-            origin=session.origin if session else None,
             request_id=event.request_id,
             tool=event.action,
             code=event.outcome or str(event.kind),
