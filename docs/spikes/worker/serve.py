@@ -5,14 +5,14 @@ PAGE (default 8801): serves ./pages/ ; the response CSP comes from the `csp` que
 BACKEND (default 8802): serves the built SDK assets under /sdk/<build>/ (the SDK_DIR of
   backend/mao_embed/assets.py), the loader sources under /loader/, with
   `Access-Control-Allow-Origin: *`; the same files under /nocors/... without any CORS header.
-Run: /work/main/.venv/bin/python serve.py [page_port backend_port]
+Run (from this folder, the checkout's venv): ../../../.venv/bin/python serve.py [page_port backend_port]
 """
 import sys, os, mimetypes, threading
 from http.server import ThreadingHTTPServer, SimpleHTTPRequestHandler
 from urllib.parse import urlsplit, parse_qs
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# A copy of build 0cf527aff572fa6e (from /work/main/backend/mao_embed/_sdk, the SDK_DIR of
+# A copy of build 0cf527aff572fa6e (from the checkout's backend/mao_embed/_sdk, the SDK_DIR of
 # backend/mao_embed/assets.py, at commit ca0ae6d) and of that commit's loader_js/runtime-image.js,
 # so the spike does not change under a rebuild.
 SDK_DIR = os.path.join(HERE, "sdk")
