@@ -163,7 +163,7 @@
           if (isRequest) answerFailed(instance, message.requestId, instance.failed);
           return;
         }
-        instance.queue.push({ text, at: performance.now() });
+        instance.queue.push({ text, at: performance.now(), requestId: isRequest ? message.requestId : null });
         if (isRequest) boot(instance, "agent");
       },
       dropped(reason) {
@@ -194,11 +194,8 @@
 
   // Requests that waited for a boot that failed get their answer now, not at their timeout.
   function answerWaiting(instance, error) {
-    const waiting = instance.queue.splice(0);
-    for (const { text } of waiting) {
-      let message = null;
-      try { message = JSON.parse(text); } catch (e) { message = null; }
-      if (message && message.type === "page_tool_request") answerFailed(instance, message.requestId, error);
+    for (const { requestId } of instance.queue.splice(0)) {
+      if (requestId !== null) answerFailed(instance, requestId, error);
     }
   }
 
@@ -231,7 +228,6 @@
     const hostApi = {
       options,
       buildId: BUILD_ID,
-      sdkVersion: VERSION,
       serverUrl: options.serverUrl,
       primitives: Object.freeze(MaoDom),
       sdkHost: instance.host,

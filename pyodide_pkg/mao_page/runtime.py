@@ -14,7 +14,6 @@ from .bridge import browser as bridge
 from .protocol import (
     ErrorCode,
     PageAuditEvent,
-    PageInfo,
     PageToolRequest,
     PageToolResult,
     ToolError,
@@ -162,10 +161,6 @@ class Controller:
         detail.pop("type", None)
         self.host.emit("audit", detail)
         self.connection.send_audit(event)
-
-    def _page_info(self) -> PageInfo:
-        url, title = self.host.location()
-        return PageInfo(url=url[:8192], title=title[:2000])
 
     def _on_welcome(self, session_id: str) -> None:
         self.connection.welcomed(session_id)

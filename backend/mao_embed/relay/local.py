@@ -200,6 +200,7 @@ class _Session:
         page: PageInfo,
         completed: OrderedDict[str, str],
         now: float,
+        ready: bool,
     ) -> None:
         self.session_id = session_id
         self.identity = identity
@@ -208,7 +209,7 @@ class _Session:
         self.title = page.title
         # False until the page's runtime has booted (SPEC E6: it boots on first use); a tool
         # call to it boots it and is answered when ready.
-        self.ready = True
+        self.ready = ready
         self.connected_at = time.time()
         self.last_seen = now
         self.pending: dict[str, _Pending] = {}
@@ -350,8 +351,9 @@ class Relay:
         resumed = session_id is not None
         if session_id is None:
             session_id = f"ses-{secrets.token_hex(10)}"
-        session = _Session(session_id, identity, transport, hello.page, completed, self._clock())
-        session.ready = hello.ready
+        session = _Session(
+            session_id, identity, transport, hello.page, completed, self._clock(), hello.ready
+        )
         self._sessions[session_id] = session
         self._session_added.set()
         self._record(
@@ -415,8 +417,10 @@ class Relay:
     def touch(self, session_id: str, page: PageInfo | None = None) -> None:
         """A heartbeat answer: the page is alive, and maybe at a new URL or title."""
         session = self._sessions.get(session_id)
-        if session is None:
-            return
+        if session is not None:
+            self._seen(session, page)
+
+    def _seen(self, session: _Session, page: PageInfo | None) -> None:
         session.last_seen = self._clock()
         if page is not None:
             session.url = page.url
@@ -428,7 +432,7 @@ class Relay:
         if session is None:
             return False
         session.ready = True
-        self.touch(session_id, page)
+        self._seen(session, page)
         return True
 
     async def close_all(self, code: int = CloseCode.GOING_AWAY, reason: str = "") -> None:

@@ -642,7 +642,7 @@ def _rect_or_none(value: Any) -> list[float] | None:
 
 
 class Host:
-    """What the loader handed over: options, token provider, status UI, ready signal."""
+    """What the loader handed over: options, status UI, ready signal, SDK events."""
 
     def __init__(self, api: Any) -> None:
         self._api = api
@@ -651,13 +651,7 @@ class Host:
         self.server_url = str(options.serverUrl)
         self.agent_id = str(options.agentId)
         self.user_id = str(user.id)
-        self.user_name = None if getattr(user, "name", None) in (None, jsnull) else str(user.name)
-        self.sdk_version = str(self._api.sdkVersion)
         self._options = options
-
-    def location(self) -> tuple[str, str]:
-        window = self._api.window
-        return str(window.location.href), str(window.document.title)
 
     def set_status(self, state: str, message: str) -> None:
         self._api.ui.setStatus(state, message)

@@ -39,20 +39,15 @@ class PageConnection:
         self._dispatcher = dispatcher
         self._send = send
         self._on_chat_event = on_chat_event
-        self.session_id: str | None = None
-        self.connected = False
 
     def welcomed(self, session_id: str) -> None:
         """The transport is connected as ``session_id`` (again, after a reconnect)."""
-        self.session_id = session_id
-        self.connected = True
         self._dispatcher.bind_session(session_id)
         self._dispatcher.replace_sender(self._send)
 
     def dropped(self) -> None:
         """The connection was lost: the running task stops (SPEC W3, U3). Its writes are
         reported "may have applied" by the backend and never replayed."""
-        self.connected = False
         self._dispatcher.cancel_all("the connection to the backend was lost")
 
     def receive(self, raw: str, waited_ms: float = 0.0) -> None:
@@ -80,16 +75,11 @@ class PageConnection:
         False (nothing sent) while not connected: chat is not queued across reconnects, the
         panel tells the user instead. Raises ``ValidationError`` for empty or oversized text.
         """
-        message = ChatMessage(text=text, message_id=message_id)
-        if not self.connected:
-            return False
-        return bool(self._send(message.to_json()))
+        return self._send(ChatMessage(text=text, message_id=message_id).to_json())
 
     def send_audit(self, event: PageAuditEvent) -> bool:
         """Report one authorization or action record for the backend's audit log (SPEC P6).
 
         False (nothing sent) while not connected; the page's SDK event has it either way.
         """
-        if not self.connected:
-            return False
-        return bool(self._send(event.to_json()))
+        return self._send(event.to_json())
