@@ -89,15 +89,6 @@ function isOwnWrapper(hit, el) {
   return false;
 }
 
-function mouseInit(el, x, y, buttons, detail, modifiers) {
-  return {
-    bubbles: true, cancelable: true, composed: true, view: viewOf(el),
-    clientX: x, clientY: y, screenX: x, screenY: y, button: 0, buttons, detail,
-    ctrlKey: !!(modifiers && modifiers.ctrl), shiftKey: !!(modifiers && modifiers.shift),
-    altKey: !!(modifiers && modifiers.alt), metaKey: !!(modifiers && modifiers.meta),
-  };
-}
-
 // Focus moves that frameworks see even when the page's window has no system focus (a
 // background tab, another window in front, the user typing elsewhere). Chromium then moves
 // activeElement but fires no blur/focus/focusin/focusout; they would only come when the
@@ -142,100 +133,6 @@ function blurElement(el) {
   if (!blurred()) focusEvents(el, "blur", null);
 }
 
-// The synthetic pointer (SPEC A3): where it was last, per window, so that its boundary events
-// follow it as a real pointer's do: out and leave on what it leaves, over and enter on what
-// it enters, every ancestor included (a hover menu listening for mouseenter on a wrapper).
-const pointerAt = new WeakMap();
-
-// The parent in the flat tree: a slotted element's slot, a shadow root's host.
-function flatParent(n) {
-  if (n.assignedSlot) return n.assignedSlot;
-  if (n.parentElement) return n.parentElement;
-  const parent = n.parentNode;
-  return parent && parent.nodeType === 11 && parent.host ? parent.host : null;
-}
-
-function lineage(el) {
-  const out = [];
-  for (let n = el; n; n = flatParent(n)) out.push(n);
-  return out;
-}
-
-function pointerInit(el, x, y, buttons, detail, modifiers, related, bubbles) {
-  return { ...mouseInit(el, x, y, buttons, detail, modifiers), bubbles, relatedTarget: related || null,
-    pointerId: 1, pointerType: "mouse", isPrimary: true };
-}
-
-// Boundary and move events for the pointer coming to rest over `el` at (x, y), in Chromium's
-// order: pointerout, pointerleave (innermost first), pointerover, pointerenter (outermost
-// first), then the same four mouse events, then pointermove and mousemove.
-function movePointer(el, x, y, modifiers) {
-  const view = viewOf(el);
-  const P = view.PointerEvent;
-  const M = view.MouseEvent;
-  const last = pointerAt.get(view);
-  let previous = last ? last.deref() : null;
-  if (previous && (!previous.isConnected || previous.ownerDocument !== el.ownerDocument)) previous = null;
-  if (previous !== el) {
-    const entered = lineage(el);
-    const left = previous ? lineage(previous) : [];
-    const staying = new Set(entered);
-    const leaving = left.filter((n) => !staying.has(n));
-    const before = new Set(left);
-    const entering = entered.filter((n) => !before.has(n)).reverse();
-    const boundary = (Type, prefix, init) => {
-      if (previous) {
-        previous.dispatchEvent(new Type(`${prefix}out`, init(previous, el, true)));
-        for (const n of leaving) n.dispatchEvent(new Type(`${prefix}leave`, init(n, el, false)));
-      }
-      el.dispatchEvent(new Type(`${prefix}over`, init(el, previous, true)));
-      for (const n of entering) n.dispatchEvent(new Type(`${prefix}enter`, init(n, previous, false)));
-    };
-    boundary(P, "pointer", (n, related, bubbles) => pointerInit(n, x, y, 0, 0, modifiers, related, bubbles));
-    boundary(M, "mouse", (n, related, bubbles) => ({ ...mouseInit(n, x, y, 0, 0, modifiers), bubbles, relatedTarget: related || null }));
-    pointerAt.set(view, new WeakRef(el));
-  }
-  el.dispatchEvent(new P("pointermove", pointerInit(el, x, y, 0, 0, modifiers, null, true)));
-  el.dispatchEvent(new M("mousemove", mouseInit(el, x, y, 0, 0, modifiers)));
-}
-
-// What a pointer at (x, y) lands on, when that lies inside `el` (its deepest element there);
-// else `el` itself (a control whose own wrapper receives the pointer).
-// The element a real pointer at (x, y) reaches: the hit inside `el`, or, for a form control
-// drawn over or under its own wrapping label (a styled radio), the hit inside that label,
-// which the browser also routes to the control and which is where some libraries listen.
-function pointTarget(el, x, y) {
-  const hit = hitAt(el.ownerDocument, x, y);
-  if (!hit || hit === el) return el;
-  if (composedContains(el, hit)) return hit;
-  const labels = el.labels ? Array.from(el.labels) : [];
-  return labels.some((label) => composedContains(label, el) && composedContains(label, hit)) ? hit : el;
-}
-
-function hover(el, x, y, modifiers) {
-  movePointer(pointTarget(el, x, y), x, y, modifiers);
-  return "done";
-}
-
-// A real left click at (x, y): the pointer moves there (boundary events included), then
-// pointer and mouse down, focus, pointer and mouse up, click, all on the element the point
-// lands on inside `el`, so a handler on an inner element (a link inside a tab) runs as it
-// would for a user. Answers "done".
-function click(el, x, y, modifiers) {
-  const target = pointTarget(el, x, y);
-  const view = viewOf(target);
-  const P = view.PointerEvent;
-  const M = view.MouseEvent;
-  movePointer(target, x, y, modifiers);
-  target.dispatchEvent(new P("pointerdown", pointerInit(target, x, y, 1, 0, modifiers, null, true)));
-  const downAllowed = target.dispatchEvent(new M("mousedown", mouseInit(target, x, y, 1, 1, modifiers)));
-  if (downAllowed) focusTarget(target);
-  target.dispatchEvent(new P("pointerup", pointerInit(target, x, y, 0, 0, modifiers, null, true)));
-  target.dispatchEvent(new M("mouseup", mouseInit(target, x, y, 0, 1, modifiers)));
-  target.dispatchEvent(new M("click", mouseInit(target, x, y, 0, 1, modifiers)));
-  return "done";
-}
-
 // What an action may have changed that no mutation record shows: focus, the values and
 // checked states of form controls (properties, not attributes) and the scroll position.
 // `effectProbe` takes the picture before; `effectsSince` names what differs after.
@@ -270,17 +167,6 @@ function effectsSince(probe, acted) {
   if (now.controls !== probe.controls) out.push("values");
   if (now.x !== probe.x || now.y !== probe.y) out.push("scroll");
   return out;
-}
-
-// mousedown focuses the nearest focusable ancestor (or nothing), like a real click.
-function focusTarget(el) {
-  for (let n = el; n; n = n.parentElement || (n.getRootNode && n.getRootNode().host) || null) {
-    if (n.nodeType === 1 && typeof n.focus === "function" && (n.tabIndex >= 0 || n.isContentEditable || n.matches("a[href],button,input,select,textarea,[tabindex]"))) {
-      moveFocusTo(n);
-      return n;
-    }
-  }
-  return null;
 }
 
 // "done", or "not_focusable" when focus did not move there.
@@ -698,7 +584,7 @@ function pageText(doc) {
 }
 
 Object.assign(MaoDom, {
-  hitTest, click, hover, effectProbe, effectsSince, focusElement, fill, blur, readValue, selectNative, ariaOptions, visibleTextMatches,
+  hitTest, effectProbe, effectsSince, focusElement, fill, blur, readValue, selectNative, ariaOptions, visibleTextMatches,
   controlOf, labelFor, dispatchKey, insertText, deleteText, selectAll, submitImplicitly, moveFocus,
   stepRadio, stepSelect, scrollIntoView, scrollState, scrollPage, scrollElement, nextFrame,
   interceptDialogs, liveMessages, pageText, deepActiveElement: (doc, exclude) => deepActiveElement(doc || document, exclude),

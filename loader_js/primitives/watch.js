@@ -20,6 +20,8 @@ function watchPage(win, exclude) {
   const observer = new win.MutationObserver((records) => {
     for (const record of records) {
       if (exclude && composedContains(exclude, record.target)) continue;
+      // The pointer's hover and active markers (input.js) are the SDK's, not the page's.
+      if (record.type === "attributes" && INPUT_MARKERS.has(record.attributeName)) continue;
       changed();
       for (const node of record.addedNodes) if (node.nodeType === 1) observeTree(node);
     }

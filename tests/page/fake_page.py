@@ -15,6 +15,7 @@ from mao_page.actions import ActionContext, SettlePolicy, Target
 from mao_page.actions.changes import ChangeTracker
 from mao_page.bridge.page import (
     HitTest,
+    HoverState,
     NativeSelection,
     Outcome,
     PageState,
@@ -133,7 +134,9 @@ class FakePage:
         self.acts.append(("scroll_into_view", handle.name))
         return False
 
-    def click(self, handle: Element, x: float, y: float) -> None:
+    def click(
+        self, handle: Element, x: float, y: float, click_count: int = 1, button: str = "left"
+    ) -> None:
         self.acts.append(("click", handle.name, x, y))
         effect = self.on_click.get(handle.name)
         if effect is not None:
@@ -182,11 +185,12 @@ class FakePage:
         self.acts.append(("submit_implicitly", handle.name))
         return self.submission
 
-    def hover(self, handle: Element, x: float, y: float) -> None:
+    def hover(self, handle: Element, x: float, y: float) -> HoverState:
         self.acts.append(("hover", handle.name, x, y))
         effect = self.on_hover.get(handle.name)
         if effect is not None:
             effect()
+        return HoverState()
 
     def effect_probe(self) -> dict[str, Any]:
         return {"focused": self.focused, "values": self.values, "scroll": self.scroll}

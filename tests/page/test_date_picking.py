@@ -277,7 +277,9 @@ class CalendarPage(FakePage):
         self.takes_pick = takes_pick
         self.arrows = [(element(f"arrow:{step}", "button"), step) for step in steps]
 
-    def click(self, handle: Element, x: float, y: float) -> None:
+    def click(
+        self, handle: Element, x: float, y: float, click_count: int = 1, button: str = "left"
+    ) -> None:
         super().click(handle, x, y)
         if handle is self.field and self.opens:
             self.open = True

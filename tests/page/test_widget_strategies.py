@@ -60,7 +60,9 @@ class WidgetFakePage(FakePage):
         labels = [label for label in self.order if self.query.casefold() in label.casefold()]
         return labels[self.offset:self.offset + self.window]
 
-    def click(self, handle: Element, x: float, y: float) -> None:
+    def click(
+        self, handle: Element, x: float, y: float, click_count: int = 1, button: str = "left"
+    ) -> None:
         super().click(handle, x, y)
         if handle is self.slider_rail:
             self.slider_now = round(x) if self.rail_takes_clicks else self.slider_now
@@ -440,7 +442,9 @@ class TreeFakePage(WidgetFakePage):
         return [label for parent, kids in self.TREE.items()
                 for label in (parent, *(kids if parent in self.expanded else ()))]
 
-    def click(self, handle: Element, x: float, y: float) -> None:
+    def click(
+        self, handle: Element, x: float, y: float, click_count: int = 1, button: str = "left"
+    ) -> None:
         if handle.name.startswith("toggle:"):
             FakePage.click(self, handle, x, y)
             self.expanded ^= {handle.name.removeprefix("toggle:")}
@@ -527,7 +531,9 @@ async def test_a_path_down_a_roleless_tree_unfolds_the_node_and_chooses_the_leaf
 async def test_a_cascader_path_clicks_each_column_choice() -> None:  # SPEC A1
     # Options without a toggle are chosen at every step: each opens the next column.
     class Cascader(WidgetFakePage):
-        def click(self, handle: Element, x: float, y: float) -> None:
+        def click(
+        self, handle: Element, x: float, y: float, click_count: int = 1, button: str = "left"
+    ) -> None:
             super().click(handle, x, y)
             self.open = self.open or handle.name == "opt:Zhejiang"  # the next column opens
 

@@ -1,5 +1,6 @@
-"""``page_click``: a left click at the element's hit point, with the events a real one sends
-to whatever inside the element the point lands on, and a report of what it changed."""
+"""``page_click``: a click at the element's hit point through the one virtual pointer (SPEC
+A7: left, double with ``clickCount: 2``, right with ``button: "right"``), with the events a
+real one sends to whatever the point lands on, and a report of what it changed."""
 
 from __future__ import annotations
 
@@ -16,8 +17,13 @@ async def run(ctx: ActionContext, action: ClickAction, target: Target) -> dict[s
     baseline = ctx.changes.effect_baseline(target.entry)
 
     async def perform() -> dict[str, Any]:
-        ctx.page.click(target.handle, point.x, point.y)
-        return {"clicked": True}
+        ctx.page.click(target.handle, point.x, point.y, action.click_count, action.button)
+        done: dict[str, Any] = {"clicked": True}
+        if action.click_count != 1:
+            done["clickCount"] = action.click_count
+        if action.button != "left":
+            done["button"] = action.button
+        return done
 
     outcome = await ctx.guarded(perform)
     outcome.update(ctx.changes.target_state(target.entry))

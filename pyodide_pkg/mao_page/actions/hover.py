@@ -8,6 +8,7 @@ import asyncio
 import time
 from typing import Any
 
+from ..bridge.page import HoverState
 from ..protocol import HoverAction
 from .actionability import ensure_actionable
 from .context import ActionContext, Target
@@ -40,17 +41,38 @@ async def run(ctx: ActionContext, action: HoverAction, target: Target) -> dict[s
     assert point is not None
     baseline = ctx.changes.effect_baseline(target.entry)
 
+    hovered = HoverState()
+
     async def perform() -> dict[str, Any]:
-        ctx.page.hover(target.handle, point.x, point.y)
+        nonlocal hovered
+        hovered = ctx.page.hover(target.handle, point.x, point.y)
         return {"hovered": True}
 
     outcome = await ctx.guarded(perform)
     effects = ctx.changes.effects(baseline, target.entry, dialogs=len(ctx.step.dialogs))
     began = time.monotonic()
-    if effects["effect"] == "none" and await _changes_within(ctx, HOVER_INTENT_MS):
+    if "dom" not in effects.get("effects", ()) and await _changes_within(ctx, HOVER_INTENT_MS):
         later = (await ctx.guarded(_nothing))["settle"]
         waited = outcome["settle"]["waitedMs"] + round((time.monotonic() - began) * 1000)
         outcome["settle"] = {**later, "waitedMs": waited}
         effects = ctx.changes.effects(baseline, target.entry, dialogs=len(ctx.step.dialogs))
-    outcome.update(effects)
+    outcome.update(with_hover_styles(effects, hovered))
     return outcome
+
+
+def with_hover_styles(effects: dict[str, Any], hovered: HoverState) -> dict[str, Any]:
+    """SPEC A7: the page's ``:hover`` rules styling elements beyond the hovered chain (a row's
+    button shown on hover) are an effect no mutation shows: ``style``. When nothing changed and
+    some sheets came from another origin, the result says their ``:hover`` rules could not be
+    applied, so "none" is not read as "this has no hover behaviour"."""
+    out = dict(effects)
+    if hovered.styled:
+        out["effect"] = "changed"
+        out["effects"] = [*out.get("effects", []), "style"]
+        out["hoverStyled"] = hovered.styled
+    elif out["effect"] == "none" and hovered.unreadable:
+        out["note"] = (
+            f"{hovered.unreadable} style sheet(s) from another origin could not be read; "
+            ":hover rules in them were not applied"
+        )
+    return out

@@ -19,7 +19,7 @@ import js  # type: ignore[import-not-found]
 from pyodide.ffi import JsException, JsProxy, create_proxy, jsnull  # type: ignore[import-not-found]
 
 from ..dom import facts as F
-from .page import CalendarRead, HitTest, NativeSelection, Outcome, Submission
+from .page import CalendarRead, HitTest, HoverState, NativeSelection, Outcome, Submission
 
 HOST_MODULE = "_mao_host"
 
@@ -270,11 +270,14 @@ class BrowserPage:
     def scroll_into_view(self, handle: ElementHandle) -> bool:
         return bool(self._primitives.scrollIntoView(handle.proxy))
 
-    def click(self, handle: ElementHandle, x: float, y: float) -> None:
-        self._primitives.click(handle.proxy, x, y)
+    def click(
+        self, handle: ElementHandle, x: float, y: float, click_count: int = 1, button: str = "left"
+    ) -> None:
+        self._primitives.click(handle.proxy, x, y, None, click_count, button)
 
-    def hover(self, handle: ElementHandle, x: float, y: float) -> None:
-        self._primitives.hover(handle.proxy, x, y)
+    def hover(self, handle: ElementHandle, x: float, y: float) -> HoverState:
+        rules, unreadable, styled = self._primitives.hover(handle.proxy, x, y).to_py()
+        return HoverState(int(rules), int(unreadable), int(styled))
 
     def effect_probe(self) -> JsProxy:
         """What no mutation record shows (focus, control values, scroll), before an act."""
@@ -579,6 +582,7 @@ class BrowserPage:
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.dispose()
+        self._primitives.releaseInput(self._window)
 
 
 class Rendering:

@@ -50,6 +50,18 @@ class HitTest:
 
 
 @dataclass(frozen=True, slots=True)
+class HoverState:
+    """The CSS hover state after the pointer came to rest (SPEC A7): the page's ``:hover`` rules
+    applied to the hovered chain (``rules``), style sheets of other origins whose rules could
+    not be read (``unreadable``), and elements outside the chain those rules now style
+    (``styled``: a row's button shown on hover)."""
+
+    rules: int = 0
+    unreadable: int = 0
+    styled: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class NativeSelection:
     """A native ``<select>`` after choosing: the selected values (``not_connected``: its
     options changed since they were read, and nothing was set)."""
@@ -99,8 +111,10 @@ class Page(Protocol):
 
     # -- pointer and focus
     def scroll_into_view(self, handle: Any) -> bool: ...
-    def click(self, handle: Any, x: float, y: float) -> None: ...
-    def hover(self, handle: Any, x: float, y: float) -> None: ...
+    def click(
+        self, handle: Any, x: float, y: float, click_count: int = 1, button: str = "left"
+    ) -> None: ...
+    def hover(self, handle: Any, x: float, y: float) -> HoverState: ...
     def effect_probe(self) -> Any: ...
     def effects_since(self, probe: Any, acted: Any) -> list[str]: ...
     def focus(self, handle: Any) -> Outcome: ...

@@ -52,6 +52,12 @@ class UncheckAction(_ElementAction):
 
 class ClickAction(_ElementAction):
     action: Literal["click"] = "click"
+    click_count: Literal[1, 2] = Field(
+        default=1, description="2: a double click (both clicks, then dblclick)."
+    )
+    button: Literal["left", "right"] = Field(
+        default="left", description="'right': a right click (contextmenu; a page menu opens)."
+    )
 
 
 class HoverAction(_ElementAction):

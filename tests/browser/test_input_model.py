@@ -1,0 +1,118 @@
+"""The input model (SPEC A7, A3): one virtual pointer whose hover state CSS sees, clicks at
+the point a real pointer would hit, double and right clicks, fills that keep the page's
+suggestions, drags between refs. Each test reads the page's own state after the action.
+
+One page (fixtures/input_model.html) serves every test; ``window.__mount()`` rebuilds it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from frameworks import AgentView, failure, fixture_body
+
+
+@pytest.fixture
+def view(reusable_pages) -> AgentView:
+    return AgentView(
+        reusable_pages.open("input-model", fixture_body("input_model.html"), title="Input model")
+    )
+
+
+def labels(view: AgentView) -> set[str]:
+    return {e.get("label", "") for e in view.snapshot["elements"]}
+
+
+def outcome(result: dict) -> dict:
+    return result["result"]["steps"][0]["outcome"]
+
+
+# -- CSS :hover (SPEC A7) -------------------------------------------------------------------
+
+
+def test_a_button_shown_by_a_rows_hover_rule_is_listed_after_hovering_the_row_and_works(view):
+    assert "Delete invoice 2" not in labels(view)
+    result = view.do("page_hover", "Invoice 2", "link")
+    assert outcome(result)["effect"] == "changed" and "style" in outcome(result)["effects"]
+    after = AgentView(view.embedded)
+    assert "Delete invoice 2" in labels(after) and "Delete invoice 1" not in labels(after)
+    after.do("page_click", "Delete invoice 2", "button")
+    assert view.state()["deleted"] == ["2"]
+
+
+def test_a_css_only_menu_opens_on_hover_and_its_item_can_be_clicked(view):
+    view.do("page_hover", "Tools", "button")
+    after = AgentView(view.embedded)
+    after.do("page_click", "Export all", "menuitem")
+    assert view.state()["tool"] == "export"
+
+
+def test_a_shadow_roots_host_hover_rule_applies(view):
+    assert "Shadow action" not in labels(view)
+    view.do("page_hover", "Shadow row", "link")
+    after = AgentView(view.embedded)
+    after.do("page_click", "Shadow action", "button")
+    assert view.state()["shadowClicks"] == 1
+
+
+def test_a_hover_rule_inserted_after_load_applies(view):
+    assert "Late action" not in labels(view)
+    view.do("page_hover", "Late row", "link")
+    after = AgentView(view.embedded)
+    after.do("page_click", "Late action", "button")
+    assert view.state()["lateClicks"] == 1
+
+
+def test_the_hover_markers_leave_with_the_pointer(view):
+    view.do("page_hover", "Tools", "button")
+    marked = view.state()["hoverMarked"]
+    assert marked >= 3  # the button, the menu wrapper and their ancestors
+    view.do("page_hover", "Counted", "textbox")
+    page = view.embedded.page
+    assert page.evaluate("() => document.querySelector('.cssmenu').hasAttribute('data-mao-hover')") is False
+
+
+# -- the hit point (SPEC A1, A7) ------------------------------------------------------------
+
+
+def test_a_click_on_a_readonly_combobox_under_its_placeholder_lands_on_the_placeholder(view):
+    # The widget listens on its wrapper and ignores presses on the transparent input itself:
+    # a real click at the input's centre lands on the placeholder text and opens the list.
+    view.do("page_click", "Fruit", "combobox")
+    assert view.state()["pickerOpened"] == 1
+    after = AgentView(view.embedded)
+    after.do("page_click", "Pear", "option")
+    assert view.state()["fruit"] == "pear"
+
+
+# -- double and right click (SPEC A7) ---------------------------------------------------------
+
+
+def test_a_double_click_starts_editing_text_that_edits_on_double_click(view):
+    view.do("page_click", "Quarterly report", clickCount=2)
+    assert view.state()["editing"] is True
+    after = AgentView(view.embedded)
+    assert "Report title" in labels(after)
+
+
+def test_a_double_click_sends_both_clicks_then_dblclick_with_their_details(view):
+    page = view.embedded.page
+    page.evaluate(
+        """() => { window.__seen = [];
+        for (const t of ['mousedown', 'mouseup', 'click', 'dblclick', 'pointerdown'])
+          document.getElementById('context-target').addEventListener(t,
+            (e) => window.__seen.push(`${t}:${e.detail}:${e.button}`)); }"""
+    )
+    view.do("page_click", "Context file", "button", clickCount=2)
+    assert page.evaluate("() => window.__seen") == [
+        "pointerdown:0:0", "mousedown:1:0", "mouseup:1:0", "click:1:0",
+        "pointerdown:0:0", "mousedown:2:0", "mouseup:2:0", "click:2:0", "dblclick:2:0",
+    ]
+
+
+def test_a_right_click_opens_the_pages_context_menu_and_its_item_works(view):
+    result = view.do("page_click", "Context file", "button", button="right")
+    assert view.state()["contextOpened"] == 1
+    assert outcome(result)["effect"] == "changed"
+    after = AgentView(view.embedded)
+    after.do("page_click", "Rename", "menuitem")
+    assert view.state()["renamed"] == 1
