@@ -116,3 +116,47 @@ def test_a_right_click_opens_the_pages_context_menu_and_its_item_works(view):
     after = AgentView(view.embedded)
     after.do("page_click", "Rename", "menuitem")
     assert view.state()["renamed"] == 1
+
+
+# -- hover in React (SPEC A7): enter and leave derived from mouseover/mouseout pairs ----------
+
+
+@pytest.fixture
+def react_view(reusable_pages, mao_pages) -> AgentView:
+    from frameworks import serve_vendor
+
+    return AgentView(
+        reusable_pages.open(
+            "hover-react",
+            fixture_body("hover_react.html"),
+            head=serve_vendor(mao_pages, "mui"),
+            title="React hover",
+        )
+    )
+
+
+def test_hover_opens_a_mui_tooltip(react_view):
+    # MUI names the button by its tooltip's title (aria-label).
+    react_view.do("page_hover", "Opens the help center", "button")
+    assert react_view.state()["tooltip"] == "Opens the help center"
+
+
+def test_a_react_hover_menu_in_a_portal_opens_and_its_item_is_chosen(react_view):
+    result = react_view.do("page_hover", "Share", "button")
+    assert react_view.state()["menuOpen"] is True
+    assert outcome(result)["effect"] == "changed"
+    after = AgentView(react_view.embedded)
+    # The pointer leaves the trigger for the portal's item: React sees the leave and the
+    # enter on the menu, which keeps it open, and the click lands.
+    after.do("page_click", "Copy link", "menuitem")
+    assert react_view.state()["shared"] == "link"
+
+
+def test_react_sees_one_enter_per_hover_and_none_while_the_pointer_stays(react_view):
+    react_view.do("page_hover", "Counter", "button")
+    react_view.do("page_hover", "Counter", "button")
+    react_view.do("page_click", "Counter", "button")
+    assert react_view.state()["enters"] == 1
+    react_view.do("page_hover", "Opens the help center", "button")
+    react_view.do("page_hover", "Counter", "button")
+    assert react_view.state()["enters"] == 2
