@@ -189,18 +189,121 @@ function inputEvent(el, type, inputType, data) {
   return new (viewOf(el).InputEvent)(type, { bubbles: true, cancelable: type === "beforeinput", composed: true, inputType, data });
 }
 
-// Write a value the way React and Vue observe it (SPEC A3): focus, the prototype's native
-// value setter (React tracks the instance's own setter), beforeinput, input, change.
-// Returns the value read back at once; blur is a separate step so Python can read between.
+// Write a value the way React and Vue observe it (SPEC A3): focus, then through the
+// prototype's native value setter (React tracks the instance's own setter) with the events
+// of a person's edit. Text fields are typed (typeText): the old text selected and deleted,
+// then each character as keydown, keypress, beforeinput, input, keyup, so autocomplete
+// widgets see typing. Other fields (date, time, number, color) take the value in one
+// replacement (beforeinput, input), as their pickers and spinners do. No `change`: that comes
+// once, when the field is left (commitValue), or never while the page's suggestions for the
+// field are open. Returns the value read back at once.
 function fill(el, value) {
-  const view = viewOf(el);
   if (typeof el.focus === "function") moveFocusTo(el);
   if (el.isContentEditable) return fillEditable(el, value);
+  if (isTypedField(el)) return typeText(el, value);
   if (!el.dispatchEvent(inputEvent(el, "beforeinput", "insertReplacementText", value))) return readValue(el);
   nativeSetter(el).call(el, value);
   el.dispatchEvent(inputEvent(el, "input", "insertReplacementText", value));
-  el.dispatchEvent(new view.Event("change", { bubbles: true }));
   return readValue(el);
+}
+
+// Fields whose value is free text a person types character by character. A number field is
+// not: its partial values ("1.", "-") are sanitized away by the setter.
+function isTypedField(el) {
+  return el.localName === "textarea" || (el.localName === "input" && /^(text|search|email|url|tel|password|)$/.test(el.type));
+}
+
+// Beyond this many characters the rest goes in as one insertion (one input event), as a paste.
+const TYPED_CHARS = 256;
+
+function keyInit(ch) {
+  const upper = ch.toUpperCase();
+  const code = /^[a-z]$/i.test(ch) ? `Key${upper}` : /^[0-9]$/.test(ch) ? `Digit${ch}` : ch === " " ? "Space" : "";
+  return { key: ch, code, keyCode: upper.charCodeAt(0), which: upper.charCodeAt(0) };
+}
+
+// One typed insertion at the caret (over the selection): beforeinput, the native setter, input.
+function insertAtCaret(el, text, inputType) {
+  if (!el.dispatchEvent(inputEvent(el, "beforeinput", inputType, text))) return false;
+  const value = el.value;
+  let start = value.length;
+  let end = value.length;
+  try { start = el.selectionStart ?? start; end = el.selectionEnd ?? end; } catch (error) { /* email: no selection API */ }
+  nativeSetter(el).call(el, value.slice(0, start) + text + value.slice(end));
+  try { el.setSelectionRange(start + text.length, start + text.length); } catch (error) { /* see above */ }
+  el.dispatchEvent(inputEvent(el, "input", inputType, text));
+  return true;
+}
+
+function typeText(el, value) {
+  const view = viewOf(el);
+  const key = (type, init) => el.dispatchEvent(new view.KeyboardEvent(type, { bubbles: true, cancelable: true, composed: true, view, ...init }));
+  if (el.value !== "") {
+    // Select all and delete, as a person replacing the text does.
+    try { el.select(); } catch (error) { /* no selection API */ }
+    const backspace = { key: "Backspace", code: "Backspace", keyCode: 8, which: 8 };
+    if (key("keydown", backspace) && el.dispatchEvent(inputEvent(el, "beforeinput", "deleteContentBackward", null))) {
+      nativeSetter(el).call(el, "");
+      el.dispatchEvent(inputEvent(el, "input", "deleteContentBackward", null));
+    }
+    key("keyup", backspace);
+  }
+  const chars = Array.from(value);
+  chars.slice(0, TYPED_CHARS).forEach((ch) => {
+    const init = keyInit(ch);
+    if (key("keydown", init) && key("keypress", { ...init, charCode: ch.charCodeAt(0), keyCode: ch.charCodeAt(0) })) {
+      insertAtCaret(el, ch, "insertText");
+    }
+    key("keyup", init);
+  });
+  if (chars.length > TYPED_CHARS) insertAtCaret(el, chars.slice(TYPED_CHARS).join(""), "insertFromPaste");
+  return readValue(el);
+}
+
+// Leaving a filled field: one `change` (when the value differs from before the fill, as a
+// person's edit has) and blur. Returns the value read back.
+function commitValue(el, changed) {
+  if (changed && !el.isContentEditable) el.dispatchEvent(new (viewOf(el).Event)("change", { bubbles: true }));
+  return blur(el);
+}
+
+// What the page answered the typing with, tied to the field (SPEC A3): ["expanded" |
+// "listbox" | "popup" | "", texts of up to 10 suggestions]. `before`: the popup roots that were
+// there before typing (widgets.js popupRoots).
+function fieldSuggestions(el, before, exclude) {
+  const doc = el.ownerDocument;
+  const root = el.getRootNode();
+  const owner = el.closest("[role=combobox]") || el;
+  const texts = (container) => Array.from(container.querySelectorAll("[role=option],[role=menuitem],[role=treeitem],li"))
+    .filter(isRendered).slice(0, 10).map((n) => squash(n.innerText || n.textContent || "").slice(0, 80));
+  for (const n of new Set([el, owner])) {
+    for (const attr of ["aria-controls", "aria-owns"]) {
+      for (const id of (n.getAttribute(attr) || "").split(/\s+/).filter(Boolean)) {
+        const popup = byIdIn(root, id) || doc.getElementById(id);
+        if (popup && hasRenderedContent(popup, 200)) return ["listbox", texts(popup)];
+      }
+    }
+  }
+  const expanded = el.getAttribute("aria-expanded") === "true" || owner.getAttribute("aria-expanded") === "true";
+  // A popup new since the typing began, near the field (below or above it, within 400px).
+  const box = el.getBoundingClientRect();
+  for (const popup of popupRoots(doc, exclude, before)) {
+    const r = popup.getBoundingClientRect();
+    const inner = r.width && r.height ? r : (popup.firstElementChild || popup).getBoundingClientRect();
+    if (Math.abs(inner.top - box.bottom) < 400 || Math.abs(box.top - inner.bottom) < 400) {
+      const found = texts(popup);
+      if (found.length || expanded) return ["popup", found];
+    }
+  }
+  return expanded ? ["expanded", []] : ["", []];
+}
+
+// Whether the field says it may answer typing with suggestions: the page is then given a
+// moment to show them before the fill decides to leave the field.
+function suggestsWhileTyping(el) {
+  const owner = el.closest("[role=combobox]") || el;
+  return owner.getAttribute("role") === "combobox" || el.hasAttribute("aria-autocomplete")
+    || el.hasAttribute("aria-haspopup") || el.hasAttribute("list") || el.type === "search";
 }
 
 // contenteditable: select the contents and insert through the editing machinery, so rich
@@ -584,7 +687,7 @@ function pageText(doc) {
 }
 
 Object.assign(MaoDom, {
-  hitTest, effectProbe, effectsSince, focusElement, fill, blur, readValue, selectNative, ariaOptions, visibleTextMatches,
+  hitTest, effectProbe, effectsSince, focusElement, fill, commitValue, fieldSuggestions, suggestsWhileTyping, blur, readValue, selectNative, ariaOptions, visibleTextMatches,
   controlOf, labelFor, dispatchKey, insertText, deleteText, selectAll, submitImplicitly, moveFocus,
   stepRadio, stepSelect, scrollIntoView, scrollState, scrollPage, scrollElement, nextFrame,
   interceptDialogs, liveMessages, pageText, deepActiveElement: (doc, exclude) => deepActiveElement(doc || document, exclude),

@@ -8,7 +8,7 @@ One page (fixtures/input_model.html) serves every test; ``window.__mount()`` reb
 from __future__ import annotations
 
 import pytest
-from frameworks import AgentView, failure, fixture_body
+from frameworks import AgentView, fixture_body
 
 
 @pytest.fixture
@@ -67,8 +67,8 @@ def test_the_hover_markers_leave_with_the_pointer(view):
     marked = view.state()["hoverMarked"]
     assert marked >= 3  # the button, the menu wrapper and their ancestors
     view.do("page_hover", "Counted", "textbox")
-    page = view.embedded.page
-    assert page.evaluate("() => document.querySelector('.cssmenu').hasAttribute('data-mao-hover')") is False
+    menu_marked = "() => document.querySelector('.cssmenu').hasAttribute('data-mao-hover')"
+    assert view.embedded.page.evaluate(menu_marked) is False
 
 
 # -- the hit point (SPEC A1, A7) ------------------------------------------------------------
@@ -160,3 +160,31 @@ def test_react_sees_one_enter_per_hover_and_none_while_the_pointer_stays(react_v
     react_view.do("page_hover", "Opens the help center", "button")
     react_view.do("page_hover", "Counter", "button")
     assert react_view.state()["enters"] == 2
+
+
+# -- fill like a person (SPEC A3) -----------------------------------------------------------
+
+
+def test_a_fill_sends_exactly_one_change_and_leaves_the_field(view):
+    result = view.do("page_fill", "Counted", "textbox", value="forty two")
+    state = view.state()
+    assert state["changes"]["counted"] == 1 and state["blurs"]["counted"] == 1
+    assert outcome(result)["value"] == "forty two"
+    assert view.embedded.page.input_value("#counted") == "forty two"
+
+
+def test_a_second_fill_of_the_same_value_sends_no_change(view):
+    view.do("page_fill", "Counted", "textbox", value="same")
+    AgentView(view.embedded).do("page_fill", "Counted", "textbox", value="same")
+    assert view.state()["changes"]["counted"] == 1
+
+
+def test_a_fill_answered_with_suggestions_keeps_them_open_and_lists_them(view):
+    result = view.do("page_fill", "City", "combobox", value="Par")
+    state = view.state()
+    assert state["blurs"]["city"] == 0 and state["changes"]["city"] == 0
+    assert state["focused"] == "city"
+    assert outcome(result)["suggestions"]["texts"] == ["Paris", "Parma"]
+    after = AgentView(view.embedded)
+    after.do("page_click", "Parma", "option")
+    assert view.state()["city"] == "Parma"

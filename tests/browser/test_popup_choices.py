@@ -39,7 +39,10 @@ def test_a_choice_shown_in_two_places_at_once_is_refused_and_nothing_is_clicked(
     # no item was clicked, and the page is as it was.
     assert after["opened"] == {widget: 1}
     assert after["picked"] == [] and after["shown"][widget] == "Choose"
-    assert after["portals"] == [] and after["app"] == before["app"]
+    # The virtual pointer still rests on the widget it clicked: its hover markers (SPEC A7)
+    # are the SDK's, not a change of the page.
+    unmarked = after["app"].replace(' data-mao-hover=""', "")
+    assert after["portals"] == [] and unmarked == before["app"]
 
 
 def test_a_choice_shown_once_where_a_click_lands_is_chosen_in_the_freshest_popup(

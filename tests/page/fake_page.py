@@ -72,6 +72,7 @@ class FakePage:
         self.on_click: dict[str, Any] = {}  # element name -> callable run on click
         self.messages: list[list[str]] = []
         self.on_hover: dict[str, Any] = {}
+        self.suggestions: dict[str, tuple[str, list[str]]] = {}
         self.cancelled_keys: set[str] = set()  # key event types the page cancels
         self.submission = Submission.SUBMITTED
         self.values = 0  # stands for the form controls' values (Page.effect_probe)
@@ -154,6 +155,19 @@ class FakePage:
 
     def blur(self, handle: Element) -> str:
         return handle.value
+
+    def commit_value(self, handle: Element, changed: bool) -> str:
+        self.acts.append(("commit", handle.name, changed))
+        return handle.value
+
+    def suggests_while_typing(self, handle: Element) -> bool:
+        return False
+
+    def popup_roots(self, before: list[Element] | None = None) -> list[Element]:
+        return []
+
+    def field_suggestions(self, handle: Element, before: list[Element]) -> tuple[str, list[str]]:
+        return self.suggestions.get(handle.name, ("", []))
 
     def select_options(self, handle: Element) -> list[list[Any]]:
         return [list(o) for o in handle.row[F.OPTIONS] or ()]

@@ -568,6 +568,8 @@ _FIELD_VALUES: dict[str, Any] = {
     "direction": st.sampled_from(["up", "down", "left", "right", "UP", "", 1, None]),
     "amount": st.sampled_from(["page", "end", 300, 0, -1, "300", 300.5, True, 10**9, None]),
     "time_ms": _numbers, "timeout_ms": _numbers,
+    "click_count": st.sampled_from([1, 2, 3, 0, "2", None]),
+    "button": st.sampled_from(["left", "right", "middle", "", None]),
 }
 
 

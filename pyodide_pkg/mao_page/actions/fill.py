@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
+import time
 import unicodedata
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -193,8 +195,12 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
         )
     await ensure_actionable(ctx, target, editable=True, hit=True)
     previous = page.read_value(handle)
+    popups_before = page.popup_roots()
+    waits_for_suggestions = page.suggests_while_typing(handle)
+    suggestions: tuple[str, list[str]] = ("", [])
 
     async def perform() -> dict[str, Any]:
+        nonlocal suggestions
         # Focus first and let the page react, as it does to a user's click before typing:
         # pickers mount their panel on focus and drop a `change` that arrives before it.
         page.focus(handle)
@@ -202,15 +208,22 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
         immediate = page.fill(handle, value)
         await page.next_frame()
         after_frame = page.read_value(handle)
-        after_blur = page.blur(handle)
+        read = {"immediate": immediate, "afterFrame": after_frame}
+        suggestions = await _suggestions(ctx, handle, popups_before, waits_for_suggestions)
+        if suggestions[0] and value:
+            # SPEC A3: the page answered the typing with suggestions tied to the field; a
+            # person would now pick one, and leaving the field would cancel them.
+            return {"readBack": read}
+        after_blur = page.commit_value(handle, after_frame != previous)
         # Whatever the page does on leaving the field (a picker closing commits its own
         # selection) lands within a frame; the value must still be the one asked for.
         await page.next_frame()
-        return {
-            "readBack": {"immediate": immediate, "afterFrame": after_frame, "afterBlur": after_blur}
-        }
+        return {"readBack": {**read, "afterBlur": after_blur}}
 
     outcome = await ctx.guarded(perform)
+    if suggestions[0] and value:
+        outcome["suggestions"] = {"shownAs": suggestions[0], "texts": suggestions[1]}
+        outcome["left"] = False
     final = page.read_value(handle)
     # An editable region reads back as a person reads it (act.js readValue: squashAny).
     expected_value = squash_any(value) if row[F.CONTENTEDITABLE] else value
@@ -243,6 +256,27 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
     else:
         outcome["value"] = final
     return outcome
+
+
+# How long a field that says it suggests while typing (a combobox, aria-autocomplete) is
+# given to show its suggestions before the fill leaves it: debounced searches wait 100-300 ms.
+SUGGESTION_WAIT_MS = 700
+_SUGGESTION_POLL_S = 0.05
+
+
+async def _suggestions(
+    ctx: ActionContext, handle: Any, popups_before: list[Any], wait: bool
+) -> tuple[str, list[str]]:
+    """The suggestions the page showed for the field after typing (``fieldSuggestions``):
+    checked at once, and for a field that suggests while typing until they appear, within
+    ``SUGGESTION_WAIT_MS``."""
+    page = ctx.page
+    found = page.field_suggestions(handle, popups_before)
+    deadline = time.monotonic() + (SUGGESTION_WAIT_MS / 1000 if wait else 0)
+    while not found[0] and time.monotonic() < deadline:
+        await asyncio.sleep(_SUGGESTION_POLL_S)
+        found = page.field_suggestions(handle, popups_before)
+    return found
 
 
 def _not_kept(target: Target, message: str, status: str, read: dict[str, Any]) -> ToolFailure:

@@ -289,6 +289,20 @@ class BrowserPage:
     def fill(self, handle: ElementHandle, value: str) -> str:
         return str(self._primitives.fill(handle.proxy, value))
 
+    def commit_value(self, handle: ElementHandle, changed: bool) -> str:
+        return str(self._primitives.commitValue(handle.proxy, changed))
+
+    def suggests_while_typing(self, handle: ElementHandle) -> bool:
+        return bool(self._primitives.suggestsWhileTyping(handle.proxy))
+
+    def field_suggestions(
+        self, handle: ElementHandle, before: list[ElementHandle]
+    ) -> tuple[str, list[str]]:
+        reason, texts = self._primitives.fieldSuggestions(
+            handle.proxy, self._js_elements(before), self._sdk_host
+        ).to_py()
+        return str(reason), [str(t) for t in texts]
+
     def scroll_page(self, dx: float, dy: float) -> list[float]:
         return self._primitives.scrollPage(self._window, dx, dy).to_py()
 
