@@ -267,24 +267,26 @@ function commitValue(el, changed) {
   return blur(el);
 }
 
-// What the page answered the typing with, tied to the field (SPEC A3): ["expanded" |
-// "listbox" | "popup" | "", texts of up to 10 suggestions]. `before`: the popup roots that were
-// there before typing (widgets.js popupRoots).
+// What the page answered the typing with, tied to the field (SPEC A3): ["listbox" | "popup" |
+// "", texts of up to 10 suggestions]. Suggestions are rendered options, menu items or tree
+// items, in the popup the field controls (aria-controls / aria-owns, on it or its combobox)
+// or in a popup new since `before` (widgets.js popupRoots) near the field. A calendar or
+// clock panel a picker field opened is not a list of suggestions: leaving the field commits it.
 function fieldSuggestions(el, before, exclude) {
   const doc = el.ownerDocument;
   const root = el.getRootNode();
   const owner = el.closest("[role=combobox]") || el;
-  const texts = (container) => Array.from(container.querySelectorAll("[role=option],[role=menuitem],[role=treeitem],li"))
+  const texts = (container) => Array.from(container.querySelectorAll("[role=option],[role=menuitem],[role=treeitem]"))
     .filter(isRendered).slice(0, 10).map((n) => squash(n.innerText || n.textContent || "").slice(0, 80));
   for (const n of new Set([el, owner])) {
     for (const attr of ["aria-controls", "aria-owns"]) {
       for (const id of (n.getAttribute(attr) || "").split(/\s+/).filter(Boolean)) {
         const popup = byIdIn(root, id) || doc.getElementById(id);
-        if (popup && hasRenderedContent(popup, 200)) return ["listbox", texts(popup)];
+        const found = popup ? texts(popup) : [];
+        if (found.length) return ["listbox", found];
       }
     }
   }
-  const expanded = el.getAttribute("aria-expanded") === "true" || owner.getAttribute("aria-expanded") === "true";
   // A popup new since the typing began, near the field (below or above it, within 400px).
   const box = el.getBoundingClientRect();
   for (const popup of popupRoots(doc, exclude, before)) {
@@ -292,10 +294,10 @@ function fieldSuggestions(el, before, exclude) {
     const inner = r.width && r.height ? r : (popup.firstElementChild || popup).getBoundingClientRect();
     if (Math.abs(inner.top - box.bottom) < 400 || Math.abs(box.top - inner.bottom) < 400) {
       const found = texts(popup);
-      if (found.length || expanded) return ["popup", found];
+      if (found.length) return ["popup", found];
     }
   }
-  return expanded ? ["expanded", []] : ["", []];
+  return ["", []];
 }
 
 // Whether the field says it may answer typing with suggestions: the page is then given a

@@ -350,6 +350,159 @@ function click(el, x, y, modifiers, clickCount, button) {
   return "done";
 }
 
+// -- drag ------------------------------------------------------------------------------------
+
+// The element a drag from `el` carries in HTML5 drag and drop: the nearest one the page made
+// draggable (draggable="true", as sortable libraries set on press); draggable="false" only
+// takes that element out (a link inside a draggable row), as in Chromium. Links and images,
+// which browsers drag by default, are left out: dragging one is seldom what a page wants.
+function draggableOf(el) {
+  for (let n = el; n; n = flatParent(n)) {
+    if (n.nodeType === 1 && n.getAttribute("draggable") === "true") return n;
+  }
+  return null;
+}
+
+// A DataTransfer the page can use as a real drag's: Chromium ignores dropEffect and
+// effectAllowed set on one made by its constructor (it is not "for drag and drop"), so those
+// two are kept on the instance, and the drag sets dropEffect as the HTML drag steps do.
+function dragData(view) {
+  const data = new view.DataTransfer();
+  const kept = { dropEffect: "none", effectAllowed: "uninitialized" };
+  for (const name of Object.keys(kept)) {
+    Object.defineProperty(data, name, { configurable: true, get: () => kept[name], set: (v) => { kept[name] = String(v); } });
+  }
+  return data;
+}
+
+// HTML "drag-and-drop processing model": before dragenter/dragover, dropEffect starts from
+// what effectAllowed permits.
+function initialDropEffect(data) {
+  const allowed = data.effectAllowed;
+  if (allowed === "none") return "none";
+  if (allowed === "move") return "move";
+  if (allowed === "link" || allowed === "linkMove") return "link";
+  return "copy";
+}
+
+function sleep(view, ms) {
+  return new Promise((resolve) => view.setTimeout(resolve, ms));
+}
+
+// What the pointer is over at (x, y) during a drag; `fallback` when that is nothing or the SDK.
+function overAt(doc, x, y, exclude, fallback) {
+  const hit = hitAt(doc, x, y);
+  return !hit || (exclude && composedContains(exclude, hit)) ? fallback : hit;
+}
+
+function dragEvent(view, type, x, y, dataTransfer, related) {
+  return new view.DragEvent(type, { bubbles: true, cancelable: !["dragleave", "dragend"].includes(type),
+    composed: true, view, clientX: x, clientY: y, screenX: x, screenY: y, buttons: type === "dragend" || type === "drop" ? 0 : 1,
+    dataTransfer, relatedTarget: related || null });
+}
+
+const DRAG_STEPS = 6;  // pointer moves from the source's point to the destination's
+const DRAG_REST_MS = 120;
+
+// A drag from `source` at (sx, sy) to `dest` at (dx, dy), as a person's (SPEC A7): press on the
+// source; a first small move (past the libraries' drag thresholds); then, if the page made the
+// pressed element draggable and does not cancel dragstart, HTML5 drag and drop with one real
+// DataTransfer (dragstart, drag, dragenter/dragover/dragleave along the way, drop where the
+// last dragover was accepted, dragend); otherwise the pointer keeps moving with the button held
+// and is released over the destination (the sequence pointer-based sortable libraries follow).
+// One animation frame passes between moves, as between a real mouse's. Answers
+// [mode ("html5" | "pointer"), dropped (html5: the drop was accepted), what is under the point
+// released].
+async function drag(source, sx, sy, dest, ex, ey, exclude) {
+  const doc = source.ownerDocument;
+  // A person lets go a little above the middle of what they drop on, never on its exact
+  // centre, where sortable libraries cannot tell before from after (Sortable's swap
+  // thresholds meet there and it does not move the item).
+  const shift = dest.getBoundingClientRect().height * 0.15;
+  const aimed = hitAt(dest.ownerDocument, ex, ey - shift);
+  const dx = ex;
+  const dy = aimed && (aimed === dest || composedContains(dest, aimed)) ? ey - shift : ey;
+  const view = viewOf(source);
+  const P = view.PointerEvent;
+  const M = view.MouseEvent;
+  const state = pointerState(view);
+  const start = pointTarget(source, sx, sy);
+  movePointer(start, sx, sy, null, 0);
+  start.dispatchEvent(new P("pointerdown", pointerInit(start, sx, sy, 1, null, null, true, 0)));
+  state.pressed = markChain(state.pressed, lineage(start), ACTIVE_ATTR);
+  if (start.dispatchEvent(new M("mousedown", mouseInit(start, sx, sy, 1, 1, null, 0)))) focusOnPress(start);
+  await nextFrame(view);
+  // A first move of a few pixels: libraries start their drag past a threshold (Sortable 0-5px).
+  const nudgeX = sx + Math.sign(dx - sx || 1) * 6;
+  const nudgeY = sy + Math.sign(dy - sy || 1) * 6;
+  movePointer(overAt(doc, nudgeX, nudgeY, exclude, start), nudgeX, nudgeY, null, 1);
+  await nextFrame(view);
+  const carried = draggableOf(start);
+  const path = Array.from({ length: DRAG_STEPS }, (_v, i) => {
+    const t = (i + 1) / DRAG_STEPS;
+    return [nudgeX + (dx - nudgeX) * t, nudgeY + (dy - nudgeY) * t];
+  });
+  let mode = "pointer";
+  let dropped = false;
+  let released = dest;
+  if (carried) {
+    const data = dragData(view);
+    if (carried.dispatchEvent(dragEvent(view, "dragstart", nudgeX, nudgeY, data))) {
+      mode = "html5";
+      // The browser takes the pointer over for the drag: the page sees pointercancel.
+      start.dispatchEvent(new P("pointercancel", pointerInit(start, nudgeX, nudgeY, 0, null, null, true, 0)));
+      await nextFrame(view);
+      let over = null;
+      let accepted = false;
+      let operation = "none";
+      for (const [x, y] of path) {
+        carried.dispatchEvent(dragEvent(view, "drag", x, y, data));
+        const now = overAt(doc, x, y, exclude, dest);
+        if (now !== over) {
+          now.dispatchEvent(dragEvent(view, "dragenter", x, y, data, over));
+          if (over) over.dispatchEvent(dragEvent(view, "dragleave", x, y, data, now));
+          over = now;
+        }
+        // A drop target says so by cancelling dragover; the operation is its dropEffect.
+        data.dropEffect = initialDropEffect(data);
+        accepted = !now.dispatchEvent(dragEvent(view, "dragover", x, y, data)) && data.dropEffect !== "none";
+        operation = accepted ? data.dropEffect : "none";
+        await nextFrame(view);
+      }
+      released = over || dest;
+      if (accepted) {
+        data.dropEffect = operation;
+        released.dispatchEvent(dragEvent(view, "drop", dx, dy, data));
+        dropped = true;
+      } else {
+        released.dispatchEvent(dragEvent(view, "dragleave", dx, dy, data, null));
+      }
+      data.dropEffect = accepted ? operation : "none";
+      carried.dispatchEvent(dragEvent(view, "dragend", dx, dy, data));
+      state.over = new WeakRef(released);
+      state.x = dx;
+      state.y = dy;
+      applyHover(state, released);
+    }
+  }
+  if (mode === "pointer") {
+    for (const [x, y] of path) {
+      movePointer(overAt(doc, x, y, exclude, dest), x, y, null, 1);
+      await nextFrame(view);
+    }
+    // A person rests on the destination before letting go; libraries that poll the pointer
+    // (Sortable's fallback every 50 ms) see it there.
+    await sleep(view, DRAG_REST_MS);
+    movePointer(overAt(doc, dx, dy, exclude, dest), dx, dy, null, 1);
+    await nextFrame(view);
+    released = overAt(doc, dx, dy, exclude, dest);
+    released.dispatchEvent(new P("pointerup", pointerInit(released, dx, dy, 0, null, null, true, 0)));
+    released.dispatchEvent(new M("mouseup", mouseInit(released, dx, dy, 0, 1, null, 0)));
+  }
+  state.pressed = markChain(state.pressed, [], ACTIVE_ATTR);
+  return [mode, dropped, describe(released)];
+}
+
 // The SDK goes away (MaoChat.destroy): hover and active markers off, owned sheets removed.
 function releaseInput(win) {
   const state = pointerStates.get(win);
@@ -365,4 +518,4 @@ function releaseInput(win) {
   return true;
 }
 
-Object.assign(MaoDom, { hover, click, releaseInput });
+Object.assign(MaoDom, { hover, click, drag, releaseInput });

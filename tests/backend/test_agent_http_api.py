@@ -67,10 +67,15 @@ async def test_tools_lists_every_page_tool_with_schemas_from_the_protocol(
         by_name["page_extract"]["inputSchema"]["properties"]
     )
     assert by_name["page_find"]["inputSchema"]["required"] == ["query"]
-    # CONTRACT page_hover: snapshotId and elementId, like page_click.
-    assert (
-        by_name["page_hover"]["inputSchema"]["properties"].keys()
-        == by_name["page_click"]["inputSchema"]["properties"].keys()
+    # CONTRACT page_hover: snapshotId and elementId, like page_click (which also takes
+    # clickCount and button, SPEC A7).
+    click_fields = by_name["page_click"]["inputSchema"]["properties"].keys()
+    assert by_name["page_hover"]["inputSchema"]["properties"].keys() == click_fields - {
+        "clickCount", "button"
+    }
+    # SPEC A7: page_drag takes two refs of one snapshot, never coordinates.
+    assert {"snapshotId", "elementId", "toElementId"} <= set(
+        by_name["page_drag"]["inputSchema"]["properties"]
     )
     assert "stale_ref" in by_name["page_click"]["description"]
     assert all(t["inputSchema"].get("additionalProperties") is False for t in tools)

@@ -48,6 +48,8 @@ PINNED = {
     "element-ui": "2.15.14",
     # Vue 2 beside Vue 3 under another name (an npm alias): Element UI 2 needs it.
     "vue2": "npm:vue@2.7.16",
+    # Drag between lists (SPEC A7): HTML5 drag and drop, and its pointer-driven fallback.
+    "sortablejs": "1.15.6",
 }
 
 # dayjs's UMD plugins, which Ant Design Vue's global build expects as ``dayjs_plugin_*``.
@@ -146,6 +148,7 @@ VENDOR: dict[str, tuple[VendorFile, ...]] = {
         _css("vuetify", "dist/vuetify.min.css"),
         _js("vuetify", "dist/vuetify.min.js"),
     ),
+    "sortablejs": (_js("sortablejs", "Sortable.min.js"),),
     # Vue 2.7's full build (with the template compiler) as the global ``Vue``.
     "element-ui": (
         _js("vue2", "dist/vue.min.js"),

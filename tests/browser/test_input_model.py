@@ -8,7 +8,7 @@ One page (fixtures/input_model.html) serves every test; ``window.__mount()`` reb
 from __future__ import annotations
 
 import pytest
-from frameworks import AgentView, fixture_body
+from frameworks import AgentView, failure, fixture_body
 
 
 @pytest.fixture
@@ -188,3 +188,59 @@ def test_a_fill_answered_with_suggestions_keeps_them_open_and_lists_them(view):
     after = AgentView(view.embedded)
     after.do("page_click", "Parma", "option")
     assert view.state()["city"] == "Parma"
+
+
+# -- drag between refs (SPEC A7) ----------------------------------------------------------------
+
+
+def drag(view: AgentView, label: str, role: str | None, onto: str, onto_role: str | None):
+    source = view.embedded.find(view.snapshot, label=label, role=role)
+    destination = view.embedded.find(view.snapshot, label=onto, role=onto_role)
+    result = view.embedded.call(
+        "page_drag",
+        snapshotId=view.snapshot["snapshotId"],
+        elementId=source["elementId"],
+        toElementId=destination["elementId"],
+    )
+    assert result["success"], failure(result)
+    return outcome(result)
+
+
+def test_html5_drag_and_drop_moves_a_card_to_the_other_list(view):
+    done = drag(view, "Card A", None, "Card C", None)
+    state = view.state()
+    assert state["lists"] == {"todo": ["card-b"], "done": ["card-a", "card-c"]}
+    assert state["events"] == ["dragstart:card-a", "drop:card-a>done", "dragend:move"]
+    assert done["mode"] == "html5" and done["effect"] == "changed"
+
+
+@pytest.fixture
+def sortable_view(reusable_pages, mao_pages) -> AgentView:
+    from frameworks import serve_vendor
+
+    return AgentView(
+        reusable_pages.open(
+            "drag-sortable",
+            fixture_body("drag_sortable.html"),
+            head=serve_vendor(mao_pages, "sortablejs"),
+            title="Sortable lists",
+        )
+    )
+
+
+def test_sortablejs_native_mode_moves_an_item_to_the_other_list(sortable_view):
+    done = drag(sortable_view, "Write spec", "link", "Ship spec", "link")
+    state = sortable_view.state()
+    assert state["lists"]["native-todo"] == ["n2"]
+    assert sorted(state["lists"]["native-done"]) == ["n1", "n3"]
+    assert state["ends"] and state["ends"][0].startswith("n1:native-todo>native-done")
+    assert done["mode"] == "html5"
+
+
+def test_sortablejs_pointer_mode_moves_an_item_to_the_other_list(sortable_view):
+    done = drag(sortable_view, "Plan sprint", "link", "Close sprint", "link")
+    state = sortable_view.state()
+    assert state["lists"]["pointer-todo"] == ["p2"]
+    assert sorted(state["lists"]["pointer-done"]) == ["p1", "p3"]
+    assert state["ends"] and state["ends"][0].startswith("p1:pointer-todo>pointer-done")
+    assert done["mode"] == "pointer"

@@ -570,6 +570,7 @@ _FIELD_VALUES: dict[str, Any] = {
     "time_ms": _numbers, "timeout_ms": _numbers,
     "click_count": st.sampled_from([1, 2, 3, 0, "2", None]),
     "button": st.sampled_from(["left", "right", "middle", "", None]),
+    "to_element_id": _ids,
 }
 
 

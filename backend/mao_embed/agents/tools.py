@@ -105,10 +105,12 @@ _DESCRIPTIONS: dict[ToolName, str] = {
         + _BATCH
     ),
     ToolName.CLICK: (
-        "Click an element (button, link, tab, menu item...). There are no coordinate "
-        "clicks. A click that navigates ends the snapshot: inspect again afterwards. The "
-        "outcome says whether the click had any effect: effect 'none' means the page showed "
-        "no change at all (no DOM change, focus, value, URL or dialog)."
+        "Click an element (button, link, tab, menu item...); clickCount 2 double-clicks "
+        "(text that edits on double click), button 'right' opens the page's context menu. "
+        "There are no coordinate clicks. A click that navigates ends the snapshot: inspect "
+        "again afterwards. The outcome says whether the click had any effect: effect "
+        "'none' means the page showed no change at all (no DOM change, focus, value, URL or "
+        "dialog)."
         + _REFS
         + _WRITE
         + _BATCH
@@ -118,6 +120,16 @@ _DESCRIPTIONS: dict[ToolName, str] = {
         "tooltips that open on hover then appear in the next page_inspect. The outcome's "
         "effect says whether anything changed."
         + _REFS
+        + _BATCH
+    ),
+    ToolName.DRAG: (
+        "Drag an element onto another, both given by ref from the same snapshot (a card to "
+        "another list, an item to a new place in a sortable list, a file onto a drop zone), "
+        "as a user's mouse does: HTML5 drag and drop where the page uses it, else the pointer "
+        "moved with the button held. There are no coordinate drags. The outcome says how it "
+        "was dragged and whether anything changed."
+        + _REFS
+        + _WRITE
         + _BATCH
     ),
     ToolName.KEYBOARD: (

@@ -15,6 +15,7 @@ from ..protocol import (
     ActionBatchResult,
     CheckAction,
     ClickAction,
+    DragAction,
     ErrorCode,
     FillAction,
     FocusAction,
@@ -34,7 +35,7 @@ from ..protocol import (
 )
 from ..snapshot.inspector import Inspector, InspectResult
 from ..snapshot.store import ElementEntry, Snapshot
-from . import check, click, fill, focus, hover, keyboard, scroll, select, wait
+from . import check, click, drag, fill, focus, hover, keyboard, scroll, select, wait
 from .changes import ChangeTracker, Summary, dialog_count, structural_change
 from .context import ActingListener, ActionContext, StepRecord, Target
 from .settle import SettlePolicy
@@ -78,6 +79,7 @@ async def _observe(
 DISPATCH: dict[type[WireModel], ActionSpec] = {
     ClickAction: ActionSpec(click.run),
     HoverAction: ActionSpec(hover.run),
+    DragAction: ActionSpec(drag.run),
     FocusAction: ActionSpec(focus.run, restructures=False),
     FillAction: ActionSpec(fill.run),
     SelectAction: ActionSpec(select.run),
@@ -258,7 +260,7 @@ class BatchRunner:
                 f"{action.action} needs the snapshotId of the element's snapshot",
             )
         entry, row = self._inspector.resolve(snapshot_id, element_id)
-        return Target(entry, row)
+        return Target(entry, row, snapshot_id)
 
 
 # The action class of each wire name, for the step results (which carry the name).

@@ -31,6 +31,7 @@ class Target:
 
     entry: ElementEntry
     row: list[Any]
+    snapshot_id: str = ""  # the snapshot the ref came from (a drag's second ref is in it too)
 
     @property
     def handle(self) -> Any:

@@ -195,7 +195,6 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
         )
     await ensure_actionable(ctx, target, editable=True, hit=True)
     previous = page.read_value(handle)
-    popups_before = page.popup_roots()
     waits_for_suggestions = page.suggests_while_typing(handle)
     suggestions: tuple[str, list[str]] = ("", [])
 
@@ -205,6 +204,8 @@ async def run(ctx: ActionContext, action: FillAction, target: Target) -> dict[st
         # pickers mount their panel on focus and drop a `change` that arrives before it.
         page.focus(handle)
         await page.next_frame()
+        # What focus opened (a picker's panel) is not an answer to the typing.
+        popups_before = page.popup_roots()
         immediate = page.fill(handle, value)
         await page.next_frame()
         after_frame = page.read_value(handle)

@@ -279,6 +279,22 @@ class BrowserPage:
         rules, unreadable, styled = self._primitives.hover(handle.proxy, x, y).to_py()
         return HoverState(int(rules), int(unreadable), int(styled))
 
+    async def drag(
+        self,
+        source: ElementHandle,
+        sx: float,
+        sy: float,
+        destination: ElementHandle,
+        dx: float,
+        dy: float,
+    ) -> tuple[str, bool, str]:
+        mode, dropped, released = (
+            await self._primitives.drag(
+                source.proxy, sx, sy, destination.proxy, dx, dy, self._sdk_host
+            )
+        ).to_py()
+        return str(mode), bool(dropped), str(released)
+
     def effect_probe(self) -> JsProxy:
         """What no mutation record shows (focus, control values, scroll), before an act."""
         return self._primitives.effectProbe(self._window, self._sdk_host)

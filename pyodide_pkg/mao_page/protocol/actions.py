@@ -64,6 +64,16 @@ class HoverAction(_ElementAction):
     action: Literal["hover"] = "hover"
 
 
+class DragAction(_ElementAction):
+    """SPEC A7: drag the element ``elementId`` onto ``toElementId``, both refs of the same
+    snapshot; never coordinates."""
+
+    action: Literal["drag"] = "drag"
+    to_element_id: ElementRef = Field(
+        description="The element to drop on (a list, a card, a column), from the same snapshot."
+    )
+
+
 class KeyboardAction(WireModel):
     action: Literal["keyboard"] = "keyboard"
     snapshot_id: SnapshotRef | None = None
@@ -107,6 +117,7 @@ PageAction = Annotated[
         UncheckAction,
         ClickAction,
         HoverAction,
+        DragAction,
         KeyboardAction,
         WaitAction,
         ObserveAction,
@@ -114,11 +125,13 @@ PageAction = Annotated[
     Field(discriminator="action"),
 ]
 
-ELEMENT_ACTIONS = frozenset({"focus", "fill", "select", "check", "uncheck", "click", "hover"})
+ELEMENT_ACTIONS = frozenset(
+    {"focus", "fill", "select", "check", "uncheck", "click", "hover", "drag"}
+)
 # Actions that may change the page: a dropped connection after dispatch means "may have
 # applied", and they are never replayed (SPEC W3).
 WRITE_ACTIONS = frozenset(
-    {"fill", "select", "check", "uncheck", "click", "hover", "keyboard", "scroll"}
+    {"fill", "select", "check", "uncheck", "click", "hover", "drag", "keyboard", "scroll"}
 )
 
 TOOL_ACTION: dict[ToolName, str] = {
@@ -130,6 +143,7 @@ TOOL_ACTION: dict[ToolName, str] = {
     ToolName.UNCHECK: "uncheck",
     ToolName.CLICK: "click",
     ToolName.HOVER: "hover",
+    ToolName.DRAG: "drag",
     ToolName.KEYBOARD: "keyboard",
     ToolName.WAIT: "wait",
     ToolName.OBSERVE: "observe",

@@ -80,6 +80,7 @@ class ToolName(StrEnum):
     UNCHECK = "page_uncheck"
     CLICK = "page_click"
     HOVER = "page_hover"
+    DRAG = "page_drag"
     KEYBOARD = "page_keyboard"
     WAIT = "page_wait"
     OBSERVE = "page_observe"

@@ -35,6 +35,7 @@ ACTIONS: tuple[str, ...] = (
     "scroll",
     "focus",
     "hover",
+    "drag",
     "fill",
     "select",
     "check",
