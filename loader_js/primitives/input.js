@@ -17,7 +17,7 @@ const pointerStates = new WeakMap();
 function pointerState(view) {
   let state = pointerStates.get(view);
   if (!state) {
-    state = { over: null, x: 0, y: 0, marked: [], pressed: [] };
+    state = { over: null, x: 0, y: 0, marked: [], pressed: [], hovered: [] };
     pointerStates.set(view, state);
   }
   return state;
@@ -302,9 +302,15 @@ function focusOnPress(el) {
   return null;
 }
 
+// Elements page_hover rested on, newest first (weakly held): the hosts whose :hover rules may
+// have shown an element an agent acts on later, after the pointer moved elsewhere.
+const HOVER_HISTORY = 8;
+
 function hover(el, x, y, modifiers) {
   const target = pointTarget(el, x, y);
   const stats = movePointer(target, x, y, modifiers, 0);
+  const state = pointerState(viewOf(target));
+  state.hovered = [new WeakRef(el), ...state.hovered.filter((r) => r.deref() && r.deref() !== el)].slice(0, HOVER_HISTORY);
   return [stats.rules, stats.unreadable, hoverStyledElements(target)];
 }
 
@@ -503,6 +509,29 @@ async function drag(source, sx, sy, dest, ex, ey, exclude) {
   return [mode, dropped, describe(released)];
 }
 
+// The element an earlier hover rested on whose :hover rules show `el`, which is hidden now
+// that the pointer is elsewhere (a row's delete button after hovering the row, then another
+// row): SPEC A7, a click on such a control first hovers its host. Each candidate's chain is
+// marked for a moment (no events) to see whether `el` shows; the markers are put back.
+// Answers the host, or null.
+function hoverHostFor(el) {
+  if (!el.isConnected || isRendered(el)) return null;
+  const state = pointerStates.get(viewOf(el));
+  if (!state) return null;
+  const current = state.marked;
+  for (const ref of state.hovered) {
+    const host = ref.deref();
+    if (!host || !host.isConnected || host.ownerDocument !== el.ownerDocument) continue;
+    const chain = lineage(host);
+    for (const root of chainRoots(chain)) syncTwins(root);
+    state.marked = markChain(state.marked, chain, HOVER_ATTR);
+    const shown = isRendered(el);
+    state.marked = markChain(state.marked, current, HOVER_ATTR);
+    if (shown) return host;
+  }
+  return null;
+}
+
 // The SDK goes away (MaoChat.destroy): hover and active markers off, owned sheets removed.
 function releaseInput(win) {
   const state = pointerStates.get(win);
@@ -518,4 +547,4 @@ function releaseInput(win) {
   return true;
 }
 
-Object.assign(MaoDom, { hover, click, drag, releaseInput });
+Object.assign(MaoDom, { hover, click, drag, hoverHostFor, releaseInput });

@@ -39,6 +39,15 @@ def test_a_button_shown_by_a_rows_hover_rule_is_listed_after_hovering_the_row_an
     assert view.state()["deleted"] == ["2"]
 
 
+def test_a_click_on_a_hover_shown_button_after_the_pointer_moved_on_hovers_its_row_first(view):
+    view.do("page_hover", "Invoice 2", "link")
+    shown = AgentView(view.embedded)
+    shown.do("page_hover", "Tools", "button")  # the pointer leaves the row: the button hides
+    result = shown.do("page_click", "Delete invoice 2", "button")
+    assert view.state()["deleted"] == ["2"]
+    assert "Invoice 2" in outcome(result)["hoveredHostFirst"]
+
+
 def test_a_css_only_menu_opens_on_hover_and_its_item_can_be_clicked(view):
     view.do("page_hover", "Tools", "button")
     after = AgentView(view.embedded)

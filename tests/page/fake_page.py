@@ -156,6 +156,9 @@ class FakePage:
     def blur(self, handle: Element) -> str:
         return handle.value
 
+    def hover_host_for(self, handle: Element) -> None:
+        return None
+
     def commit_value(self, handle: Element, changed: bool) -> str:
         self.acts.append(("commit", handle.name, changed))
         return handle.value

@@ -109,9 +109,12 @@ async def ensure_actionable(
     ``handle``/``row``: act on another element than the ref's own (a custom checkbox's label)."""
     page = ctx.page
     handle = handle if handle is not None else target.handle
+    rendered = page.is_rendered(handle)
+    if not rendered and hit:
+        rendered = await reveal_by_hover(ctx, handle)
     blocker = state_blocker(
         row if row is not None else target.row,
-        page.is_rendered(handle),
+        rendered,
         editable=editable,
         enabled=enabled,
     )
@@ -128,6 +131,24 @@ async def ensure_actionable(
         raise failure(blocker, target, result)
     ctx.on_acting(target.entry, handle)
     return result
+
+
+async def reveal_by_hover(ctx: ActionContext, handle: Any) -> bool:
+    """SPEC A7: a control shown by a ``:hover`` rule of an element hovered earlier (a row's
+    button) is hidden once the pointer moved on; as a person would, the pointer goes back over
+    that host first. Whether the control is now shown."""
+    page = ctx.page
+    host = page.hover_host_for(handle)
+    if host is None:
+        return False
+    page.scroll_into_view(host)
+    point = hit_test(ctx, host)
+    if not point.ok:
+        return False
+    page.hover(host, point.x, point.y)
+    await page.next_frame()
+    ctx.step.hovered_host = point.hit
+    return page.is_rendered(handle)
 
 
 async def hit_point(ctx: ActionContext, handle: Any) -> HitTest:

@@ -232,6 +232,8 @@ class BatchRunner:
                 "actionMs": round(action_ms, 1),
                 "settleMs": round(settle_ms, 1),
             }
+        if record.hovered_host:
+            outcome["hoveredHostFirst"] = record.hovered_host
         if record.panel_moved_to:
             # SPEC U4: the panel covered the target and moved aside for the action.
             outcome["panelMovedAside"] = record.panel_moved_to

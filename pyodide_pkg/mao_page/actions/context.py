@@ -59,6 +59,9 @@ class StepRecord:
     # SPEC U4: the corner the SDK panel moved to because it covered the target ("": it
     # did not move).
     panel_moved_to: str = ""
+    # SPEC A7: the target was shown by a :hover rule of an element hovered earlier, which the
+    # pointer hovered again first ("": it did not).
+    hovered_host: str = ""
 
 
 class ActionContext:

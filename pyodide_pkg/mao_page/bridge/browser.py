@@ -279,6 +279,9 @@ class BrowserPage:
         rules, unreadable, styled = self._primitives.hover(handle.proxy, x, y).to_py()
         return HoverState(int(rules), int(unreadable), int(styled))
 
+    def hover_host_for(self, handle: ElementHandle) -> ElementHandle | None:
+        return self._call("hoverHostFor", handle)
+
     async def drag(
         self,
         source: ElementHandle,
