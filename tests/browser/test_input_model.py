@@ -171,6 +171,20 @@ def test_react_sees_one_enter_per_hover_and_none_while_the_pointer_stays(react_v
     assert react_view.state()["enters"] == 2
 
 
+# -- leave the page tidy (SPEC A7) ------------------------------------------------------------
+
+
+def test_a_multi_select_that_ignores_escape_is_closed_by_its_trigger_and_the_next_field_works(
+    view,
+):
+    result = view.do("page_select", "Tags", "combobox", values=["Red", "Blue"])
+    assert view.state()["tags"] == ["Red", "Blue"]
+    assert view.embedded.page.is_hidden("#tag-list")
+    assert outcome(result)["popupClosed"] is True and outcome(result)["closedWith"] == "trigger"
+    AgentView(view.embedded).do("page_fill", "Counted", "textbox", value="next")
+    assert view.state()["changes"]["counted"] == 1
+
+
 # -- fill like a person (SPEC A3) -----------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ from ...dom import facts as F
 from ...dom.textrules import fold
 from ...protocol import ErrorCode
 from .. import keyboard
-from ..actionability import ensure_actionable
+from ..actionability import ensure_actionable, hit_test
 from ..context import ActionContext, Target
 from ..keys import parse_key
 from . import popup
@@ -95,7 +95,12 @@ async def choose(ctx: ActionContext, target: Target, values: list[str]) -> dict[
         return {}
 
     outcome = await ctx.guarded(perform)
-    await _close(ctx, target, before)
+    left_open = not is_listbox and is_open(ctx, target, before)
+    closed_with = await _close(ctx, target, before, toggle=True)
+    if left_open:
+        # SPEC A7: what the select opened to do its work is closed again, and checked.
+        outcome["popupClosed"] = not is_open(ctx, target, before)
+        outcome["closedWith"] = closed_with
     shown = page.combobox_display(target.handle)
     # A path widget (each pick kept the popup open, the last closed it) may show only the leaf.
     required = chosen[-1:] if closed_itself and len(chosen) > 1 else chosen
@@ -112,9 +117,26 @@ async def choose(ctx: ActionContext, target: Target, values: list[str]) -> dict[
     return outcome
 
 
-async def _close(ctx: ActionContext, target: Target, before: list[Any]) -> None:
-    """Close a popup that stayed open (multiple choice), as a person would: Escape. Only when
-    it is open: an Escape with nothing open may close the dialog the widget sits in."""
-    if is_open(ctx, target, before):
-        await keyboard.press(ctx, target.handle, parse_key("Escape"))
+async def _close(
+    ctx: ActionContext, target: Target, before: list[Any], *, toggle: bool = False
+) -> str:
+    """Close a popup that stayed open (multiple choice), as a person would: Escape, and when
+    the widget ignores it and ``toggle`` (choices were made: the trigger is known to be the
+    widget's), a click on its trigger, which toggles it. Only when it is open: an Escape with
+    nothing open may close the dialog the widget sits in. Answers how it closed ("" when it
+    was not open or stayed open)."""
+    if not is_open(ctx, target, before):
+        return ""
+    await keyboard.press(ctx, target.handle, parse_key("Escape"))
+    await ctx.settle(short=True)
+    if not is_open(ctx, target, before):
+        return "Escape"
+    if not toggle:
+        return ""
+    point = hit_test(ctx, target.handle)
+    if point.ok:
+        ctx.page.click(target.handle, point.x, point.y)
         await ctx.settle(short=True)
+        if not is_open(ctx, target, before):
+            return "trigger"
+    return ""
