@@ -267,3 +267,21 @@ def test_sortablejs_pointer_mode_moves_an_item_to_the_other_list(sortable_view):
     assert sorted(state["lists"]["pointer-done"]) == ["p1", "p3"]
     assert state["ends"] and state["ends"][0].startswith("p1:pointer-todo>pointer-done")
     assert done["mode"] == "pointer"
+
+
+def test_destroy_takes_the_hover_markers_and_the_sdks_sheets_away(reusable_pages):
+    # SPEC A7: the twin rules live in sheets the SDK owns; nothing of them stays behind.
+    embedded = reusable_pages.open(
+        "input-model-destroyed", fixture_body("input_model.html"), title="Input model"
+    )
+    view = AgentView(embedded)
+    view.do("page_hover", "Invoice 2", "link")
+    page = embedded.page
+    count = """() => [document.querySelectorAll('[data-mao-hover]').length,
+        document.adoptedStyleSheets.length]"""
+    marked, sheets = page.evaluate(count)
+    assert marked > 0 and sheets == 1
+    page.evaluate("() => MaoChat.destroy()")
+    page.wait_for_function("() => !document.querySelector('[data-mao-hover]')")
+    assert page.evaluate(count) == [0, 0]
+    assert not page.is_visible("#row-2 .row-delete")
