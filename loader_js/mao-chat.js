@@ -11,6 +11,8 @@
   const BUILD_ID = "__MAO_BUILD_ID__";
   const VERSION = "0.1.0";
   const DEFAULT_STARTUP_TIMEOUT_MS = 60000;
+  // init({instructions}): the site's guidance for agents, capped (docs/site-tools.md).
+  const MAX_INSTRUCTIONS_CHARS = 4000;
   const script = document.currentScript;
   const sdkBase = new URL(".", script ? script.src : location.href);
   const assetBase = new URL(BUILD_ID + "/", sdkBase).href;
@@ -53,6 +55,7 @@
     if (typeof options.token !== "string" && typeof options.token !== "function") problems.push("token must be a string or a function returning a Promise of one");
     if (options.locale !== undefined && typeof options.locale !== "string") problems.push("locale must be a string such as 'en' or 'zh-CN'");
     if (options.boot !== undefined && options.boot !== "eager" && options.boot !== "on-demand") problems.push("boot must be \"eager\" or \"on-demand\" (the default)");
+    if (options.instructions !== undefined && typeof options.instructions !== "string") problems.push("instructions must be a string");
     if (options.authorization !== undefined && (typeof options.authorization !== "object" || options.authorization === null || Array.isArray(options.authorization))) problems.push("authorization must be an object {level, actions, policyVersion, confirmationTimeoutMs}");
     return problems;
   }
@@ -91,6 +94,17 @@
     };
     document.addEventListener("securitypolicyviolation", onViolation);
     return () => document.removeEventListener("securitypolicyviolation", onViolation);
+  }
+
+  // The page's site tools and instructions, sent when the session connects (if there are any)
+  // and whenever a tool comes or goes: the backend lists them without booting the runtime
+  // and tells MCP clients (tools/list_changed).
+  function sendSiteContext(instance, always) {
+    if (instance.destroyed || !instance.transport || !instance.transport.connected) return;
+    const tools = MaoSiteTools.list();
+    const instructions = typeof instance.options.instructions === "string" ? instance.options.instructions.slice(0, MAX_INSTRUCTIONS_CHARS) : "";
+    if (!always && !tools.length && !instructions) return;
+    instance.transport.send(MaoTransport.frame("site_context", { tools, instructions: instructions || undefined }));
   }
 
   function pageInfo() {
@@ -153,6 +167,7 @@
       ready: () => instance.runtime !== null,
     }, {
       welcome(sessionId) {
+        sendSiteContext(instance, false);
         if (instance.runtime) instance.runtime.welcome(sessionId);
         emit("session", { sessionId });
       },
@@ -186,6 +201,10 @@
         if (instance.runtime) instance.runtime.state(name);
       },
     });
+    MaoSiteTools.setPanelOpener(() => ui.open());
+    instance.cleanup.push(MaoSiteTools.onChange(() => sendSiteContext(instance, true)));
+    instance.cleanup.push(MaoSiteTools.watchForms());
+    instance.cleanup.push(() => MaoSiteTools.setPanelOpener(null));
     instance.transport.start();
     if (options.boot === "eager" || bootAsked) boot(instance, bootAsked || "eager");
     bootAsked = null;

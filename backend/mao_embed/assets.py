@@ -357,8 +357,10 @@ def _loader_files() -> list[Path]:
 
 
 # After the primitives, in this order: the runtime image, the connection to the backend, the
-# boot, and the loader proper (mao-chat.js, which uses the three).
-LOADER_PARTS = ("runtime-image.js", "transport.js", "boot.js", "mao-chat.js")
+# boot, the site tools' registry, and the loader proper (mao-chat.js, which uses the four).
+LOADER_PARTS = (
+    "runtime-image.js", "transport.js", "boot.js", "site-tools.js", "mao-chat.js"
+)
 
 
 def generated_tables() -> str:

@@ -244,6 +244,8 @@ function createPanel(root, doc, locale, opts) {
   const ui = {
     locale,
     text: (key) => T[key] || key,
+    // Opens the panel (a site tool asking for the user, docs/site-tools.md).
+    open() { setOpen(true); },
     connect(fn) {
       handler = fn;
       for (const node of controls) node.disabled = false;

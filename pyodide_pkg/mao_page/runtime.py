@@ -21,6 +21,7 @@ from .protocol import (
 from .session.connection import PageConnection
 from .session.dispatcher import Dispatcher
 from .session.tools import PageTools
+from .sitetools.runner import SiteToolRunner
 from .snapshot.store import ElementEntry, SnapshotStore
 from .supervision import i18n
 from .supervision.authorization import (
@@ -93,6 +94,9 @@ class Controller:
         )
         self.tools.screenshots.unmasked_policy = self.supervisor
         self.tools.sensitive_release = self.supervisor
+        self.tools.site_tools = SiteToolRunner(
+            bridge.SiteToolBridge(api), authorize=self.supervisor.authorize_site_tool
+        )
         self.dispatcher = Dispatcher(self._run_tool, lambda data: None, self.tools.page_version)
         self._ready_signalled = False
         self.transport = bridge.PageTransport(api)

@@ -50,6 +50,8 @@ from mao_page.protocol import (
     PageInfo,
     PageToolRequest,
     PageToolResult,
+    SiteContext,
+    SiteTool,
     ToolError,
     ToolName,
     WireModel,
@@ -61,7 +63,9 @@ from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 logger = logging.getLogger(__name__)
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,80}")
-_TOOL_NAMES = frozenset(t.value for t in ToolName)
+# The page tools, and the request kind that runs one of the page's site tools
+# (``call_site_tool``; docs/site-tools.md).
+_TOOL_NAMES = frozenset(t.value for t in ToolName) | {SiteTool.RUN.value}
 
 
 class CloseCode(IntEnum):
@@ -83,6 +87,8 @@ class TransportClosed(Exception):
 
 # Sees every page result before the relay settles it (``Relay.add_result_listener``).
 ResultListener = Callable[[str, PageToolResult], bool]
+# Told the session id whenever a page's site tools change (``Relay.add_site_tools_listener``).
+SiteToolsListener = Callable[[str], None]
 
 
 class SessionTransport(Protocol):
@@ -187,6 +193,7 @@ class _Session:
         "pending",
         "ready",
         "session_id",
+        "site_context",
         "title",
         "transport",
         "url",
@@ -214,6 +221,8 @@ class _Session:
         self.last_seen = now
         self.pending: dict[str, _Pending] = {}
         self.completed = completed
+        # The page's site tools and init({instructions}), as its loader last sent them.
+        self.site_context: SiteContext | None = None
 
     def info(self) -> SessionInfo:
         return SessionInfo(
@@ -276,6 +285,7 @@ class Relay:
         self._session_added = asyncio.Event()
         self._background: set[asyncio.Task[Any]] = set()
         self._result_listeners: list[ResultListener] = []
+        self._site_tools_listeners: list[SiteToolsListener] = []
 
     # ------------------------------------------------------------------ sessions
 
@@ -435,6 +445,49 @@ class Relay:
         self._seen(session, page)
         return True
 
+    # ------------------------------------------------------------------ site tools
+
+    def set_site_context(self, session_id: str, context: SiteContext) -> None:
+        """The page's site tools and instructions (its loader sends them on connecting and on
+        every change); listeners hear of a changed tool list."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        before = session.site_context.tools if session.site_context else []
+        session.site_context = context
+        if context.tools != before:
+            for listener in list(self._site_tools_listeners):
+                listener(session_id)
+
+    def site_context(self, session_id: str) -> SiteContext | None:
+        """What the page declared, or None for an unknown session; a page that declared
+        nothing has an empty context."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return None
+        return session.site_context or SiteContext()
+
+    def add_site_tools_listener(self, listener: SiteToolsListener) -> Callable[[], None]:
+        self._site_tools_listeners.append(listener)
+        return lambda: self._site_tools_listeners.remove(listener)
+
+    async def call_site_tool(
+        self,
+        session_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        request_id: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> PageToolResult:
+        """Run one of the page's site tools: ``call_tool`` with the ``site_tool`` request, so
+        idempotency, timeouts, the audit and a cluster's forwarding hold as for page tools.
+        The page checks ``arguments`` against the tool's schema and asks the user."""
+        return await self.call_tool(
+            session_id, SiteTool.RUN.value, {"name": name, "arguments": arguments},
+            request_id=request_id, timeout_ms=timeout_ms,
+        )
+
     async def close_all(self, code: int = CloseCode.GOING_AWAY, reason: str = "") -> None:
         for session in list(self._sessions.values()):
             transport = session.transport
@@ -471,7 +524,8 @@ class Relay:
             return failure(
                 request_id,
                 ErrorCode.UNKNOWN_TOOL,
-                f"unknown tool {tool!r}; the page tools are {', '.join(sorted(_TOOL_NAMES))}",
+                f"unknown tool {tool!r}; the page tools are "
+                f"{', '.join(sorted(t.value for t in ToolName))}",
             )
         session = self._sessions.get(session_id)
         known = self._known_answer(session, session_id, request_id, tool)

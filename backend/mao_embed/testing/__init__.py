@@ -328,6 +328,32 @@ class AgentClient:
         )
         return response.json()
 
+    def session(self, session_id: str) -> dict[str, Any]:
+        """``GET /api/sessions/{id}``: the session, with the site's instructions if any."""
+        response = self._http.get(f"/api/sessions/{session_id}")
+        response.raise_for_status()
+        return response.json()
+
+    def site_tools(self, session_id: str) -> list[dict[str, Any]]:
+        """The page's site tools (docs/site-tools.md)."""
+        response = self._http.get(f"/api/sessions/{session_id}/site-tools")
+        response.raise_for_status()
+        return response.json()
+
+    def call_site_tool(
+        self,
+        session_id: str,
+        name: str,
+        args: dict[str, Any] | None = None,
+        *,
+        timeout_ms: int | None = None,
+    ) -> dict[str, Any]:
+        headers = {"X-Timeout-Ms": str(timeout_ms)} if timeout_ms else {}
+        response = self._http.post(
+            f"/api/sessions/{session_id}/site-tools/{name}", json=args or {}, headers=headers
+        )
+        return response.json()
+
     def call_raw(
         self, session_id: str, tool: str, content: bytes, *, headers: dict[str, str] | None = None
     ) -> httpx.Response:

@@ -37,6 +37,7 @@ from mao_page.protocol import (
     PageToolResult,
     Ping,
     Pong,
+    SiteContext,
     Welcome,
     WireModel,
     describe_validation_error,
@@ -444,6 +445,9 @@ class _Connection:
             self._record_page_audit(parsed)
         elif isinstance(parsed, PageReady):
             self._page_ready(parsed)
+        elif isinstance(parsed, SiteContext):
+            # The page's WebMCP tools and instructions (docs/site-tools.md).
+            self._relay.set_site_context(self._session_id, parsed)
         elif isinstance(parsed, Hello):
             await self._send_error(ErrorCode.INVALID_REQUEST, "hello was already received")
 

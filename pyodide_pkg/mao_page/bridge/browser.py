@@ -641,6 +641,31 @@ def _rect_or_none(value: Any) -> list[float] | None:
     return [float(v) for v in value]
 
 
+class SiteToolBridge:
+    """The loader's site tool registry (``loader_js/site-tools.js``) for
+    ``mao_page.sitetools.runner``: a tool's description and one call's outcome, each as JSON
+    text, so nothing but strings and numbers crosses (the tool's ``execute`` runs in
+    JavaScript, where the page registered it)."""
+
+    def __init__(self, api: Any) -> None:
+        self._primitives = api.primitives
+
+    def describe(self, name: str) -> dict[str, Any] | None:
+        text = self._primitives.siteToolDescribe(name)
+        if text is None or text is jsnull:
+            return None
+        return json.loads(str(text))
+
+    async def run(
+        self, call_id: str, name: str, arguments_json: str, timeout_ms: int
+    ) -> dict[str, Any]:
+        answer = await self._primitives.siteToolRun(call_id, name, arguments_json, timeout_ms)
+        return json.loads(str(answer))
+
+    def cancel(self, call_id: str) -> None:
+        self._primitives.siteToolCancel(call_id)
+
+
 class Host:
     """What the loader handed over: options, status UI, ready signal, SDK events."""
 

@@ -121,6 +121,15 @@ from .results import (
     UnrenderedRegion,
     Viewport,
 )
+from .sitetools import (
+    MAX_INSTRUCTIONS_CHARS,
+    MAX_SITE_TOOLS,
+    SITE_TOOL_NAME,
+    SiteContext,
+    SiteTool,
+    SiteToolCall,
+    SiteToolInfo,
+)
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -209,4 +218,11 @@ __all__ = [
     "TOOL_ARGS",
     "ArgumentError",
     "build_request",
+    "MAX_INSTRUCTIONS_CHARS",
+    "MAX_SITE_TOOLS",
+    "SITE_TOOL_NAME",
+    "SiteContext",
+    "SiteTool",
+    "SiteToolCall",
+    "SiteToolInfo",
 ]

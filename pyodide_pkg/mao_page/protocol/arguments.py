@@ -30,6 +30,7 @@ from .actions import (
 )
 from .common import MAX_BATCH_ACTIONS, ToolName, WireModel, describe_validation_error
 from .messages import PageToolRequest
+from .sitetools import SiteTool, SiteToolCall
 
 # Each action tool takes either that action's fields or an ordered ``actions`` batch. The
 # argument models and their JSON Schemas are derived from the action models (``actions.py``),
@@ -122,6 +123,17 @@ def build_request(
     ``args`` is the JSON object of tool arguments. Raises ``ArgumentError`` for an unknown
     tool or invalid arguments; nothing is sent then.
     """
+    if tool == SiteTool.RUN:
+        # ``args`` is {name, arguments}; the arguments are checked against the tool's own
+        # schema in the page, which holds the tool (mao_page.sitetools).
+        try:
+            call = SiteToolCall.model_validate(args)
+            return PageToolRequest(
+                request_id=request_id, session_id=session_id, tool=SiteTool.RUN,
+                timeout_ms=timeout_ms, site_tool=call,
+            )
+        except ValidationError as error:
+            raise ArgumentError(describe_validation_error(error)) from None
     try:
         tool_name = ToolName(tool)
     except ValueError:

@@ -52,6 +52,8 @@ class ErrorCode(StrEnum):
     STRUCTURE_CHANGED = "structure_changed"
     INVALID_REQUEST = "invalid_request"
     SCREENSHOT_FAILED = "screenshot_failed"
+    # A site tool's own code threw or rejected; the message is the page's (untrusted).
+    SITE_TOOL_FAILED = "site_tool_failed"
     # Relay and session level.
     UNKNOWN_TOOL = "unknown_tool"
     SESSION_NOT_FOUND = "session_not_found"

@@ -29,6 +29,7 @@ from .common import (
     ToolName,
     WireModel,
 )
+from .sitetools import SiteContext, SiteTool, SiteToolCall
 
 
 class UserIdentity(WireModel):
@@ -98,18 +99,28 @@ class PageToolRequest(WireModel):
     type: Literal["page_tool_request"] = "page_tool_request"
     request_id: Identifier
     session_id: Identifier
-    tool: ToolName
+    tool: ToolName | SiteTool
     snapshot_id: SnapshotRef | None = None
     actions: Annotated[list[PageAction], Field(max_length=MAX_BATCH_ACTIONS)] | None = None
     inspect: InspectOptions | None = None
     screenshot: ScreenshotOptions | None = None
     extract: ExtractOptions | None = None
     find: FindOptions | None = None
+    site_tool: SiteToolCall | None = None
     require_confirmation: bool = False
     timeout_ms: Annotated[int, Field(ge=100, le=120_000)] = 30_000
 
     @model_validator(mode="after")
     def _shape_matches_tool(self) -> PageToolRequest:
+        if self.tool is SiteTool.RUN:
+            if self.site_tool is None:
+                raise ValueError("site_tool needs the tool's name and arguments")
+            others = (self.actions, self.inspect, self.screenshot, self.extract, self.find)
+            if any(value is not None for value in others):
+                raise ValueError("site_tool takes the site tool call only")
+            return self
+        if self.site_tool is not None:
+            raise ValueError(f"{self.tool} takes no site tool call")
         if self.tool in TOOL_ACTION:
             if not self.actions:
                 raise ValueError(f"{self.tool} needs at least one action")
@@ -144,6 +155,9 @@ class PageToolRequest(WireModel):
 
     @property
     def is_write(self) -> bool:
+        # A site tool may change anything; what it did is the page's to say (SPEC W3).
+        if self.tool is SiteTool.RUN:
+            return True
         return any(action.action in WRITE_ACTIONS for action in self.actions or ())
 
 
@@ -252,7 +266,7 @@ class PageAuditEvent(WireModel):
 
 
 ClientMessage = Annotated[
-    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, PageAuditEvent, PageReady],
+    Union[Hello, PageToolResult, Ping, Pong, ChatMessage, PageAuditEvent, PageReady, SiteContext],
     Field(discriminator="type"),
 ]
 ServerMessage = Annotated[

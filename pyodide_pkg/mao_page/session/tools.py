@@ -6,6 +6,8 @@ structured errors here. Tools whose issue has not landed answer ``unsupported``.
 
 from __future__ import annotations
 
+import time
+
 from ..actions import (
     ActingListener,
     Authorizer,
@@ -16,9 +18,17 @@ from ..actions import (
 )
 from ..bridge.page import Page, read_state
 from ..errors import ToolFailure
-from ..protocol import InspectOptions, PageToolRequest, PageToolResult, ToolName
+from ..protocol import (
+    ErrorCode,
+    InspectOptions,
+    PageToolRequest,
+    PageToolResult,
+    SiteTool,
+    ToolName,
+)
 from ..read.reader import PageReader
 from ..read.screenshot import Screenshotter
+from ..sitetools.runner import SiteToolRunner
 from ..snapshot.inspector import Inspector, KeepSensitiveMasked, SensitiveRelease
 from ..snapshot.store import SnapshotStore
 
@@ -38,12 +48,19 @@ class PageTools:
         self.screenshots = Screenshotter(page, self.inspector)  # type: ignore[arg-type]
         self.reader = PageReader(page, self.inspector)
         self.sensitive_release: SensitiveRelease = KeepSensitiveMasked()
+        # The page's WebMCP tools (set by the runtime; None where no registry is reachable).
+        self.site_tools: SiteToolRunner | None = None
 
     def page_version(self) -> str:
         return read_state(self._page).version
 
     async def run(self, request: PageToolRequest) -> PageToolResult:
+        started = time.monotonic()
         try:
+            if request.tool is SiteTool.RUN:
+                if self.site_tools is None:
+                    raise ToolFailure(ErrorCode.UNSUPPORTED, "this page has no site tools")
+                return await self.site_tools.run(request, started)
             if request.tool is ToolName.INSPECT:
                 options = request.inspect or InspectOptions()
                 # SPEC P5: sensitive values only when the agent asks and the level allows.

@@ -23,6 +23,7 @@ ERROR = "error"
 PAGE_READY = "page_ready"
 PAGE_TOOL_REQUEST = "page_tool_request"
 PAGE_TOOL_RESULT = "page_tool_result"
+SITE_CONTEXT = "site_context"
 
 FRAME_FIELDS: dict[str, tuple[str, ...]] = {
     HELLO: (
@@ -36,6 +37,9 @@ FRAME_FIELDS: dict[str, tuple[str, ...]] = {
     PAGE_READY: ("type", "trigger", "boot_ms", "mode", "page"),
     # Written by the transport only to answer requests it holds when the runtime cannot boot.
     PAGE_TOOL_RESULT: ("type", "request_id", "success", "error"),
+    # The page's site tools and instructions (docs/site-tools.md): written by the loader,
+    # whose registry holds them before and without the runtime.
+    SITE_CONTEXT: ("type", "tools", "instructions"),
 }
 USER_FIELDS = ("id", "name")
 PAGE_FIELDS = ("url", "title")

@@ -43,6 +43,10 @@ ACTIONS: tuple[str, ...] = (
     "keyboard",
     "wait",
     "observe",
+    # The page's own WebMCP tools (docs/site-tools.md); read-only ones run like reading.
+    # In the scope, so a host can switch them off, and in a persisted grant's key, so a
+    # grant given before site tools existed does not cover them.
+    "site_tool",
 )
 READ_ONLY_ACTIONS = frozenset({"observe", "wait"})
 

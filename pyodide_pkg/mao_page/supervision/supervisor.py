@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import secrets
 import time
 from collections.abc import Callable
@@ -47,10 +48,12 @@ from ..protocol import (
     PageToolRequest,
     PageToolResult,
 )
+from ..sitetools.runner import SiteToolView
 from ..snapshot.store import ElementEntry
 from . import i18n
 from .authorization import AuthorizationCenter, Decision, Level, LevelChange
-from .risk import Risk, RiskReason, Target, classify
+from .risk import Risk, RiskReason, Target, classify, classify_site_tool
+from .sensitive import is_sensitive_name
 
 TASK_IDLE_S = 60.0
 # A card's buttons ignore answers for this long after it appears, so a click already on its
@@ -350,6 +353,7 @@ class Supervisor:
     def end_request(
         self, request: PageToolRequest, result: PageToolResult, duration_ms: float
     ) -> None:
+        site_risk = self._step_risk.get((request.request_id, 0))
         self._step_index.pop(request.request_id, None)
         for key in [k for k in self._step_risk if k[0] == request.request_id]:
             del self._step_risk[key]
@@ -359,7 +363,33 @@ class Supervisor:
         if task is not None:
             task.running = max(0, task.running - 1)
             self._touch()
-        if not request.actions:  # page_inspect, page_screenshot: one log line for the call
+        if request.site_tool is not None:
+            # A site tool is an action: its log line and its audit record name the tool and
+            # the outcome, never the arguments (SPEC P6).
+            outcome = (
+                "ok" if result.success else (result.error.code.value if result.error else "failed")
+            )
+            self._ui.log(
+                {
+                    "id": request.request_id,
+                    "tool": "site_tool",
+                    "target": request.site_tool.name,
+                    "outcome": self._t("log.ok") if result.success else outcome,
+                    "ok": result.success,
+                    "durationMs": round(duration_ms),
+                }
+            )
+            risk = site_risk
+            self._record(
+                AuditKind.ACTION,
+                request_id=request.request_id,
+                action="site_tool",
+                target=request.site_tool.name[:200],
+                outcome=outcome[:80],
+                risk=risk.level if risk else None,
+                duration_ms=round(duration_ms, 1),
+            )
+        elif not request.actions:  # page_inspect, page_screenshot: one log line for the call
             outcome = (
                 "ok" if result.success else (result.error.code.value if result.error else "failed")
             )
@@ -441,6 +471,44 @@ class Supervisor:
         if decision is Decision.CONFIRM:
             await self._confirm(action, subject, risk, context)
 
+    async def authorize_site_tool(self, tool: SiteToolView, arguments: dict[str, Any]) -> None:
+        """The site tools' hook before a tool runs (SPEC B8, P1-P4): a site tool is an action
+        in the ``site_tool`` scope; one the page marks read-only runs without a card, like
+        reading, unless its name or description reads as risky or the agent asked for one."""
+        context = _request.get()
+        self._refuse_unless_running("the tool was not run")
+        require = bool(context and context.require_confirmation)
+        decision = self.center.decide(
+            "site_tool", task_id=self.task_id, require_confirmation=require
+        )
+        if decision is Decision.DENY:
+            raise ToolFailure(
+                ErrorCode.PERMISSION_DENIED,
+                "this page does not allow site tools (authorization scope); the tool was not run",
+            )
+        risk = classify_site_tool(
+            tool.name, tool.description, page_origin=self._page_origin,
+            autosubmit=tool.autosubmit, form_action=tool.form_action,
+        )
+        if context is not None:
+            self._step_risk[(context.request_id, 0)] = risk
+        if tool.read_only and not risk.high and not require:
+            return
+        if decision is Decision.CONFIRM or (
+            tool.read_only and risk.high and self.center.current_level(self.task_id)
+            is Level.PER_ACTION
+        ):
+            await self._confirm(_SiteToolSubject.of(tool, arguments), None, risk, context)
+
+    def _refuse_unless_running(self, what: str) -> None:
+        if self.state is TaskState.STOPPED:
+            raise ToolFailure(ErrorCode.USER_STOPPED, f"the user stopped the task; {what}")
+        if self.state is TaskState.PAUSED:
+            raise ToolFailure(
+                ErrorCode.USER_TAKEOVER,
+                f"the user took over the page; the task is paused and {what}",
+            )
+
     def on_acting(self, entry: ElementEntry, handle: Any) -> None:
         """The executor's hook once the element passed its actionability checks (scrolled
         into view, stable, hit) and right before the act: the highlight goes where the
@@ -490,8 +558,9 @@ class Supervisor:
             timeout_s = self.center.policy.confirmation_timeout_ms / 1000
             if context is not None:
                 timeout_s = min(timeout_s, context.deadline - self._clock() - DEADLINE_MARGIN_S)
+            label = subject.label if subject else getattr(action, "name", "")
             audit = {"request_id": context.request_id if context else None, "action": action.action,
-                     "target": (subject.label if subject else "")[:200], "risk": risk.level,
+                     "target": label[:200], "risk": risk.level,
                      "risk_reasons": [r.value for r in risk.reasons] or None}
             if timeout_s < 1.0:
                 self._record(AuditKind.CONFIRMATION, decision="timeout", **audit)
@@ -575,6 +644,8 @@ class Supervisor:
                 f"{subject.role} \u201c{subject.label}\u201d" if subject.label else subject.role
             )
             if subject
+            else self._t("card.target.site_tool", name=action.name)
+            if isinstance(action, _SiteToolSubject)
             else self._t("card.target.page"),
             "valueLabel": self._t("card.value"),
             "value": value if value is not None else "",
@@ -814,7 +885,32 @@ class _UnmaskedSubject:
     action: str
 
 
+@dataclass(frozen=True, slots=True)
+class _SiteToolSubject:
+    """What a card asks about for a site tool: its name, and its arguments as the card shows
+    them, with the values of parameters whose name or description reads as sensitive (a
+    password, a card number) masked."""
+
+    name: str
+    arguments: str
+    action: str = "site_tool"
+
+    @classmethod
+    def of(cls, tool: SiteToolView, arguments: dict[str, Any]) -> _SiteToolSubject:
+        properties = tool.input_schema.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        shown: dict[str, Any] = {}
+        for key, value in arguments.items():
+            about = properties.get(key) if isinstance(properties.get(key), dict) else {}
+            words = f"{key} {about.get('description', '')} {about.get('format', '')}"
+            shown[key] = MASK if is_sensitive_name(words) else value
+        text = json.dumps(shown, ensure_ascii=False) if shown else ""
+        return cls(tool.name, text[:2000])
+
+
 def _action_value(action: Any) -> str | None:
+    if action.action == "site_tool":
+        return str(action.arguments)
     if action.action == "fill":
         return str(action.value)
     if action.action == "select":
