@@ -184,7 +184,9 @@ def test_a_writing_tool_waits_for_the_users_card_naming_tool_and_arguments(mao_e
         # A page script pressing Allow approves nothing (SPEC U2).
         embedded.page.evaluate("""() => {
           const root = document.querySelector('mao-embed-host').shadowRoot;
-          for (const b of root.querySelectorAll('button')) if (b.textContent.includes('Allow once')) b.click();
+          for (const b of root.querySelectorAll('button')) {
+            if (b.textContent.includes('Allow once')) b.click();
+          }
         }""")
         time.sleep(0.5)
         assert embedded.page.evaluate("window.calls") == []
@@ -224,7 +226,9 @@ FORMS = """
 <form id="search" toolname="search_flights" tooldescription="Search flights" toolautosubmit>
   <label>From <input name="from" required></label>
   <input name="to" toolparamdescription="Destination airport code" required>
-  <select name="cabin"><option value="economy">Economy</option><option value="business">Business</option></select>
+  <select name="cabin">
+    <option value="economy">Economy</option><option value="business">Business</option>
+  </select>
   <button>Search</button>
 </form>
 <form id="contact" toolname="contact_us" tooldescription="Send us a message">
@@ -235,7 +239,8 @@ FORMS = """
 document.getElementById("search").addEventListener("submit", (event) => {
   event.preventDefault();
   window.searched = new FormData(event.target).get("to");
-  if (event.respondWith) event.respondWith(Promise.resolve({flights: 3, agent: event.agentInvoked}));
+  const response = {flights: 3, agent: event.agentInvoked};
+  if (event.respondWith) event.respondWith(Promise.resolve(response));
 });
 document.getElementById("contact").addEventListener("submit", (event) => {
   event.preventDefault();
@@ -318,9 +323,12 @@ NATIVE_STUB = """
 window.nativeTools = new Map();
 const nativeContext = {
   registerTool(tool, options) {
-    if (window.nativeTools.has(tool.name)) return Promise.reject(new DOMException("dup", "InvalidStateError"));
+    if (window.nativeTools.has(tool.name)) {
+      return Promise.reject(new DOMException("dup", "InvalidStateError"));
+    }
     window.nativeTools.set(tool.name, tool);
-    if (options && options.signal) options.signal.addEventListener("abort", () => window.nativeTools.delete(tool.name));
+    const forget = () => window.nativeTools.delete(tool.name);
+    if (options && options.signal) options.signal.addEventListener("abort", forget);
     return Promise.resolve();
   },
   callForTheBrowser(name, input) { return window.nativeTools.get(name).execute(input); },
