@@ -2,7 +2,8 @@
 
 Starts the backend on a free port, opens the demo expense-claim page in headless Chromium,
 waits for the SDK session, and lets a scripted agent use only the agent HTTP API to inspect,
-fill the form, submit and observe, then read the claim back through the page's own site tool. Prints the action log and the final page state, and exits
+fill the form, submit and observe, then read the claim back through the page's own site
+tool. Prints the action log and the final page state, and exits
 0 only if the page's own results table shows the submitted values.
 """
 
