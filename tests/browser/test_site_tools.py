@@ -382,3 +382,20 @@ def test_instructions_reach_agents_as_the_sites_words(mao_embed):  # CONTRACT in
         time.sleep(0.05)
     assert session["instructions"]["source"] == "site"
     assert session["instructions"]["text"] == "Prefer add_to_cart over clicking. <b>"
+
+
+def test_a_frame_that_loads_the_sdk_registers_before_its_own_load(  # SPEC B8
+    mao_embed, mao_pages, mao_backend
+):
+    # The frame's scripts run before its parent sees it loaded; with the loader first in the
+    # frame, its document.modelContext is the page's registry from the start.
+    frame_url = mao_pages.add("/site-tools-early-frame.html", (
+        f'<!doctype html><body><script src="{mao_backend.url}/sdk/mao-chat.js"></script>'
+        "<script>document.modelContext.registerTool({name: 'early_frame_tool', "
+        "description: 'Registered while the frame parsed', annotations: {readOnlyHint: true}, "
+        "execute: () => ({from: 'frame'})});</script></body>"
+    ))
+    embedded = mao_embed(f'<iframe src="{frame_url}"></iframe>')
+    wait_for_tools(embedded, "early_frame_tool")
+    ran = embedded.call_site_tool("early_frame_tool")
+    assert ran["result"]["output"] == {"from": "frame"}

@@ -7,7 +7,11 @@ signatures. Tools offered:
 - ``list_sessions``: the connected pages, as in ``GET /api/sessions``;
 - ``select_session``: the page the ``page_*`` tools act on for this MCP client;
 - the ``page_*`` tools, each also accepting an optional ``sessionId`` that overrides
-  the selection. With no selection and exactly one connected page, that page is used.
+  the selection. With no selection and exactly one connected page, that page is used;
+- the selected page's site tools (SPEC B8, docs/site-tools.md) as ``site_<name>``, with the
+  page's own schemas; the server announces ``tools.listChanged`` and sends
+  ``notifications/tools/list_changed`` to a client when its page's site tools change or it
+  selects another page (on the standalone stream of the handshake-era protocol).
 
 Page results are returned as structured JSON in a text block and ``structuredContent``,
 never phrased as a user message (SPEC B3), with page text marked untrusted by the same
