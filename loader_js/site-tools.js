@@ -208,6 +208,13 @@ const MaoSiteTools = (() => {
     if (original.registerTool) define("registerTool", function (tool, ...rest) {
       const answer = original.registerTool.call(this, tool, ...rest);
       track(tool);
+      // Polyfills answer {unregister()}: that removes it here too.
+      if (answer && typeof answer.unregister === "function") {
+        const unregister = answer.unregister;
+        try {
+          answer.unregister = function (...args) { forget(tool.name); return unregister.apply(this, args); };
+        } catch (error) { /* a frozen answer: the tool stays listed until the page changes */ }
+      }
       return answer;
     });
     if (original.unregisterTool) define("unregisterTool", function (name, ...rest) {

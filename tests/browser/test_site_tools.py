@@ -5,10 +5,12 @@ authorization, within the call's time."""
 
 from __future__ import annotations
 
+import json
 import time
 from typing import Any
 
 import pytest
+from mao_embed.audit import AuditEvent
 from panel_helpers import AgentThread, answer, card
 from playwright.sync_api import expect
 
@@ -196,6 +198,19 @@ def test_a_writing_tool_waits_for_the_users_card_naming_tool_and_arguments(mao_e
         agent.close()
     assert done["success"], done
     assert embedded.page.evaluate("window.calls") == ["B7"]
+    # SPEC P6: audited like a page action: the tool's name, outcome and time, no arguments.
+    deadline = time.monotonic() + 10
+    audit = embedded.backend.app.state.audit
+    while not (records := [r for r in audit.query(
+        event=AuditEvent.PAGE_ACTION, session_id=embedded.session_id
+    ) if r.tool == "site_tool"]):
+        assert time.monotonic() < deadline, "no page_action record of the site tool"
+        time.sleep(0.1)
+    (record,) = records
+    assert (record.code, json.loads(record.detail)["target"]) == ("ok", "add_to_cart")
+    assert record.duration_ms is not None
+    everything = audit.query(session_id=embedded.session_id)
+    assert not any("B7" in (r.detail or "") for r in everything)
 
 
 def test_a_denied_card_runs_nothing(mao_embed):
