@@ -95,7 +95,9 @@ class Controller:
         self.tools.screenshots.unmasked_policy = self.supervisor
         self.tools.sensitive_release = self.supervisor
         self.tools.site_tools = SiteToolRunner(
-            bridge.SiteToolBridge(api), authorize=self.supervisor.authorize_site_tool
+            bridge.SiteToolBridge(api),
+            authorize=self.supervisor.authorize_site_tool,
+            users_turn=self.supervisor.users_turn,
         )
         self.dispatcher = Dispatcher(self._run_tool, lambda data: None, self.tools.page_version)
         self._ready_signalled = False

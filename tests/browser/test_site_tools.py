@@ -306,6 +306,8 @@ def test_a_form_without_autosubmit_waits_for_the_users_own_submit(mao_embed):
     assert done["success"], done
     assert (done["result"]["output"]["submitted"], done["result"]["output"]["by"]) == (True, "user")
     assert embedded.page.evaluate("window.sent") == "Hi"
+    # The user's click was the step the tool asked for, not a takeover (SPEC U3).
+    assert embedded.call("page_observe")["success"]
 
 
 FRAME_PAGE = """

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -70,10 +71,14 @@ _FAILURES = {
 
 class SiteToolRunner:
     def __init__(self, host: SiteToolHost, authorize: SiteToolAuthorizer = allow_every_tool,
-                 clock: Any = time.monotonic) -> None:
+                 clock: Any = time.monotonic,
+                 users_turn: Callable[[bool], None] = lambda waiting: None) -> None:
+        # ``users_turn``: told while a form tool waits for the user's own submit
+        # (``Supervisor.users_turn``), whose input then is no takeover.
         self._host = host
         self._authorize = authorize
         self._clock = clock
+        self._users_turn = users_turn
 
     def view(self, name: str) -> SiteToolView:
         info = self._host.describe(name)
@@ -115,12 +120,17 @@ class SiteToolRunner:
         began = self._clock()
         call_id = request.request_id
         finished = False
+        waits_for_user = tool.source == "form" and not tool.autosubmit
+        if waits_for_user:
+            self._users_turn(True)
         try:
             outcome = await self._host.run(
                 call_id, tool.name, json.dumps(call.arguments, ensure_ascii=False), left_ms
             )
             finished = True
         finally:
+            if waits_for_user:
+                self._users_turn(False)
             if not finished:  # cancelled (the agent, Stop, the dispatcher's timeout)
                 self._host.cancel(call_id)
         duration_ms = round((self._clock() - began) * 1000, 1)

@@ -220,6 +220,9 @@ class Supervisor:
         self._step_index: dict[str, int] = {}
         self._chat_counter = 0
         self._closed = False
+        # A site tool's form waits for the user's own submit: their input then is the step
+        # the task asked for, not a takeover (SPEC U3).
+        self._users_turn = 0
         self._render()
 
     # -- state ----------------------------------------------------------------------------
@@ -246,7 +249,9 @@ class Supervisor:
         self._ui.set_status(status, self._t(f"status.{status}"))
         self._ui.set_level(self.center.level.value, sorted(self.center.scope))
         self._arm_takeover(
-            self._task is not None and self.state in (TaskState.RUNNING, TaskState.WAITING)
+            self._task is not None
+            and self.state in (TaskState.RUNNING, TaskState.WAITING)
+            and not self._users_turn
         )
 
     def refresh(self) -> None:
@@ -499,6 +504,13 @@ class Supervisor:
             is Level.PER_ACTION
         ):
             await self._confirm(_SiteToolSubject.of(tool, arguments), None, risk, context)
+
+    def users_turn(self, waiting: bool) -> None:
+        """A form tool filled the form and waits for the user to submit it (or stops waiting):
+        real input on the page meanwhile does not pause the task."""
+        self._users_turn = max(0, self._users_turn + (1 if waiting else -1))
+        if not self._closed:
+            self._render()
 
     def _refuse_unless_running(self, what: str) -> None:
         if self.state is TaskState.STOPPED:
