@@ -416,3 +416,23 @@ def test_a_frame_that_loads_the_sdk_registers_before_its_own_load(  # SPEC B8
     wait_for_tools(embedded, "early_frame_tool")
     ran = embedded.call_site_tool("early_frame_tool")
     assert ran["result"]["output"] == {"from": "frame"}
+
+
+def test_the_earlier_shapes_request_user_interaction_opens_the_panel(mao_embed):
+    # Draft versions that gave execute a client: requestUserInteraction shows the user.
+    embedded = mao_embed("<p>shop</p>")
+    embedded.page.get_by_role("button", name="Close panel").click()
+    opener = embedded.page.get_by_role("button", name="Open panel", exact=True)
+    expect(opener).to_be_visible()
+    embedded.page.evaluate("""() => navigator.modelContext.provideContext({tools: [{
+      name: "ask_first", description: "Asks the user first", annotations: {readOnlyHint: true},
+      async execute(input, client) {
+        return client.requestUserInteraction(async () => "the user saw it");
+      }}]})""")
+    wait_for_tools(embedded, "ask_first")
+    asked = embedded.call_site_tool("ask_first")
+    assert asked["result"]["output"] == "the user saw it"
+    expect(opener).to_be_hidden()
+    # provideContext replaces the tools it gave; clearContext removes them.
+    embedded.page.evaluate("() => navigator.modelContext.clearContext()")
+    wait_until_gone(embedded, "ask_first")
