@@ -71,6 +71,9 @@ const MaoSiteTools = (() => {
     if (typeof tool.description !== "string" || !tool.description) throw invalid("tool description must be a non-empty string");
     if (source === "script" && typeof tool.execute !== "function") throw new TypeError("tool execute must be a function");
     let schema = "";
+    if (tool.inputSchema !== undefined && (tool.inputSchema === null || typeof tool.inputSchema !== "object" || Array.isArray(tool.inputSchema))) {
+      throw new TypeError("inputSchema must be a JSON Schema object");
+    }
     if (tool.inputSchema !== undefined) {
       schema = JSON.stringify(tool.inputSchema);
       if (schema === undefined) throw new TypeError("inputSchema is not JSON-serializable");
@@ -93,7 +96,12 @@ const MaoSiteTools = (() => {
   }
 
   function add(entry) {
-    if (tools.has(entry.name)) throw invalid(`a tool named ${entry.name} is already registered`);
+    const existing = tools.get(entry.name);
+    if (existing && existing.source === "form") {
+      // A script tool takes its name from a form (the scan then leaves that form out).
+      tools.delete(entry.name);
+      for (const settle of existing.running) settle({ status: "not_found", message: `the page replaced the form tool ${entry.name}` });
+    } else if (existing) throw invalid(`a tool named ${entry.name} is already registered`);
     if (tools.size >= MAX_TOOLS) throw invalid(`a page may register at most ${MAX_TOOLS} tools`);
     tools.set(entry.name, entry);
     changed();
@@ -168,7 +176,8 @@ const MaoSiteTools = (() => {
     const owned = new Map(); // name -> AbortController
     function registerTool(tool) {
       makeEntry(tool, "script", null); // throws at once, as the earlier shape did
-      if (owned.has(tool.name) || tools.has(tool.name)) throw invalid(`a tool named ${tool.name} is already registered`);
+      const held = tools.get(tool.name);
+      if (owned.has(tool.name) || (held && held.source === "script")) throw invalid(`a tool named ${tool.name} is already registered`);
       const controller = new AbortController();
       owned.set(tool.name, controller);
       Promise.resolve(documentContext.registerTool(tool, { signal: controller.signal })).catch(() => {});

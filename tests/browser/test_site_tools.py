@@ -275,6 +275,17 @@ def test_forms_are_tools_with_parameters_from_their_fields(mao_embed):  # SPEC B
     assert properties["to"]["description"] == "Destination airport code"
     assert properties["cabin"]["enum"] == ["economy", "business"]
     assert set(search["inputSchema"]["required"]) == {"from", "to"}
+    # A script tool of the same name takes it from the form.
+    embedded.page.evaluate("""() => document.modelContext.registerTool({name: "contact_us",
+      description: "Write to us from script", execute: () => "sent"})""")
+    deadline = time.monotonic() + 10
+    while {t["name"]: t for t in embedded.site_tools()}["contact_us"]["source"] != "script":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    # A non-object schema is refused at registration, as the draft's IDL does.
+    refused = embedded.page.evaluate("""() => document.modelContext.registerTool({name: "odd",
+      description: "d", inputSchema: "string", execute: () => 1}).then(() => "ok", (e) => e.name)""")
+    assert refused == "TypeError"
 
 
 def test_an_autosubmit_form_is_filled_submitted_and_answers_with_the_pages_response(mao_embed):
