@@ -284,7 +284,8 @@ def test_forms_are_tools_with_parameters_from_their_fields(mao_embed):  # SPEC B
         time.sleep(0.05)
     # A non-object schema is refused at registration, as the draft's IDL does.
     refused = embedded.page.evaluate("""() => document.modelContext.registerTool({name: "odd",
-      description: "d", inputSchema: "string", execute: () => 1}).then(() => "ok", (e) => e.name)""")
+      description: "d", inputSchema: "string", execute: () => 1})
+      .then(() => "ok", (e) => e.name)""")
     assert refused == "TypeError"
 
 
