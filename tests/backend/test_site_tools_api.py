@@ -142,3 +142,18 @@ async def test_the_chat_loop_offers_site_tools_and_the_sites_instructions(
     assert system.count("</site_instructions>") == 1
     (ran,) = [r for r in page.requests if r.site_tool]
     assert ran.site_tool is not None and ran.site_tool.arguments == {"sku": "C9"}
+
+
+async def test_mcp_clients_of_the_2026_era_hear_of_changes_on_a_listen_stream(
+    server: RunningServer, make_page: MakePage
+) -> None:
+    page = make_page(server, answer=answer_site_tool)
+    await page.connect()
+    async with Client(f"{server.url}/mcp", mode="auto") as client:
+        async with client.listen(tools_list_changed=True) as subscription:
+            await declare(page, ADD_TO_CART)
+            events = subscription.__aiter__()
+            await asyncio.wait_for(events.__anext__(), timeout=10)
+        # One page connected: it is the default session, its site tool is listed.
+        tools = {t.name for t in (await client.list_tools()).tools}
+    assert "site_add_to_cart" in tools

@@ -11,7 +11,8 @@ signatures. Tools offered:
 - the selected page's site tools (SPEC B8, docs/site-tools.md) as ``site_<name>``, with the
   page's own schemas; the server announces ``tools.listChanged`` and sends
   ``notifications/tools/list_changed`` to a client when its page's site tools change or it
-  selects another page (on the standalone stream of the handshake-era protocol).
+  selects another page (on the standalone stream of the handshake-era protocol; on
+  ``subscriptions/listen`` streams of the 2026 era, to every listening client).
 
 Page results are returned as structured JSON in a text block and ``structuredContent``,
 never phrased as a user message (SPEC B3), with page text marked untrusted by the same
@@ -36,6 +37,7 @@ from mao_page.protocol import ErrorCode, PageToolResult
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import HTTPConnection
 from starlette.routing import Route
@@ -95,6 +97,11 @@ class McpEndpoint:
         # MCP client -> its server session, to tell it when its page's site tools change.
         self._peers: OrderedDict[str | None, Any] = OrderedDict()
         relay.add_site_tools_listener(self._site_tools_changed)
+        # Clients on the 2026 protocol era hear of changes on ``subscriptions/listen``
+        # streams; they carry no session of their own, so every change goes to each of them
+        # (a change to another page's tools costs them one needless refetch).
+        self._bus = InMemorySubscriptionBus()
+        self._listen = ListenHandler(self._bus)
         self._server: Server[Any] = _SiteToolsServer(
             "mao-embed",
             version="0.1.0",
@@ -105,6 +112,7 @@ class McpEndpoint:
             ),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_subscriptions_listen=self._listen,
         )
         self._manager = StreamableHTTPSessionManager(
             app=self._server,
@@ -122,7 +130,10 @@ class McpEndpoint:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         async with self._manager.run():
-            yield
+            try:
+                yield
+            finally:
+                self._listen.close()
 
     async def _asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
         refusal = authorize(self._config, HTTPConnection(scope))
@@ -201,12 +212,18 @@ class McpEndpoint:
 
     def _site_tools_changed(self, session_id: str) -> None:
         """A page's site tools changed: tell each client whose tools they are."""
+        self._publish(ToolsListChanged())
         for client_key, peer in list(self._peers.items()):
             selected = self._selected.get(client_key)
             if selected == session_id or (
                 selected is None and [s.session_id for s in self._relay.sessions()] == [session_id]
             ):
                 self._notify(peer)
+
+    def _publish(self, event: Any) -> None:
+        task = asyncio.get_running_loop().create_task(self._bus.publish(event))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def _notify(self, peer: Any) -> None:
         async def send() -> None:
