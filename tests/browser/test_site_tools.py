@@ -448,3 +448,32 @@ def test_the_earlier_shapes_request_user_interaction_opens_the_panel(mao_embed):
     # provideContext replaces the tools it gave; clearContext removes them.
     embedded.page.evaluate("() => navigator.modelContext.clearContext()")
     wait_until_gone(embedded, "ask_first")
+
+
+EARLIER_NATIVE_STUB = """
+<script>
+// A polyfill or trial build of the earlier shape, there before the SDK.
+window.polyfillTools = new Map();
+Object.defineProperty(navigator, "modelContext", {configurable: true, value: {
+  registerTool(tool) { window.polyfillTools.set(tool.name, tool); },
+  unregisterTool(name) { window.polyfillTools.delete(name); },
+  provideContext({tools}) { window.polyfillTools = new Map(tools.map((t) => [t.name, t])); },
+  clearContext() { window.polyfillTools.clear(); },
+}});
+</script>
+"""
+
+
+def test_an_earlier_shape_model_context_keeps_working_and_agents_see_its_tools(mao_embed):
+    embedded = mao_embed("<p>polyfill</p>", head=EARLIER_NATIVE_STUB)
+    embedded.page.evaluate("""() => navigator.modelContext.registerTool({name: "stock",
+      description: "Units in stock", annotations: {readOnlyHint: true},
+      execute: ({sku}) => ({sku, units: 4})})""")
+    assert embedded.page.evaluate("window.polyfillTools.has('stock')")  # the polyfill has it
+    wait_for_tools(embedded, "stock")
+    assert embedded.call_site_tool("stock", {"sku": "A1"})["result"]["output"] == {
+        "sku": "A1", "units": 4,
+    }
+    embedded.page.evaluate("() => navigator.modelContext.unregisterTool('stock')")
+    wait_until_gone(embedded, "stock")
+    assert not embedded.page.evaluate("window.polyfillTools.has('stock')")
