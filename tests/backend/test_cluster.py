@@ -363,3 +363,30 @@ async def test_an_error_reply_reaches_its_own_caller_only(link: CommandLink) -> 
     assert before == b"OK"
     assert isinstance(failing, ResponseError)
     assert after == b"1"
+
+
+async def test_any_instance_lists_and_runs_a_pages_site_tools(  # SPEC B6, B8
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    a, c = make_instance("a"), make_instance("c")
+
+    async def answer(request: PageToolRequest) -> PageToolResult:
+        assert request.site_tool is not None
+        return PageToolResult(request_id=request.request_id, success=True,
+                              result={"output": request.site_tool.arguments})
+
+    page = make_page(a, answer=answer)
+    await page.connect()
+    tool = {"name": "add_to_cart", "description": "Add", "inputSchema": {"type": "object"},
+            "readOnly": False, "source": "script"}
+    await page.send({"type": "site_context", "tools": [tool], "instructions": "Be brief."})
+    base = f"{c.url}/api/sessions/{page.session_id}"
+    async with httpx.AsyncClient(timeout=10) as agent:
+        async def listed_on_c() -> bool:
+            return (await agent.get(f"{base}/site-tools")).json() == [tool]
+
+        await wait_for(listed_on_c)
+        session = (await agent.get(base)).json()
+        ran = (await agent.post(f"{base}/site-tools/add_to_cart", json={"sku": "A1"})).json()
+    assert session["instructions"]["text"] == "Be brief." and session["instance"] == "a"
+    assert ran["success"] and ran["result"]["output"] == {"sku": "A1"}

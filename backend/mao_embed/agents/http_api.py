@@ -142,7 +142,7 @@ class AgentApi:
         entry = await self._relay.find_session(session_id)
         if entry is None:
             return _no_session(session_id)
-        context = self._relay.site_context(session_id)
+        context = await self._relay.find_site_context(session_id)
         if context is not None:
             entry = {**entry, "siteTools": len(context.tools)}
             if context.instructions:
@@ -155,7 +155,7 @@ class AgentApi:
         if refusal is not None:
             return refusal
         session_id = request.path_params["session_id"]
-        context = self._relay.site_context(session_id)
+        context = await self._relay.find_site_context(session_id)
         if context is None:
             return _no_session(session_id)
         return _escaped_json(site_tool_list(context))

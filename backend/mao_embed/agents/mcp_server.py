@@ -189,7 +189,7 @@ class McpEndpoint:
     async def _site_tools(self, client_key: str | None) -> list[types.Tool]:
         """The selected page's site tools (SPEC B8), named ``site_<name>``."""
         session_id = await self._default_session(client_key)
-        context = self._relay.site_context(session_id) if session_id else None
+        context = await self._relay.find_site_context(session_id) if session_id else None
         if context is None:
             return []
         return [
@@ -298,7 +298,7 @@ class McpEndpoint:
     ) -> types.CallToolResult:
         """``site_<name>``: the selected page's site tool; its arguments are the tool's own."""
         session_id = await self._default_session(client_key)
-        context = self._relay.site_context(session_id) if session_id else None
+        context = await self._relay.find_site_context(session_id) if session_id else None
         tool = by_mcp_name(context, name) if context is not None else None
         if session_id is None or tool is None:
             return _refusal("unknown_tool", f"unknown tool {name!r}")

@@ -50,6 +50,7 @@ from mao_page.protocol import (
     Hello,
     PageInfo,
     PageToolResult,
+    SiteContext,
     build_request,
 )
 from pydantic import ValidationError
@@ -383,6 +384,51 @@ class ClusterRelay(Relay):
         if entries is not None:
             pipe.hset(self._sessions_key, session_id, entries[0])
             pipe.set(self._entry(session_id), entries[1], px=self._directory_ttl_ms)
+            context = self._site_context_json(session_id)
+            if context is not None:
+                pipe.set(self._site_key(session_id), context, px=self._directory_ttl_ms)
+
+    # ------------------------------------------------------------------ site tools
+
+    def _site_key(self, session_id: str) -> str:
+        return f"{self._ns}:t:{session_id}"
+
+    def _site_context_json(self, session_id: str) -> str | None:
+        session = self._sessions.get(session_id)
+        if session is None or session.site_context is None:
+            return None
+        return session.site_context.to_json()
+
+    def set_site_context(self, session_id: str, context: SiteContext) -> None:
+        """As ``Relay.set_site_context``, and stored in Redis beside the session's directory
+        entry (refreshed with it), so an agent on any instance lists the page's site tools.
+        ``list_changed`` reaches the MCP clients of this instance only."""
+        super().set_site_context(session_id, context)
+        self._spawn(self._store_site_context(session_id))
+
+    async def _store_site_context(self, session_id: str) -> None:
+        context = self._site_context_json(session_id)
+        if context is None:
+            return
+        try:
+            await self._link.command(pack(
+                "SET", self._site_key(session_id), context, "PX", str(self._directory_ttl_ms)
+            ))
+        except (RedisUnavailable, RedisError) as error:
+            logger.warning("site tools of %s not stored in Redis: %s", session_id, error)
+
+    async def find_site_context(self, session_id: str) -> SiteContext | None:
+        local = self.site_context(session_id)
+        if local is not None:
+            return local
+        try:
+            stored = await self._link.command(pack("GET", self._site_key(session_id)))
+        except (RedisUnavailable, RedisError):
+            stored = None
+        if stored is not None:
+            with contextlib.suppress(ValueError):
+                return SiteContext.model_validate_json(stored)
+        return SiteContext() if await self.find_session(session_id) is not None else None
 
     async def _register(self, session_id: str) -> None:
         # On the shared command link: pages connect in bursts, and a pool connection per
@@ -450,6 +496,7 @@ class ClusterRelay(Relay):
             return
         with contextlib.suppress(RedisError, RedisUnavailable):
             await self._link.command(pack("HDEL", self._sessions_key, session_id))
+            await self._link.command(pack("DEL", self._site_key(session_id)))
 
     def touch(self, session_id: str, page: PageInfo | None = None) -> None:
         session = self._sessions.get(session_id)

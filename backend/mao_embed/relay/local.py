@@ -467,6 +467,11 @@ class Relay:
             return None
         return session.site_context or SiteContext()
 
+    async def find_site_context(self, session_id: str) -> SiteContext | None:
+        """``site_context`` of any session an agent can reach: this relay's; a cluster's
+        relay also reads another instance's pages' from Redis (``cluster.ClusterRelay``)."""
+        return self.site_context(session_id)
+
     def add_site_tools_listener(self, listener: SiteToolsListener) -> Callable[[], None]:
         self._site_tools_listeners.append(listener)
         return lambda: self._site_tools_listeners.remove(listener)
