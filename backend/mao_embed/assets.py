@@ -357,8 +357,9 @@ def _loader_files() -> list[Path]:
 
 
 # After the primitives, in this order: the runtime image, the connection to the backend, the
-# boot, and the loader proper (mao-chat.js, which uses the three).
-LOADER_PARTS = ("runtime-image.js", "transport.js", "boot.js", "mao-chat.js")
+# tab's identity across its pages, the boot, and the loader proper (mao-chat.js, which uses
+# the four).
+LOADER_PARTS = ("runtime-image.js", "transport.js", "tab.js", "boot.js", "mao-chat.js")
 
 
 def generated_tables() -> str:

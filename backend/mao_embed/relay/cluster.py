@@ -14,7 +14,10 @@ derived from the secret and the API key, so only instances that share both form 
   origin), for routing and for resuming the id on another instance; expires a resume window
   after its instance stops refreshing it;
 - ``{ns}:r:{sessionId}:{requestId}``: an agent-chosen requestId's claim while in flight
-  (``P|caller|page instance``), then its first result (``R|json``) for the retention window.
+  (``P|caller|page instance``), then its first result (``R|json``) for the retention window;
+- ``{ns}:n:{sessionId}``: the session's page left its document (SPEC B7) on the instance it
+  names; until the tab's next page resumes the session (on any instance, which deletes it),
+  calls wait for that page instead of answering ``session_not_found``.
 
 Requests and results travel by pub/sub, one channel per instance (``{ns}:c:{instance}``):
 at most once, which is what a write needs (SPEC W3: never replayed), and ``PUBLISH`` says how
@@ -103,13 +106,16 @@ _NOT_DISPATCHED = frozenset({
     ErrorCode.BACKEND_UNAVAILABLE.value,
 })
 
-# KEYS: directory entry, request key. ARGV: channel prefix, caller, claim ttl ms, claim?,
-# message. Claim (if asked) and publish in one round trip: {0} no such session, {1, value} the
-# requestId is already claimed or answered, {2, instance, receivers}.
+# KEYS: directory entry, request key, between-pages marker. ARGV: channel prefix, caller,
+# claim ttl ms, claim?, message. Claim (if asked) and publish in one round trip: {0} no such
+# session, {1, value} the requestId is already claimed or answered, {2, instance, receivers},
+# {3} the page left its document and the tab's next page has not resumed the session yet (a
+# marker left by an instance that no longer holds the directory entry is stale and ignored).
 _ROUTE = Script("""
 local entry = redis.call('GET', KEYS[1])
 if not entry then return {0} end
 local instance = string.sub(entry, 1, string.find(entry, '\\n', 1, true) - 1)
+if redis.call('GET', KEYS[3]) == instance then return {3} end
 if ARGV[4] == '1' then
   if not redis.call('SET', KEYS[2], 'P|' .. ARGV[2] .. '|' .. instance, 'NX', 'PX', ARGV[3]) then
     return {1, redis.call('GET', KEYS[2]) or ''}
@@ -409,7 +415,14 @@ class ClusterRelay(Relay):
             adopt = await self._adopt(wanted, identity)
         attachment = await super().attach(hello, origin, transport, adopt=adopt)
         await self._register(attachment.session_id)
+        if attachment.resumed:
+            # After the directory names this instance: a call that stops waiting routes here.
+            with contextlib.suppress(RedisError, RedisUnavailable):
+                await self._link.command(pack("DEL", self._between_key(attachment.session_id)))
         return attachment
+
+    def _between_key(self, session_id: str) -> str:
+        return f"{self._ns}:n:{session_id}"
 
     async def _adopt(self, session_id: str, identity: SessionIdentity) -> bool:
         """Whether a page may resume ``session_id`` here: the id was this identity's on
@@ -438,17 +451,30 @@ class ClusterRelay(Relay):
                 )
         return True
 
-    def detach(self, session_id: str, transport: SessionTransport, *, reason: str) -> None:
+    def detach(
+        self,
+        session_id: str,
+        transport: SessionTransport,
+        *,
+        reason: str,
+        navigating: bool = False,
+    ) -> None:
         session = self._sessions.get(session_id)
         owned = session is not None and session.transport is transport
-        super().detach(session_id, transport, reason=reason)
+        super().detach(session_id, transport, reason=reason, navigating=navigating)
         if owned:
-            self._spawn(self._unregister(session_id))
+            self._spawn(self._unregister(session_id, navigating=navigating))
 
-    async def _unregister(self, session_id: str) -> None:
+    async def _unregister(self, session_id: str, *, navigating: bool = False) -> None:
         if session_id in self._sessions:  # resumed here meanwhile
             return
         with contextlib.suppress(RedisError, RedisUnavailable):
+            if navigating:
+                # Calls on any instance wait for the tab's next page, wherever it lands.
+                await self._link.command(pack(
+                    "SET", self._between_key(session_id), self.instance,
+                    "PX", str(self._directory_ttl_ms),
+                ))
             await self._link.command(pack("HDEL", self._sessions_key, session_id))
 
     def touch(self, session_id: str, page: PageInfo | None = None) -> None:
@@ -522,6 +548,20 @@ class ClusterRelay(Relay):
             return await super().call_tool(
                 session_id, tool, args, request_id=request_id, timeout_ms=timeout_ms
             )
+        if detached is not None and detached.navigating and tool in _TOOL_NAMES:
+            # Left from here a moment ago (its Redis marker may not be written yet): wait for
+            # the tab's next page as a call from any other instance does.
+            request_id = request_id if request_id is not None else new_request_id()
+            if is_valid_request_id(request_id):
+                waiter: asyncio.Future[PageToolResult] = (
+                    asyncio.get_running_loop().create_future()
+                )
+                call = _RemoteCall(tool, False, 0, agent_chosen, waiter)
+                await self._after_next_page(
+                    call, session_id, tool, args, request_id,
+                    timeout_ms if timeout_ms is not None else self.default_timeout_ms,
+                )
+                return await waiter
         return await self._call_remote(
             session_id, tool, args, request_id, agent_chosen, timeout_ms
         )
@@ -697,7 +737,8 @@ class ClusterRelay(Relay):
         try:
             reply = await self._link.evalsha(
                 _ROUTE,
-                [self._entry(session_id), self._request_key(session_id, request_id)],
+                [self._entry(session_id), self._request_key(session_id, request_id),
+                 self._between_key(session_id)],
                 [self._channel_prefix, self.instance,
                  str(self._claim_ttl_ms(request.timeout_ms)), "1" if claim else "0", message],
             )
@@ -710,6 +751,11 @@ class ClusterRelay(Relay):
             self._remote.pop(key, None)
             _deliver(call.waiters, failure(
                 request_id, ErrorCode.SESSION_NOT_FOUND, f"no connected page session {session_id!r}"
+            ))
+        elif reply[0] == 3:
+            self._remote.pop(key, None)
+            self._spawn(self._after_next_page(
+                call, session_id, tool, args, request_id, request.timeout_ms
             ))
         elif reply[0] == 1:
             self._remote.pop(key, None)
@@ -731,6 +777,52 @@ class ClusterRelay(Relay):
             )
             self._watch_targets()
         return await waiter
+
+    async def _after_next_page(
+        self,
+        call: _RemoteCall,
+        session_id: str,
+        tool: str,
+        args: dict[str, Any],
+        request_id: str,
+        timeout_ms: int,
+    ) -> None:
+        """SPEC B7 across instances: the session's page left its document; wait (within the
+        call's timeout) until the tab's next page resumed it on some instance, then make the
+        call there with what is left of the timeout. Nothing was sent or claimed yet."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        deadline = started + timeout_ms / 1000
+        result: PageToolResult | None = None
+        while loop.time() < deadline:
+            if session_id in self._sessions:
+                break
+            if self._between_pages(session_id, request_id):
+                # Left from this instance; dropped here when it resumes elsewhere ("K").
+                await asyncio.sleep(_POLL_FIRST_S * 2)
+                continue
+            try:
+                marker = await self._link.command(pack("GET", self._between_key(session_id)))
+            except (RedisError, RedisUnavailable):
+                result = self._unavailable(request_id, may_have_applied=False)
+                break
+            if marker is None:
+                break
+            await asyncio.sleep(_POLL_FIRST_S * 2)
+        else:
+            result = failure(
+                request_id,
+                ErrorCode.TIMEOUT,
+                f"the page left (a navigation, a reload or the tab closing) and no next page "
+                f"of its tab resumed the session within {timeout_ms} ms; nothing was sent",
+                {"mayHaveApplied": False, "reason": "navigated"},
+            )
+        if result is None:
+            left = max(100, timeout_ms - round((loop.time() - started) * 1000))
+            result = await self.call_tool(
+                session_id, tool, args, request_id=request_id, timeout_ms=left
+            )
+        _deliver(call.waiters, result)
 
     def _finish_remote(
         self, key: tuple[str, str], result: PageToolResult, *, store: bool = True

@@ -857,3 +857,34 @@ def option(api: Any, name: str) -> Any:
     if value is None or value is jsnull:
         return None
     return value.to_py() if isinstance(value, JsProxy) else value
+
+
+def tab_document_tag(api: Any) -> str:
+    """This document's tag (SPEC B7): it ends every snapshot id, so a ref from another page of
+    the tab is known as stale because the tab navigated. "" from a loader without one."""
+    tab = getattr(api, "tab", None)
+    if tab is None or tab is jsnull:
+        return ""
+    return str(getattr(tab, "documentTag", "") or "")
+
+
+def tab_continuation(api: Any) -> dict[str, Any] | None:
+    """The task the tab's previous page handed over (``loader_js/tab.js``), or None."""
+    tab = getattr(api, "tab", None)
+    raw = getattr(tab, "continuation", None) if tab is not None and tab is not jsnull else None
+    if raw is None or raw is jsnull or not str(raw):
+        return None
+    try:
+        value = json.loads(str(raw))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def publish_task(api: Any, record: dict[str, Any] | None) -> None:
+    """Hand the open task (or None) to the loader, which decides at pagehide whether it goes
+    on to the tab's next page."""
+    tab = getattr(api, "tab", None)
+    if tab is None or tab is jsnull:
+        return
+    tab.publishTask(json.dumps(record, separators=(",", ":")) if record is not None else "")
