@@ -123,7 +123,7 @@
     Object.assign(instance, { host, ui });
     ui.setStatus("standby");
     // SPEC B7: the tab's session, and the task its own action led here (tab.js).
-    const tab = MaoTab.open([options.serverUrl, options.agentId, options.user.id].join("|"), host);
+    const tab = MaoTab.open([options.agentId, options.user.id].join("|"), host);
     instance.tab = tab;
     instance.cleanup.push(() => tab.close());
     if (tab.endedNotice) ui.chat("system", ui.text("task.ended." + tab.endedNotice));

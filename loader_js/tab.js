@@ -43,7 +43,10 @@ const MaoTab = (() => {
     return entry ? entry.type : "navigate";
   }
 
-  // key: one entry per server, agent and user, so two SDK setups on one origin never mix.
+  // key: one entry per agent and user, so two SDK setups on one origin never mix. Not per
+  // server URL: behind a load balancer, or with pages that name different instances of one
+  // cluster, the next page may reach another instance (the backend refuses an id it cannot
+  // resume, and the page starts a new session).
   function open(key, exclude) {
     const store = storage();
     const name = "mao-embed.tab." + key;

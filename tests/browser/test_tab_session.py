@@ -1,0 +1,231 @@
+"""A tab is one session through full navigations, and a task goes on where its own action led
+(SPEC B7, P1, U1, U3, W3; docs/panel.md "Navigations"). Real Chromium, real documents: a form
+page posts to a result page the test's server renders."""
+
+from __future__ import annotations
+
+import html
+import itertools
+import threading
+import time
+from typing import Any
+
+import pytest
+from browser_helpers import ref
+from mao_embed.testing import embed_snippet, page_html
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+_numbers = itertools.count(1)
+
+
+class Journey:
+    """Pages of one origin, each with the SDK as a site embeds it, in one tab."""
+
+    def __init__(self, mao_context, mao_pages, mao_backend, mao_agent) -> None:
+        self.context = mao_context
+        self.pages = mao_pages
+        self.backend = mao_backend
+        self.agent = mao_agent
+        self.prefix = f"/tab-{next(_numbers)}"
+        token = mao_backend.issue_token("tab-user", "tab-agent", origin=mao_pages.origin)
+        self.snippet = embed_snippet(
+            mao_backend.url, agent_id="tab-agent", user_id="tab-user", token=token
+        )
+
+    def add(self, name: str, body: Any, title: str) -> str:
+        """A page; ``body`` may be a function of the submitted form (server-rendered)."""
+        if callable(body):
+            render = body
+            return self.pages.add(
+                f"{self.prefix}/{name}",
+                lambda form: page_html(render(form), self.snippet, title=title),
+            )
+        return self.pages.add(f"{self.prefix}/{name}", page_html(body, self.snippet, title=title))
+
+    def open(self, url: str, page: Any = None) -> tuple[Any, str]:
+        known = {s["sessionId"] for s in self.agent.sessions()}
+        page = page or self.context.new_page()
+        page.goto(url)
+        session = self.agent.wait_for_session(url=url, exclude=known, ready=None, timeout=30)
+        return page, session["sessionId"]
+
+    def form_and_result(self) -> tuple[str, str]:
+        result = self.add(
+            "result.html",
+            lambda form: (
+                f"<h1>Saved {html.escape(form.get('city', ''))}</h1>"
+                '<button type="button" id="again" onclick="this.textContent=\'Done\'">Again</button>'
+            ),
+            "Result",
+        )
+        form = self.add(
+            "form.html",
+            f'<form method="post" action="{self.prefix}/result.html">'
+            '<label>City <input name="city"></label><button id="save">Save</button></form>'
+            '<a id="away" href="result.html">Elsewhere</a>',
+            "Form",
+        )
+        return form, result
+
+
+@pytest.fixture
+def journey(mao_context, mao_pages, mao_backend, mao_agent) -> Journey:
+    return Journey(mao_context, mao_pages, mao_backend, mao_agent)
+
+
+def grant(page: Any, name: str) -> None:
+    """The user picks a level in the panel with a real click."""
+    opener = page.get_by_role("button", name="Open panel", exact=True)
+    if opener.is_visible():
+        opener.click()
+    radio = page.get_by_role("radio", name=name, exact=True)
+    radio.click()
+    expect(radio).to_have_attribute("aria-checked", "true")
+
+
+def submit_form(agent, session_id: str, city: str) -> dict[str, Any]:
+    """The agent fills the form and clicks Save: the click posts the form and the next
+    document loads. Returns the click's answer."""
+    snapshot = agent.call(session_id, "page_inspect")
+    assert snapshot["success"], snapshot
+    fill = agent.call(session_id, "page_fill", {**ref(snapshot["result"], "City"), "value": city})
+    assert fill["success"], fill
+    return agent.call(session_id, "page_click", ref(snapshot["result"], "Save"))
+
+
+def conversation(page: Any) -> str:
+    return page.locator("mao-embed-host [role=log][aria-label=Conversation]").text_content() or ""
+
+
+def test_the_tab_keeps_its_session_on_the_next_page_and_old_refs_are_stale(journey, mao_agent):
+    # SPEC B7: the same sessionId after a full navigation; the next call runs on the new page;
+    # GET /api/sessions shows its url and title; a ref from the form page is stale (navigated).
+    form, result = journey.form_and_result()
+    page, session_id = journey.open(form)
+    grant(page, "Full access")
+    snapshot = mao_agent.call(session_id, "page_inspect")["result"]
+    clicked = submit_form(mao_agent, session_id, "Paris")
+    # The click either answered before the page unloaded, or answers navigated (a write that
+    # may have applied: never replayed).
+    if not clicked["success"]:
+        assert clicked["error"]["code"] == "navigated", clicked
+        assert clicked["error"]["details"]["mayHaveApplied"] is True
+    page.wait_for_url(result)
+    after = mao_agent.call(session_id, "page_inspect")
+    assert after["success"], after
+    assert "Again" in [e["label"] for e in after["result"]["elements"]]
+    assert page.locator("h1").inner_text() == "Saved Paris"
+    listed = [s for s in mao_agent.sessions() if s["sessionId"] == session_id]
+    assert [(s["url"], s["title"]) for s in listed] == [(result, "Result")]
+    stale = mao_agent.call(session_id, "page_click", ref(snapshot, "Save"))
+    assert stale["error"]["code"] == "stale_ref", stale
+    assert stale["error"]["details"]["reason"] == "navigated"
+
+
+def test_a_call_in_flight_answers_navigated_and_one_made_meanwhile_runs_on_the_next_page(
+    journey, mao_agent
+):
+    # SPEC W3, B7: the call running when the page unloads answers navigated; a call made while
+    # the next page starts waits for it and runs there.
+    form, result = journey.form_and_result()
+    page, session_id = journey.open(form)
+    assert mao_agent.call(session_id, "page_observe")["success"]
+    answers: dict[str, Any] = {}
+    waiting = threading.Thread(
+        target=lambda: answers.update(wait=mao_agent.call(session_id, "page_wait", {"timeMs": 8000}))
+    )
+    waiting.start()
+    time.sleep(0.5)
+    page.evaluate(f"location.href = {result!r}")
+    waiting.join(30)
+    assert answers["wait"]["error"]["code"] == "navigated", answers
+    assert answers["wait"]["error"]["details"]["mayHaveApplied"] is False
+    meanwhile = mao_agent.call(session_id, "page_observe")
+    assert meanwhile["success"], meanwhile
+    assert meanwhile["result"]["url"] == result if "url" in meanwhile["result"] else True
+    listed = [s for s in mao_agent.sessions() if s["sessionId"] == session_id]
+    assert listed and listed[0]["url"] == result
+
+
+def test_a_second_tab_and_a_duplicated_tab_are_sessions_of_their_own(journey, mao_agent):
+    # SPEC B7: sessionStorage is per tab; a duplicate copies it while the original page holds
+    # the session, and must not take it over.
+    form, result = journey.form_and_result()
+    first, first_id = journey.open(form)
+    second, second_id = journey.open(form)
+    assert second_id != first_id
+    copied = first.evaluate(
+        "() => Object.fromEntries(Object.keys(sessionStorage).map((k) => [k, sessionStorage[k]]))"
+    )
+    assert any(first_id in value for value in copied.values())
+    duplicate = journey.context.new_page()
+    duplicate.add_init_script(
+        "for (const [k, v] of Object.entries(%s)) if (!sessionStorage.getItem(k)) "
+        "sessionStorage.setItem(k, v);" % __import__("json").dumps(copied)
+    )
+    _, duplicate_id = journey.open(form, duplicate)
+    assert duplicate_id not in (first_id, second_id)
+    # The original keeps its session and still answers on it.
+    assert mao_agent.call(first_id, "page_observe")["success"]
+    assert {first_id, second_id, duplicate_id} <= {s["sessionId"] for s in mao_agent.sessions()}
+
+
+def test_a_task_continues_on_the_page_its_own_submit_opened(journey, mao_agent, mao_backend):
+    # SPEC B7, P1: the task's own action led here within seconds: the task, its `task` level
+    # and its log go on; the panel says so; the next page acts without a card.
+    form, result = journey.form_and_result()
+    page, session_id = journey.open(form)
+    grant(page, "This task")
+    submit_form(mao_agent, session_id, "Oslo")
+    page.wait_for_url(result)
+    expect(page.get_by_role("radio", name="This task", exact=True)).to_have_attribute(
+        "aria-checked", "true", timeout=30_000
+    )
+    assert "The task continues on this page" in conversation(page)
+    log = page.locator("mao-embed-host [aria-label='Action log']").text_content() or ""
+    assert "page_fill" in log and "page_click" in log
+    snapshot = mao_agent.call(session_id, "page_inspect")["result"]
+    again = mao_agent.call(session_id, "page_click", ref(snapshot, "Again"))
+    assert again["success"], again  # no card: under `per_action` this would wait for the user
+    assert page.locator("#again").inner_text() == "Done"
+    ready = page.evaluate("() => MaoChat.ready")
+    assert ready["trigger"] == "navigation"
+
+
+def test_a_reload_by_the_user_ends_the_task(journey, mao_agent):
+    # Seed 004 §4.3, SPEC P1: a refresh ends the task and its `task` level; the panel says so.
+    form, result = journey.form_and_result()
+    page, session_id = journey.open(form)
+    grant(page, "This task")
+    snapshot = mao_agent.call(session_id, "page_inspect")["result"]
+    filled = mao_agent.call(session_id, "page_fill", {**ref(snapshot, "City"), "value": "Rome"})
+    assert filled["success"], filled
+    page.reload()
+    assert mao_agent.wait_for_session(url=form, ready=None)["sessionId"] == session_id
+    assert "The page was reloaded" in conversation(page)
+    page.evaluate("() => MaoChat.boot()")
+    expect(page.get_by_role("radio", name="Ask each time", exact=True)).to_have_attribute(
+        "aria-checked", "true"
+    )
+
+
+def test_a_link_the_user_clicks_ends_the_task(journey, mao_agent):
+    # The user's own navigation (a trusted click on a link) ends the task, even right after
+    # the task's last action.
+    form, result = journey.form_and_result()
+    page, session_id = journey.open(form)
+    grant(page, "This task")
+    snapshot = mao_agent.call(session_id, "page_inspect")["result"]
+    assert mao_agent.call(session_id, "page_fill", {**ref(snapshot, "City"), "value": "Kyiv"})[
+        "success"
+    ]
+    page.click("#away")
+    page.wait_for_url(result)
+    page.wait_for_function("() => document.querySelector('mao-embed-host')")
+    assert "You left the page" in conversation(page)
+    page.evaluate("() => MaoChat.boot()")
+    expect(page.get_by_role("radio", name="Ask each time", exact=True)).to_have_attribute(
+        "aria-checked", "true"
+    )
