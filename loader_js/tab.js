@@ -10,8 +10,10 @@
 //   backend checks the same rule (a navigation never takes over a live connection).
 // * Whether the task goes on (the task's own action led here) or ends (the user navigated).
 //   At pagehide the old page writes the task's record only when its last action ran within
-//   CONTINUE_WINDOW_MS, no real user input on the page came after it, and the Navigation
-//   API, where the browser has it, saw a navigation the user did not start. The next page
+//   CONTINUE_WINDOW_MS, no real user input on the page came after it (a user's click on a
+//   link is a trusted pointerdown), and the Navigation API, where the browser has it, saw a
+//   same-origin push or replace (none at all for an address typed or a bookmark; "reload" or
+//   "traverse" for the browser's reload and back/forward buttons). The next page
 //   takes it only from the same origin (sessionStorage is per origin anyway), within
 //   ARRIVAL_WINDOW_MS of the pagehide, and when the browser says it is a plain navigation,
 //   not a reload or a back/forward move.
@@ -95,7 +97,7 @@ const MaoTab = (() => {
     const navigationApi = window.navigation;
     const onNavigate = (event) => {
       state.lastNavigate = {
-        at: Date.now(), userInitiated: !!event.userInitiated, type: event.navigationType,
+        at: Date.now(), type: event.navigationType,
         sameOrigin: (() => { try { return new URL(event.destination.url).origin === location.origin; } catch (error) { return false; } })(),
       };
     };
@@ -110,7 +112,9 @@ const MaoTab = (() => {
       if (navigationApi && navigationApi.addEventListener) {
         // No navigate event at all: the browser's own UI (an address typed, a bookmark).
         if (!nav || at - nav.at > CONTINUE_WINDOW_MS) return false;
-        if (nav.userInitiated || !nav.sameOrigin) return false;
+        // Not nav.userInitiated: Chromium sets it for a form submitted by a script's click()
+        // too. Real input is what tells the user's navigation apart (lastUserInputAt).
+        if (!nav.sameOrigin) return false;
         if (nav.type === "reload" || nav.type === "traverse") return false;
       }
       return true;

@@ -180,6 +180,10 @@ def test_a_task_continues_on_the_page_its_own_submit_opened(journey, mao_agent, 
     grant(page, "This task")
     submit_form(mao_agent, session_id, "Oslo")
     page.wait_for_url(result)
+    # The runtime boots for the continued task (its log shows at once); the user opens the
+    # panel to look.
+    page.wait_for_function("() => performance.getEntriesByName('mao:session-ready').length === 1")
+    page.get_by_role("button", name="Open panel", exact=True).click()
     expect(page.get_by_role("radio", name="This task", exact=True)).to_have_attribute(
         "aria-checked", "true", timeout=30_000
     )
@@ -205,7 +209,7 @@ def test_a_reload_by_the_user_ends_the_task(journey, mao_agent):
     page.reload()
     assert mao_agent.wait_for_session(url=form, ready=None)["sessionId"] == session_id
     assert "The page was reloaded" in conversation(page)
-    page.evaluate("() => MaoChat.boot()")
+    page.get_by_role("button", name="Open panel", exact=True).click()
     expect(page.get_by_role("radio", name="Ask each time", exact=True)).to_have_attribute(
         "aria-checked", "true"
     )
@@ -225,7 +229,7 @@ def test_a_link_the_user_clicks_ends_the_task(journey, mao_agent):
     page.wait_for_url(result)
     page.wait_for_function("() => document.querySelector('mao-embed-host')")
     assert "You left the page" in conversation(page)
-    page.evaluate("() => MaoChat.boot()")
+    page.get_by_role("button", name="Open panel", exact=True).click()
     expect(page.get_by_role("radio", name="Ask each time", exact=True)).to_have_attribute(
         "aria-checked", "true"
     )
