@@ -233,3 +233,52 @@ def test_a_link_the_user_clicks_ends_the_task(journey, mao_agent):
     expect(page.get_by_role("radio", name="Ask each time", exact=True)).to_have_attribute(
         "aria-checked", "true"
     )
+
+
+def test_a_three_page_journey_by_an_agent_over_http_keeps_one_session_under_task_level(
+    journey, mao_agent
+):
+    # Held-out style check (SPEC B7): list -> edit form -> confirmation, one session id, the
+    # `task` level granted once on the first page, no stale_ref but the ones navigation
+    # explains (none here: the agent inspects each new page).
+    confirmation = journey.add(
+        "done.html",
+        lambda form: f"<h1>Saved {html.escape(form.get('name', ''))}</h1><p>All done.</p>",
+        "Confirmation",
+    )
+    edit = journey.add(
+        "edit.html",
+        f'<form method="post" action="{journey.prefix}/done.html">'
+        '<label>Name <input name="name" value="Ada"></label><button>Save changes</button></form>',
+        "Edit",
+    )
+    listing = journey.add(
+        "list.html", '<ul><li>Ada <a href="edit.html">Edit Ada</a></li></ul>', "List"
+    )
+    page, session_id = journey.open(listing)
+    grant(page, "This task")
+    codes: list[str] = []
+
+    def call(tool: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        answer = mao_agent.call(session_id, tool, args or {})
+        if not answer["success"]:
+            codes.append(answer["error"]["code"])
+        return answer
+
+    snapshot = call("page_inspect")["result"]
+    call("page_click", ref(snapshot, "Edit Ada"))
+    page.wait_for_url(edit)
+    snapshot = call("page_inspect")["result"]
+    assert call("page_fill", {**ref(snapshot, "Name"), "value": "Ada Lovelace"})["success"]
+    call("page_click", ref(snapshot, "Save changes"))
+    page.wait_for_url(confirmation)
+    final = call("page_inspect")
+    assert final["success"], final
+    assert page.locator("h1").inner_text() == "Saved Ada Lovelace"
+    assert set(codes) <= {"navigated"}, codes  # a click that loaded the next page, at most
+    listed = [s for s in mao_agent.sessions() if s["sessionId"] == session_id]
+    assert [(s["url"], s["title"]) for s in listed] == [(confirmation, "Confirmation")]
+    page.get_by_role("button", name="Open panel", exact=True).click()
+    expect(page.get_by_role("radio", name="This task", exact=True)).to_have_attribute(
+        "aria-checked", "true"
+    )
