@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import itertools
+import json
 import threading
 import time
 from typing import Any
@@ -56,7 +57,8 @@ class Journey:
             "result.html",
             lambda form: (
                 f"<h1>Saved {html.escape(form.get('city', ''))}</h1>"
-                '<button type="button" id="again" onclick="this.textContent=\'Done\'">Again</button>'
+                '<button type="button" id="again" '
+                "onclick=\"this.textContent='Done'\">Again</button>"
             ),
             "Result",
         )
@@ -134,7 +136,9 @@ def test_a_call_in_flight_answers_navigated_and_one_made_meanwhile_runs_on_the_n
     assert mao_agent.call(session_id, "page_observe")["success"]
     answers: dict[str, Any] = {}
     waiting = threading.Thread(
-        target=lambda: answers.update(wait=mao_agent.call(session_id, "page_wait", {"timeMs": 8000}))
+        target=lambda: answers.update(
+            wait=mao_agent.call(session_id, "page_wait", {"timeMs": 8000})
+        )
     )
     waiting.start()
     time.sleep(0.5)
@@ -144,7 +148,6 @@ def test_a_call_in_flight_answers_navigated_and_one_made_meanwhile_runs_on_the_n
     assert answers["wait"]["error"]["details"]["mayHaveApplied"] is False
     meanwhile = mao_agent.call(session_id, "page_observe")
     assert meanwhile["success"], meanwhile
-    assert meanwhile["result"]["url"] == result if "url" in meanwhile["result"] else True
     listed = [s for s in mao_agent.sessions() if s["sessionId"] == session_id]
     assert listed and listed[0]["url"] == result
 
@@ -162,8 +165,8 @@ def test_a_second_tab_and_a_duplicated_tab_are_sessions_of_their_own(journey, ma
     assert any(first_id in value for value in copied.values())
     duplicate = journey.context.new_page()
     duplicate.add_init_script(
-        "for (const [k, v] of Object.entries(%s)) if (!sessionStorage.getItem(k)) "
-        "sessionStorage.setItem(k, v);" % __import__("json").dumps(copied)
+        f"for (const [k, v] of Object.entries({json.dumps(copied)})) "
+        "if (!sessionStorage.getItem(k)) sessionStorage.setItem(k, v);"
     )
     _, duplicate_id = journey.open(form, duplicate)
     assert duplicate_id not in (first_id, second_id)
