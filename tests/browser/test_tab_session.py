@@ -7,13 +7,18 @@ from __future__ import annotations
 import html
 import itertools
 import json
+import sys
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from browser_helpers import ref
-from mao_embed.testing import embed_snippet, page_html
+from mao_embed.config import ServerConfig
+from mao_embed.server import start_in_thread
+from mao_embed.testing import AgentClient, embed_snippet, page_html, random_secret
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -285,3 +290,81 @@ def test_a_three_page_journey_by_an_agent_over_http_keeps_one_session_under_task
     expect(page.get_by_role("radio", name="This task", exact=True)).to_have_attribute(
         "aria-checked", "true"
     )
+
+
+@pytest.fixture(scope="module")
+def redis_url(tmp_path_factory) -> Iterator[str]:
+    sys.path.insert(0, str(Path(__file__).parents[1] / "backend"))
+    from cluster_servers import RedisServer
+
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield server.url
+    server.stop()
+
+
+@pytest.fixture
+def two_instances(redis_url, mao_pages, mao_sdk_assets, tmp_path) -> Iterator[list[Any]]:
+    """Two instances of one cluster (real Redis), as a load balancer would spread a tab's
+    pages: each page names the instance it reaches in its serverUrl."""
+    secret = random_secret()
+    started = [
+        start_in_thread(ServerConfig(
+            host="127.0.0.1", port=0, secret=secret, allowed_origins=(mao_pages.origin,),
+            db_path=tmp_path / f"audit-{name}.db", redis_url=redis_url, instance_name=name,
+        ))
+        for name in ("tab-a", "tab-b")
+    ]
+    yield started
+    for running in started:
+        running.stop()
+
+
+def test_in_a_cluster_the_next_page_lands_on_another_instance_and_the_session_follows(
+    two_instances, mao_context, mao_pages
+):
+    # SPEC B6, B7: the form page's socket is on instance A, the result page's on B; the agent
+    # keeps calling A with the same sessionId; the task and its `task` level go on.
+    first, second = two_instances
+    agent = AgentClient(first.url)
+    token = first.issue_token("tab-user", "tab-agent", origin=mao_pages.origin)
+    prefix = f"/tab-cluster-{next(_numbers)}"
+
+    def snippet(instance) -> str:
+        return embed_snippet(instance.url, agent_id="tab-agent", user_id="tab-user", token=token)
+
+    result = mao_pages.add(
+        f"{prefix}/result.html",
+        lambda form: page_html(
+            f"<h1>Saved {html.escape(form.get('city', ''))}</h1>"
+            '<button type="button" id="again" onclick="this.textContent=1">Again</button>',
+            snippet(second), title="Result",
+        ),
+    )
+    form = mao_pages.add(
+        f"{prefix}/form.html",
+        page_html(
+            f'<form method="post" action="{prefix}/result.html">'
+            '<label>City <input name="city"></label><button id="save">Save</button></form>',
+            snippet(first), title="Form",
+        ),
+    )
+    try:
+        page = mao_context.new_page()
+        page.goto(form)
+        session_id = agent.wait_for_session(url=form, ready=None, timeout=30)["sessionId"]
+        grant(page, "This task")
+        snapshot = agent.call(session_id, "page_inspect")["result"]
+        submit_form(agent, session_id, "Lima")
+        page.wait_for_url(result)
+        after = agent.call(session_id, "page_inspect")
+        assert after["success"], after
+        listed = [s for s in agent.sessions() if s["sessionId"] == session_id]
+        assert [(s["url"], s["instance"]) for s in listed] == [(result, "tab-b")]
+        stale = agent.call(session_id, "page_click", ref(snapshot, "Save"))
+        assert stale["error"]["code"] == "stale_ref"
+        assert stale["error"]["details"]["reason"] == "navigated"
+        again = agent.call(session_id, "page_click", ref(after["result"], "Again"))
+        assert again["success"], again  # the task's `task` level went on: no card
+        assert page.locator("#again").inner_text() == "1"
+    finally:
+        agent.close()
