@@ -12,4 +12,5 @@ BENCHMARKS = {
     "inspect": "bench.inspect",
     "extract": "bench.extract",
     "page_cost": "bench.page_cost",
+    "tab_resume": "bench.tab_resume",
 }
