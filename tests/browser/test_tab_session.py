@@ -292,9 +292,12 @@ def test_a_three_page_journey_by_an_agent_over_http_keeps_one_session_under_task
     )
 
 
+# The real servers of the backend tests: redis-server, the scripted chat model.
+sys.path.insert(0, str(Path(__file__).parents[1] / "backend"))
+
+
 @pytest.fixture(scope="module")
 def redis_url(tmp_path_factory) -> Iterator[str]:
-    sys.path.insert(0, str(Path(__file__).parents[1] / "backend"))
     from cluster_servers import RedisServer
 
     server = RedisServer(tmp_path_factory.mktemp("redis")).start()
@@ -368,3 +371,69 @@ def test_in_a_cluster_the_next_page_lands_on_another_instance_and_the_session_fo
         assert page.locator("#again").inner_text() == "1"
     finally:
         agent.close()
+
+
+def test_a_chat_turn_goes_on_across_the_navigation_its_own_tool_call_caused(
+    mao_context, mao_pages, mao_sdk_assets, tmp_path
+):
+    # SPEC B7, U1: the panel's chat loop fills and submits the form; its turn, its tool steps
+    # and its answer reach the next page, and the task ends there when the turn is done.
+    from chat_standin import ChatCompletionsStandIn, call, last_tool_result, say
+    from mao_embed.config import LlmConfig
+
+    def element(label: str):
+        def arguments(body):
+            snapshot = last_tool_result(body)["result"]
+            return {**ref(snapshot, label), **({"value": "Quito"} if label == "City" else {})}
+
+        return arguments
+
+    model = ChatCompletionsStandIn([
+        call("page_inspect", {}),
+        call("page_fill", element("City")),
+        lambda body: call("page_click", {
+            **ref(_first_snapshot(body), "Save")
+        })(body),
+        call("page_inspect", {}),
+        say("Saved Quito for you."),
+    ]).start()
+    backend = start_in_thread(ServerConfig(
+        host="127.0.0.1", port=0, secret=random_secret(), allowed_origins=(mao_pages.origin,),
+        db_path=tmp_path / "audit.db",
+        llm=LlmConfig(base_url=model.base_url, model="stand-in-1", api_key="sk-test"),
+    ))
+    try:
+        journey = Journey(mao_context, mao_pages, backend, AgentClient(backend.url))
+        form, result = journey.form_and_result()
+        page, session_id = journey.open(form)
+        grant(page, "This task")
+        page.get_by_role("textbox", name="Message", exact=True).fill("Save Quito as the city")
+        page.get_by_role("button", name="Send", exact=True).click()
+        page.wait_for_url(result, timeout=30_000)
+        page.wait_for_function(
+            "() => performance.getEntriesByName('mao:session-ready').length === 1"
+        )
+        page.get_by_role("button", name="Open panel", exact=True).click()
+        expect(page.locator("mao-embed-host [role=log][aria-label=Conversation]")).to_contain_text(
+            "Saved Quito for you.", timeout=30_000
+        )
+        assert "The task continues on this page" in conversation(page)
+        assert page.locator("h1").inner_text() == "Saved Quito"
+        # The turn is done: the task, and its `task` level, end on this page.
+        expect(page.get_by_role("radio", name="Ask each time", exact=True)).to_have_attribute(
+            "aria-checked", "true", timeout=10_000
+        )
+        inspected = [r for r in model.requests if r["messages"][-1]["role"] == "tool"]
+        assert len(inspected) == 4
+    finally:
+        journey.agent.close()
+        backend.stop()
+        model.stop()
+
+
+def _first_snapshot(body: dict[str, Any]) -> dict[str, Any]:
+    """The first page_inspect result in the model's conversation (the form page's)."""
+    for message in body["messages"]:
+        if message["role"] == "tool":
+            return json.loads(message["content"].splitlines()[2])["result"]
+    raise AssertionError("no tool result yet")

@@ -32,7 +32,8 @@ Message formats on a channel (fields separated by newlines; JSON never holds a r
 here, built and validated by the caller (the page's instance sends the JSON on as it is);
 ``A instance session request result-json`` its answer, from the page's instance;
 ``X session request reason`` cancel it; ``K session new-instance`` the session resumed
-elsewhere, drop it here.
+elsewhere, drop it here; ``N session json`` a message for the page (a chat event) from the
+instance whose chat loop made it, which a navigation may have left behind (SPEC B7).
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from mao_embed.config import ServerConfig
 from mao_embed.relay.local import (
     _REQUEST_PREFIX,
     _TOOL_NAMES,
+    NOTIFY_NEXT_PAGE_WAIT_MS,
     Attachment,
     CloseCode,
     ForwardedRequest,
@@ -824,6 +826,40 @@ class ClusterRelay(Relay):
             )
         _deliver(call.waiters, result)
 
+    async def notify(self, session_id: str, message: dict[str, Any]) -> bool:
+        """As ``Relay.notify``, for a page on any instance: a chat loop runs where the user's
+        message arrived, and the page may have moved since, with a navigation (SPEC B7)."""
+        if session_id not in self._sessions and self._between_pages(session_id, ""):
+            # Left from here: woken when it resumes here (attach) or elsewhere ("K").
+            await self.wait_for_next_page(session_id, NOTIFY_NEXT_PAGE_WAIT_MS)
+        if session_id in self._sessions:
+            return await super().notify(session_id, message)
+        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + NOTIFY_NEXT_PAGE_WAIT_MS / 1000
+        while True:
+            try:
+                entry, between = await self._link.command(
+                    pack("MGET", self._entry(session_id), self._between_key(session_id))
+                )
+            except (RedisError, RedisUnavailable, ValueError):
+                return False
+            if entry is None:
+                return False
+            owner = entry.decode().partition("\n")[0]
+            if between is not None and between.decode() == owner and loop.time() < deadline:
+                await asyncio.sleep(_POLL_FIRST_S * 2)  # the tab's next page is on its way
+                continue
+            if owner == self.instance or session_id in self._sessions:
+                return await super().notify(session_id, message)
+            try:
+                receivers = await self._link.command(
+                    pack("PUBLISH", self._channel_prefix + owner, f"N\n{session_id}\n{text}")
+                )
+            except (RedisError, RedisUnavailable):
+                return False
+            return bool(receivers)
+
     def _finish_remote(
         self, key: tuple[str, str], result: PageToolResult, *, store: bool = True
     ) -> None:
@@ -957,6 +993,14 @@ class ClusterRelay(Relay):
             self._spawn(
                 super().cancel(session_id.decode(), request_id.decode(), reason.decode())
             )
+        elif kind == b"N\n":
+            _, session_id, payload = data.split(b"\n", 2)
+            try:
+                message = json.loads(payload)
+            except ValueError:
+                logger.error("malformed page message for %s", session_id[:80])
+                return
+            self._spawn(super().notify(session_id.decode(), message))
         elif kind == b"K\n":
             _, session_id, new_owner, _rest = data.split(b"\n", 3)
             self._release(session_id.decode(), new_owner.decode())
@@ -986,8 +1030,12 @@ class ClusterRelay(Relay):
             logger.warning("answer to %s for %s lost: %s", caller, request_id, error)
 
     def _release(self, session_id: str, new_owner: str) -> None:
-        """The page resumed its session on ``new_owner``: drop this instance's hold on it."""
+        """The page resumed its session on ``new_owner``: drop this instance's hold on it,
+        and wake what waited here for the tab's next page (it goes there through Redis)."""
         self._detached.pop(session_id, None)
+        for waiter in self._returns.pop(session_id, ()):
+            if not waiter.done():
+                waiter.set_result(None)
         session = self._sessions.get(session_id)
         if session is not None:
             self.disconnect(

@@ -88,6 +88,9 @@ class CloseCode(IntEnum):
 # to close, before it is taken for a duplicated tab and given a new session: the old page
 # closes at pagehide, long before the next one connects, but over another TCP connection.
 _NAVIGATION_HANDOVER_S = 2.0
+# How long a chat event for a page between two documents waits for the next one: the chat
+# loop's turn goes on across the navigation its own tool call caused (SPEC B7).
+NOTIFY_NEXT_PAGE_WAIT_MS = 15_000
 
 
 class TransportClosed(Exception):
@@ -751,8 +754,12 @@ class Relay:
 
     async def notify(self, session_id: str, message: dict[str, Any]) -> bool:
         """Send a backend-initiated message (a chat event) to the session's current
-        connection, wherever it has resumed. False when the page is not connected."""
+        connection, wherever it has resumed. False when the page is not connected; a page
+        between two documents of its tab is waited for (``NOTIFY_NEXT_PAGE_WAIT_MS``)."""
         session = self._sessions.get(session_id)
+        if session is None and self._between_pages(session_id, ""):
+            await self.wait_for_next_page(session_id, NOTIFY_NEXT_PAGE_WAIT_MS)
+            session = self._sessions.get(session_id)
         if session is None:
             return False
         try:
