@@ -267,6 +267,56 @@ async def _lists(agent: httpx.AsyncClient, instance: RunningServer, want: dict[s
     return await listed(agent, instance) == want
 
 
+# --------------------------------------------------------------------------- navigations
+
+
+async def leave(page: FakePage) -> None:
+    """The page's document unloads: it closes with 4002 (``wire.CLOSE_NAVIGATING``)."""
+    assert page._socket is not None
+    await page._socket.close(code=4002, reason="navigating")
+    await page._stop_reader()
+
+
+async def test_a_call_made_while_the_tab_loads_its_next_page_on_another_instance_runs_there(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    # SPEC B7 across instances: the page leaves instance a, the agent calls through c, and
+    # the tab's next page lands on b with the same session.
+    a, b, c = make_instance("a"), make_instance("b"), make_instance("c")
+    page = make_page(a)
+    await page.connect()
+    session_id = page.session_id
+    await leave(page)
+    async with httpx.AsyncClient(timeout=15) as agent:
+        call = asyncio.ensure_future(agent.post(fill_url(c, session_id), json=FILL))
+        await asyncio.sleep(0.5)
+        assert not call.done()  # waiting for the next page, not session_not_found
+        following = make_page(b, url="https://shop.example/result")
+        welcome = await following.connect(resume_session_id=session_id, resumeKind="navigation")
+        assert welcome.resumed and welcome.session_id == session_id
+        answer = await call
+        assert answer.json()["success"] is True, answer.json()
+        assert await listed(agent, c) == {session_id: "b"}
+    assert len(following.requests) == 1 and page.requests == []
+
+
+async def test_a_duplicated_tab_cannot_take_a_live_session_from_another_instance(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("mao_embed.relay.cluster._NAVIGATION_HANDOVER_S", 0.3)
+    a, b = make_instance("a"), make_instance("b")
+    page = make_page(a)
+    await page.connect()
+    duplicate = make_page(b)
+    welcome = await duplicate.connect(resume_session_id=page.session_id, resumeKind="navigation")
+    assert not welcome.resumed and welcome.session_id != page.session_id
+    async with httpx.AsyncClient(timeout=10) as agent:
+        assert await listed(agent, b) == {page.session_id: "a", duplicate.session_id: "b"}
+        assert (await agent.post(fill_url(b, page.session_id), json=FILL)).json()["success"]
+    assert len(page.requests) == 1 and duplicate.requests == []
+
+
 # --------------------------------------------------------------------------- Redis down
 
 

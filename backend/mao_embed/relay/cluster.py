@@ -62,6 +62,7 @@ from redis.exceptions import RedisError
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.config import ServerConfig
 from mao_embed.relay.local import (
+    _NAVIGATION_HANDOVER_S,
     _REQUEST_PREFIX,
     _TOOL_NAMES,
     NOTIFY_NEXT_PAGE_WAIT_MS,
@@ -414,7 +415,10 @@ class ClusterRelay(Relay):
         wanted = hello.resume_session_id
         if wanted and wanted not in self._sessions and wanted not in self._detached:
             identity = SessionIdentity(hello.user.id, hello.agent_id, origin)
-            adopt = await self._adopt(wanted, identity)
+            # SPEC B7: a next page never takes over a session another instance's live
+            # connection holds (a duplicated tab); it gets a new session.
+            if hello.resume_kind != "navigation" or not await self._held_elsewhere(wanted):
+                adopt = await self._adopt(wanted, identity)
         attachment = await super().attach(hello, origin, transport, adopt=adopt)
         await self._register(attachment.session_id)
         if attachment.resumed:
@@ -425,6 +429,31 @@ class ClusterRelay(Relay):
 
     def _between_key(self, session_id: str) -> str:
         return f"{self._ns}:n:{session_id}"
+
+    async def _held_elsewhere(self, session_id: str) -> bool:
+        """Whether another instance still lists ``session_id`` as connected after the
+        handover time (its page's close may be read after the next page's hello, as in
+        ``Relay._still_held``)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _NAVIGATION_HANDOVER_S
+        while True:
+            try:
+                entry = await self._link.command(pack("GET", self._entry(session_id)))
+                if entry is None:
+                    return False
+                owner = entry.decode().partition("\n")[0]
+                if owner == self.instance:
+                    return False
+                listed = await self._link.command(
+                    pack("HEXISTS", f"{self._ns}:i:{owner}:sessions", session_id)
+                )
+            except (RedisError, RedisUnavailable):
+                return False
+            if not listed:
+                return False
+            if loop.time() >= deadline:
+                return True
+            await asyncio.sleep(_POLL_FIRST_S)
 
     async def _adopt(self, session_id: str, identity: SessionIdentity) -> bool:
         """Whether a page may resume ``session_id`` here: the id was this identity's on
