@@ -200,10 +200,12 @@
       tab.leave();
       instance.transport.leave();
     };
+    // Back in the tab from the back/forward cache: the user's navigation, so a task ends.
     const onPageShow = (event) => {
       if (!event.persisted) return;
       tab.comeBack();
       instance.transport.comeBack();
+      if (instance.runtime) instance.runtime.returned();
     };
     window.addEventListener("pagehide", onPageHide);
     window.addEventListener("pageshow", onPageShow);

@@ -203,6 +203,7 @@ class Controller:
             dropped=self._on_dropped,
             refused=self._on_refused,
             state=self._on_state,
+            returned=self.supervisor.user_navigated,
         )
 
     def stop(self) -> None:

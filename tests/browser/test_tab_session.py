@@ -243,6 +243,29 @@ def test_a_link_the_user_clicks_ends_the_task(journey, mao_agent):
     )
 
 
+def test_going_back_ends_the_task_that_went_on(journey, mao_agent):
+    # The user's back button (a new load, or the page restored from the back/forward cache)
+    # ends the task its own submit had carried to the result page.
+    form, result = journey.form_and_result()
+    page, session_id = journey.open(form)
+    grant(page, "This task")
+    submit_form(mao_agent, session_id, "Bern")
+    page.wait_for_url(result)
+    page.wait_for_function("() => performance.getEntriesByName('mao:session-ready').length === 1")
+    page.go_back()
+    page.wait_for_url(form)
+    opener = page.get_by_role("button", name="Open panel", exact=True)
+    if opener.is_visible():
+        opener.click()
+    expect(page.locator("mao-embed-host [role=log][aria-label=Conversation]")).to_contain_text(
+        "You went back or forward, so the assistant's task ended."
+    )
+    expect(page.get_by_role("radio", name="Ask each time", exact=True)).to_have_attribute(
+        "aria-checked", "true"
+    )
+    assert mao_agent.call(session_id, "page_observe")["success"]
+
+
 def test_a_three_page_journey_by_an_agent_over_http_keeps_one_session_under_task_level(
     journey, mao_agent
 ):

@@ -671,7 +671,8 @@ class Host:
 class PageTransport:
     """The loader's connection to the backend (``loader_js/transport.js``), as the runtime's
     ``session.connection.PageConnection`` uses it: send a frame, and be called for welcomes,
-    drops, refusals, state changes and every frame that is not the transport's own. The frames
+    drops, refusals, state changes, the page's return from the back/forward cache and every
+    frame that is not the transport's own. The frames
     that came before the runtime booted are handed over first, in order. The callbacks are
     owned here and destroyed on close."""
 
@@ -690,6 +691,7 @@ class PageTransport:
         dropped: Any,
         refused: Any,
         state: Any,
+        returned: Any,
     ) -> None:
         def on_frame(text: Any, waited_ms: Any) -> None:
             frame(str(text), float(waited_ms or 0))
@@ -703,6 +705,8 @@ class PageTransport:
             "dropped": create_proxy(lambda reason: dropped(str(reason))),
             "refused": create_proxy(on_refused),
             "state": create_proxy(lambda name: state(str(name))),
+            # The document came back from the back/forward cache (SPEC B7).
+            "returned": create_proxy(lambda: returned()),
         }
         self._handlers = list(handlers.values())
         self._transport.attach(js.Object.fromEntries([[k, v] for k, v in handlers.items()]))

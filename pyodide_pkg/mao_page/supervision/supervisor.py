@@ -888,6 +888,15 @@ class Supervisor:
             self._end_task("session_switch")
         self._session_id = session_id
 
+    def user_navigated(self) -> None:
+        """The user brought this page back from the back/forward cache: their own navigation,
+        which ends the task and its ``task`` level (seed 004 §4.3, SPEC B7)."""
+        if self._task is None:
+            return
+        self._withdraw_card(CardAnswer.STOPPED)
+        self._end_task("navigation")
+        self._ui.chat("system", self._t("notice.back_forward"))
+
     def close(self) -> None:
         self._closed = True
         self._withdraw_card(CardAnswer.STOPPED)
