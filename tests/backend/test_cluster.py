@@ -18,9 +18,10 @@ from typing import Any
 import httpx
 import pytest
 from backend_fakes import FakePage, answer_ok
+from chat_standin import ChatCompletionsStandIn, say
 from cluster_servers import RedisServer
 from mao_embed.audit import AuditEvent
-from mao_embed.config import ServerConfig
+from mao_embed.config import LlmConfig, ServerConfig
 from mao_embed.relay.redis_link import CommandLink, pack
 from mao_embed.server import RunningServer, start_in_thread
 from mao_embed.testing import random_secret
@@ -298,6 +299,41 @@ async def test_a_call_made_while_the_tab_loads_its_next_page_on_another_instance
         assert answer.json()["success"] is True, answer.json()
         assert await listed(agent, c) == {session_id: "b"}
     assert len(following.requests) == 1 and page.requests == []
+
+
+async def test_a_chat_turn_follows_its_page_to_the_instance_its_next_page_reached(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    # SPEC B7, U1: the chat loop runs on a (where the user's message arrived); the page moves
+    # to b while the model thinks; the answer and the turn's end reach it there.
+    moved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+
+    def think_while_the_page_moves(body: dict[str, Any]) -> dict[str, Any]:
+        # Runs on the stand-in's thread: wait until the test has moved the page.
+        asyncio.run_coroutine_threadsafe(asyncio.wait_for(asyncio.shield(moved), 10), loop).result()
+        return say("Done on the next page.")(body)
+
+    model = ChatCompletionsStandIn([think_while_the_page_moves]).start()
+    try:
+        a = make_instance("a", llm=LlmConfig(base_url=model.base_url, model="stand-in-1"))
+        b = make_instance("b")
+        page = make_page(a)
+        await page.connect()
+        session_id = page.session_id
+        await page.chat("Save it", message_id="m-1")
+        await asyncio.sleep(0.3)
+        await leave(page)
+        following = make_page(b, url="https://shop.example/result")
+        welcome = await following.connect(resume_session_id=session_id, resumeKind="navigation")
+        assert welcome.resumed
+        moved.set_result(None)
+        events = await following.chat_turn()
+        assert [e.kind.value for e in events] == ["assistant_text", "done"]
+        assert events[0].text == "Done on the next page."
+        assert {e.message_id for e in events} == {"m-1"}
+    finally:
+        model.stop()
 
 
 async def test_a_duplicated_tab_cannot_take_a_live_session_from_another_instance(
