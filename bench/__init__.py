@@ -13,4 +13,5 @@ BENCHMARKS = {
     "extract": "bench.extract",
     "page_cost": "bench.page_cost",
     "site_tools": "bench.site_tools",
+    "tab_resume": "bench.tab_resume",
 }

@@ -136,6 +136,11 @@
     });
     Object.assign(instance, { host, ui });
     ui.setStatus("standby");
+    // SPEC B7: the tab's session, and the task its own action led here (tab.js).
+    const tab = MaoTab.open([options.agentId, options.user.id].join("|"), host);
+    instance.tab = tab;
+    instance.cleanup.push(() => tab.close());
+    if (tab.endedNotice) ui.chat("system", ui.text("task.ended." + tab.endedNotice));
 
     instance.deferred = deferred;
     const rejectReady = (error) => {
@@ -165,9 +170,11 @@
       tokenRefreshable: typeof options.token === "function",
       page: pageInfo,
       ready: () => instance.runtime !== null,
+      resumeSessionId: tab.resumeSessionId,
     }, {
       welcome(sessionId) {
         sendSiteContext(instance, false);
+        tab.welcomed(sessionId);
         if (instance.runtime) instance.runtime.welcome(sessionId);
         emit("session", { sessionId });
       },
@@ -206,7 +213,28 @@
     instance.cleanup.push(MaoSiteTools.watchForms());
     instance.cleanup.push(() => MaoSiteTools.setPanelOpener(null));
     instance.transport.start();
-    if (options.boot === "eager" || bootAsked) boot(instance, bootAsked || "eager");
+    // The document unloads: the backend answers what is in flight `navigated` and keeps the
+    // session for the tab's next page; from the back/forward cache this page comes back.
+    const onPageHide = () => {
+      tab.leave();
+      instance.transport.leave();
+    };
+    // Back in the tab from the back/forward cache: the user's navigation, so a task ends.
+    const onPageShow = (event) => {
+      if (!event.persisted) return;
+      tab.comeBack();
+      instance.transport.comeBack();
+      if (instance.runtime) instance.runtime.returned();
+    };
+    window.addEventListener("pagehide", onPageHide);
+    window.addEventListener("pageshow", onPageShow);
+    instance.cleanup.push(() => {
+      window.removeEventListener("pagehide", onPageHide);
+      window.removeEventListener("pageshow", onPageShow);
+    });
+    // A task that continues here shows its log at once, so the runtime boots now.
+    if (tab.continuation) boot(instance, "navigation");
+    else if (options.boot === "eager" || bootAsked) boot(instance, bootAsked || "eager");
     bootAsked = null;
     return deferred.promise;
   }
@@ -251,6 +279,13 @@
       primitives: Object.freeze(MaoDom),
       sdkHost: instance.host,
       ui,
+      // SPEC B7: this document's tag (in its snapshot ids), the task continued from the tab's
+      // previous page (JSON, or null), and where the runtime publishes its current task.
+      tab: {
+        documentTag: instance.tab.documentTag,
+        continuation: instance.tab.continuation ? JSON.stringify(instance.tab.continuation) : null,
+        publishTask: (text) => instance.tab.publishTask(String(text || "")),
+      },
       window,
       emit,
       // The connection, for mao_page.session.connection: frames that came before the boot are

@@ -357,9 +357,10 @@ def _loader_files() -> list[Path]:
 
 
 # After the primitives, in this order: the runtime image, the connection to the backend, the
-# boot, the site tools' registry, and the loader proper (mao-chat.js, which uses the four).
+# tab's identity across its pages, the boot, the site tools' registry, and the loader proper
+# (mao-chat.js, which uses them all).
 LOADER_PARTS = (
-    "runtime-image.js", "transport.js", "boot.js", "site-tools.js", "mao-chat.js"
+    "runtime-image.js", "transport.js", "tab.js", "boot.js", "site-tools.js", "mao-chat.js"
 )
 
 

@@ -56,7 +56,7 @@ class Controller:
             self.host.signal_failure("invalid_options", f"MaoChat.init: {error}")
             raise
         self.page = bridge.BrowserPage(api)
-        self.store = SnapshotStore()
+        self.store = SnapshotStore(document_tag=bridge.tab_document_tag(api))
         self.panel = bridge.PanelView(api)
         self.input_watch = bridge.InputWatch(api, lambda kind: self.supervisor.on_takeover())
         origin = bridge.page_origin(api)
@@ -84,6 +84,7 @@ class Controller:
             send_chat=lambda text, message_id: self.connection.send_chat(text, message_id),
             cancel_running=lambda reason: self.dispatcher.cancel_all(reason),
             describe_focus=self._describe_focus,
+            publish_task=lambda record: bridge.publish_task(api, record),
         )
         self.tools = PageTools(
             self.page,
@@ -106,6 +107,13 @@ class Controller:
             self.dispatcher, self.transport.send, on_chat_event=self.supervisor.on_chat_event
         )
         self.panel.connect(self.supervisor.on_ui)
+        # SPEC B7: the task the tab's previous page handed over, when its own action led here.
+        continuation = bridge.tab_continuation(api)
+        if continuation is not None:
+            session_id = continuation.get("sessionId")
+            self.supervisor.continue_task(
+                continuation, str(session_id) if isinstance(session_id, str) else None
+            )
 
     async def _run_tool(self, request: PageToolRequest) -> PageToolResult:
         refusal = self.supervisor.begin_request(request)
@@ -201,6 +209,7 @@ class Controller:
             dropped=self._on_dropped,
             refused=self._on_refused,
             state=self._on_state,
+            returned=self.supervisor.user_navigated,
         )
 
     def stop(self) -> None:

@@ -283,9 +283,9 @@ def test_writes_that_waited_for_the_boot_run_in_the_order_they_came(mao_embed, m
     embedded = mao_embed(FIELD, init=LAUNCHER)  # booted and granted "full" by the fixture
     page = embedded.page
     page.reload()
-    session = mao_agent.wait_for_session(
-        url=embedded.url, ready=False, exclude={embedded.session_id}, timeout=30
-    )
+    # SPEC B7: the reloaded view is the tab's next page, so it keeps the session, not booted.
+    session = mao_agent.wait_for_session(url=embedded.url, ready=False, timeout=30)
+    assert session["sessionId"] == embedded.session_id
     assert marks(page, "mao:boot-start") == 0
     answers = {}
 

@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -259,9 +260,12 @@ class PageServer:
             if path not in self.pages:
                 return Response("not found", status_code=404)
             body, headers = self.pages[path]
+            if callable(body):  # a server-rendered page: given the submitted form, if any
+                form = dict(await request.form()) if request.method == "POST" else {}
+                return HTMLResponse(body({**request.query_params, **form}), headers=headers)
             return HTMLResponse(body, headers=headers)
 
-        app = Starlette(routes=[Route("/{path:path}", serve)])
+        app = Starlette(routes=[Route("/{path:path}", serve, methods=["GET", "POST"])])
         self._server = _ThreadedUvicorn(app, self.host)
         self._server.start()
         return self
@@ -269,13 +273,14 @@ class PageServer:
     def add(
         self,
         path: str,
-        body: str,
+        body: str | Callable[[dict[str, Any]], str],
         headers: dict[str, str] | None = None,
         *,
         content_type: str | None = None,
     ) -> str:
         """Serve ``body`` at ``path``; HTML unless ``content_type`` (or a Content-Type header)
-        says otherwise, e.g. ``content_type="text/javascript"`` for a script."""
+        says otherwise, e.g. ``content_type="text/javascript"`` for a script. A callable body
+        renders the page from the request's query and posted form (GET and POST)."""
         if not path.startswith("/"):
             path = "/" + path
         headers = dict(headers or {})

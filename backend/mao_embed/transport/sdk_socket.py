@@ -336,15 +336,24 @@ class _Connection:
     async def run(self) -> None:
         self._heartbeat.add(self)
         reason = "connection ended"
+        close_code: int | None = None
         try:
-            reason = await self._receive_loop()
+            reason, close_code = await self._receive_loop()
         except (WebSocketDisconnect, WebSocketDisconnected, TransportClosed):
             reason = "connection lost"
         finally:
             self._heartbeat.remove(self)
             if self._ping is not None:
                 self._ping.cancel()
-            self._relay.detach(self._session_id, self._transport, reason=reason)
+            # SPEC B7: the page closes with NAVIGATING when its document unloads; the tab's
+            # next page resumes the session.
+            navigating = close_code == CloseCode.NAVIGATING
+            self._relay.detach(
+                self._session_id,
+                self._transport,
+                reason="page left (navigation, reload or tab closed)" if navigating else reason,
+                navigating=navigating,
+            )
 
     def send_ping(self) -> None:
         if self._ping is not None and not self._ping.done():
@@ -369,11 +378,12 @@ class _Connection:
             reason="heartbeat timeout",
         )
 
-    async def _receive_loop(self) -> str:
+    async def _receive_loop(self) -> tuple[str, int | None]:
         while True:
             message = await self._websocket.receive()
             if message["type"] == "websocket.disconnect":
-                return f"page closed the connection (code {message.get('code', 1005)})"
+                code = message.get("code", 1005)
+                return f"page closed the connection (code {code})", code
             # Any frame from the page proves it is alive, not only pong.
             self.missed_pings = 0
             if not self._rate.allow() and not self._answers_a_pending_request(message):
@@ -395,7 +405,7 @@ class _Connection:
                     f"message larger than {self._config.max_message_bytes} bytes",
                     close_code=CloseCode.MESSAGE_TOO_BIG,
                 )
-                return "message too large"
+                return "message too large", None
             try:
                 parsed = parse_client_message(data)
             except ValidationError as error:

@@ -696,7 +696,8 @@ class Host:
 class PageTransport:
     """The loader's connection to the backend (``loader_js/transport.js``), as the runtime's
     ``session.connection.PageConnection`` uses it: send a frame, and be called for welcomes,
-    drops, refusals, state changes and every frame that is not the transport's own. The frames
+    drops, refusals, state changes, the page's return from the back/forward cache and every
+    frame that is not the transport's own. The frames
     that came before the runtime booted are handed over first, in order. The callbacks are
     owned here and destroyed on close."""
 
@@ -715,6 +716,7 @@ class PageTransport:
         dropped: Any,
         refused: Any,
         state: Any,
+        returned: Any,
     ) -> None:
         def on_frame(text: Any, waited_ms: Any) -> None:
             frame(str(text), float(waited_ms or 0))
@@ -728,6 +730,8 @@ class PageTransport:
             "dropped": create_proxy(lambda reason: dropped(str(reason))),
             "refused": create_proxy(on_refused),
             "state": create_proxy(lambda name: state(str(name))),
+            # The document came back from the back/forward cache (SPEC B7).
+            "returned": create_proxy(lambda: returned()),
         }
         self._handlers = list(handlers.values())
         self._transport.attach(js.Object.fromEntries([[k, v] for k, v in handlers.items()]))
@@ -882,3 +886,34 @@ def option(api: Any, name: str) -> Any:
     if value is None or value is jsnull:
         return None
     return value.to_py() if isinstance(value, JsProxy) else value
+
+
+def tab_document_tag(api: Any) -> str:
+    """This document's tag (SPEC B7): it ends every snapshot id, so a ref from another page of
+    the tab is known as stale because the tab navigated. "" from a loader without one."""
+    tab = getattr(api, "tab", None)
+    if tab is None or tab is jsnull:
+        return ""
+    return str(getattr(tab, "documentTag", "") or "")
+
+
+def tab_continuation(api: Any) -> dict[str, Any] | None:
+    """The task the tab's previous page handed over (``loader_js/tab.js``), or None."""
+    tab = getattr(api, "tab", None)
+    raw = getattr(tab, "continuation", None) if tab is not None and tab is not jsnull else None
+    if raw is None or raw is jsnull or not str(raw):
+        return None
+    try:
+        value = json.loads(str(raw))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def publish_task(api: Any, record: dict[str, Any] | None) -> None:
+    """Hand the open task (or None) to the loader, which decides at pagehide whether it goes
+    on to the tab's next page."""
+    tab = getattr(api, "tab", None)
+    if tab is None or tab is jsnull:
+        return
+    tab.publishTask(json.dumps(record, separators=(",", ":")) if record is not None else "")

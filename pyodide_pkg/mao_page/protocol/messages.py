@@ -51,6 +51,11 @@ class Hello(WireModel):
     page: PageInfo
     sdk_version: Annotated[str, Field(max_length=40)] = ""
     resume_session_id: Identifier | None = None
+    # Why the page asks for ``resume_session_id`` (SPEC B7): "reconnect" (the default) is the
+    # same document whose connection dropped; "navigation" is the next document of the same
+    # tab (the loader keeps the id in sessionStorage). A navigation never takes over a session
+    # another live connection holds: that is a duplicated tab, which gets a new session.
+    resume_kind: Literal["reconnect", "navigation"] | None = None
     # False while the page's Python runtime has not booted (SPEC E6: it boots on first use);
     # the page sends ``page_ready`` when it has. A hello without it is from a booted page.
     ready: bool = True
@@ -61,7 +66,7 @@ class PageReady(WireModel):
     From then on the session is ready; a reconnect's hello says so itself."""
 
     type: Literal["page_ready"] = "page_ready"
-    trigger: Literal["panel", "agent", "api", "eager"]
+    trigger: Literal["panel", "agent", "api", "eager", "navigation"]
     boot_ms: Annotated[float, Field(ge=0, le=3_600_000)]
     mode: Literal["main-thread", "worker"] = "main-thread"
     page: PageInfo | None = None

@@ -70,6 +70,9 @@ _TEXTS: dict[str, dict[str, str]] = {
         "notice.revoked": "Authorization revoked.",
         "notice.level": "Authorization level: {level}.",
         "notice.task_ended": "The task ended; authorization is back to asking each time.",
+        "notice.task_continued": "The task continues on this page: its own action opened it.",
+        "log.navigated": "opened the next page",
+        "notice.back_forward": "You went back or forward, so the assistant's task ended.",
         "notice.denied": "Not allowed: {reason}",
     },
     ZH: {
@@ -124,6 +127,9 @@ _TEXTS: dict[str, dict[str, str]] = {
         "notice.revoked": "授权已撤销。",
         "notice.level": "授权级别：{level}。",
         "notice.task_ended": "任务已结束，授权恢复为每次确认。",
+        "notice.task_continued": "任务在此页面继续：是它自己的操作打开了这个页面。",
+        "log.navigated": "打开了下一个页面",
+        "notice.back_forward": "你后退或前进了页面，助手的任务已结束。",
         "notice.denied": "不允许：{reason}",
     },
 }

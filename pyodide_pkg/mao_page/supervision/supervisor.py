@@ -21,6 +21,12 @@ when the user stops it, the chat turn that started it is done, the session chang
 request came for ``TASK_IDLE_S`` (an agent on the HTTP API has no other way to say it is
 done). A ``task`` grant ends with its task; a refresh ends everything held in memory.
 
+A task goes on to the tab's next page when its own action led there (SPEC B7): the
+supervisor publishes the open task (``TaskRecord``: id, whether the ``task`` level is its,
+the chat turn, the action log, when its last action ran) to the loader, whose pagehide
+decides whether the navigation was the task's (``loader_js/tab.js``); the next page's
+supervisor takes it up with ``continue_task``.
+
 The panel's status is ``Supervisor.state``, a ``TaskState`` that moves only through
 ``Supervisor._move``, which checks each move against ``TRANSITIONS``: a move the table does
 not list is a bug in this module and raises ``InvalidTransition``.
@@ -51,7 +57,13 @@ from ..protocol import (
 from ..sitetools.runner import SiteToolView
 from ..snapshot.store import ElementEntry
 from . import i18n
-from .authorization import AuthorizationCenter, Decision, Level, LevelChange
+from .authorization import (
+    READ_ONLY_ACTIONS,
+    AuthorizationCenter,
+    Decision,
+    Level,
+    LevelChange,
+)
 from .risk import Risk, RiskReason, Target, classify, classify_site_tool
 from .sensitive import is_sensitive_name
 
@@ -65,6 +77,8 @@ CARD_ARM_S = 0.35
 DEADLINE_MARGIN_S = 1.0
 STOP_GRACE_S = 1.0
 MASK = "••••••"
+# The action log a task carries to the tab's next page: its last entries.
+CARRIED_LOG_ENTRIES = 40
 
 
 class TaskState(StrEnum):
@@ -175,10 +189,14 @@ class _PendingCard:
 @dataclass(slots=True)
 class _Task:
     task_id: str
-    opened_by: str  # "request", "chat", "grant"
+    opened_by: str  # "request", "chat", "grant", "navigation"
     chat_message_id: str | None = None
     running: int = 0
     last_activity: float = field(default_factory=time.monotonic)
+    # The task's action log entries by id, in order (what the next page shows again).
+    log: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # When its last acting step ran (wall clock ms): a navigation soon after it is the task's.
+    action_at: float = 0.0
 
 
 class Supervisor:
@@ -194,6 +212,7 @@ class Supervisor:
         send_chat: Callable[[str, str], bool],
         cancel_running: Callable[[str], None],
         describe_focus: DescribeFocus = lambda: None,
+        publish_task: Callable[[dict[str, Any] | None], None] = lambda record: None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = lambda: time.time() * 1000,
     ) -> None:
@@ -207,6 +226,7 @@ class Supervisor:
         self._arm_takeover = arm_takeover
         self._send_chat = send_chat
         self._cancel_running = cancel_running
+        self._publish_task = publish_task
         self._clock = clock
         self._wall_clock = wall_clock
         self._state = TaskState.IDLE
@@ -273,6 +293,7 @@ class Supervisor:
                 task_id="t" + secrets.token_hex(6), opened_by=opened_by, last_activity=self._clock()
             )
             self._ui.show_error("")
+            self._publish()
         self._touch()
         return self._task
 
@@ -298,6 +319,8 @@ class Supervisor:
 
     def _end_task(self, reason: str) -> None:
         task, self._task = self._task, None
+        if task is not None:
+            self._publish_task(None)
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
@@ -308,6 +331,70 @@ class Supervisor:
                 self._ui.chat("system", self._t("notice.task_ended"))
         if self.state in (TaskState.RUNNING, TaskState.WAITING):
             self._move(TaskState.IDLE)
+        self._render()
+
+    # -- the task across pages (SPEC B7) ---------------------------------------------------
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        """One action-log line, shown and kept in the open task's log."""
+        self._ui.log(entry)
+        task = self._task
+        if task is None:
+            return
+        entry_id = str(entry.get("id", ""))
+        task.log[entry_id] = {**task.log.get(entry_id, {}), **entry}
+        while len(task.log) > CARRIED_LOG_ENTRIES:
+            del task.log[next(iter(task.log))]
+        self._publish()
+
+    def _acted(self) -> None:
+        """An acting step is about to run or has run: a navigation soon after is the task's."""
+        if self._task is not None:
+            self._task.action_at = self._wall_clock()
+            self._publish()
+
+    def _publish(self) -> None:
+        task = self._task
+        if task is None:
+            return
+        self._publish_task(
+            {
+                "taskId": task.task_id,
+                "taskLevel": self.center.level is Level.TASK
+                and self.center.holds_task(task.task_id),
+                "chatMessageId": task.chat_message_id,
+                "actionAt": task.action_at,
+                "log": list(task.log.values()),
+            }
+        )
+
+    def continue_task(self, record: dict[str, Any], session_id: str | None) -> None:
+        """Take up the task the tab's previous page handed over: the same task id, its
+        ``task`` level if it had it, its chat turn and its action log. It stays the task of
+        ``session_id`` only: another session at the welcome ends it (``session_changed``)."""
+        task_id = str(record.get("taskId") or "")
+        if not task_id:
+            return
+        self._session_id = session_id
+        chat = record.get("chatMessageId")
+        task = _Task(
+            task_id=task_id,
+            opened_by="navigation",
+            chat_message_id=str(chat) if chat else None,
+            last_activity=self._clock(),
+        )
+        self._task = task
+        for entry in record.get("log") or []:
+            if not isinstance(entry, dict):
+                continue
+            if entry.get("ok") is None and entry.get("outcome") is not None:
+                # The step that was running when the page unloaded: it led here.
+                entry = {**entry, "outcome": self._t("log.navigated"), "ok": True}
+            self._log(entry)
+        if record.get("taskLevel") is True:
+            self.center.continue_task(task_id)
+        self._ui.chat("system", self._t("notice.task_continued"))
+        self._touch()
         self._render()
 
     # -- level changes (from the center) -------------------------------------------------
@@ -398,7 +485,7 @@ class Supervisor:
             outcome = (
                 "ok" if result.success else (result.error.code.value if result.error else "failed")
             )
-            self._ui.log(
+            self._log(
                 {
                     "id": request.request_id,
                     "tool": request.tool.value,
@@ -470,11 +557,13 @@ class Supervisor:
             index = self._step_index.get(context.request_id, 0)
             self._step_risk[(context.request_id, index)] = risk
             self._step_label[(context.request_id, index)] = label
-            self._ui.log(
+            self._log(
                 {"id": f"{context.request_id}:{index}", "tool": f"page_{name}", "target": label}
             )
         if decision is Decision.CONFIRM:
             await self._confirm(action, subject, risk, context)
+        if name not in READ_ONLY_ACTIONS:
+            self._acted()
 
     async def authorize_site_tool(self, tool: SiteToolView, arguments: dict[str, Any]) -> None:
         """The site tools' hook before a tool runs (SPEC B8, P1-P4): a site tool is an action
@@ -676,7 +765,7 @@ class Supervisor:
         request_id = context.request_id if context else "request"
         if event == "step_started":
             self._step_index[request_id] = int(detail.get("index", 0))
-            self._ui.log(
+            self._log(
                 {
                     "id": f"{request_id}:{detail.get('index', 0)}",
                     "tool": f"page_{detail.get('action')}",
@@ -687,6 +776,8 @@ class Supervisor:
             )
             return
         index = int(detail.get("index", 0))
+        if str(detail.get("action", "")) not in READ_ONLY_ACTIONS:
+            self._acted()
         error = detail.get("error") or {}
         outcome = "ok" if detail.get("success") else str(error.get("code", "failed"))
         risk = self._step_risk.pop((request_id, index), None)
@@ -701,7 +792,7 @@ class Supervisor:
             if outcome == "ok"
             else outcome
         )
-        self._ui.log(
+        self._log(
             {
                 "id": f"{request_id}:{index}",
                 "tool": f"page_{detail.get('action')}",
@@ -879,6 +970,15 @@ class Supervisor:
             self._withdraw_card(CardAnswer.STOPPED)
             self._end_task("session_switch")
         self._session_id = session_id
+
+    def user_navigated(self) -> None:
+        """The user brought this page back from the back/forward cache: their own navigation,
+        which ends the task and its ``task`` level (seed 004 §4.3, SPEC B7)."""
+        if self._task is None:
+            return
+        self._withdraw_card(CardAnswer.STOPPED)
+        self._end_task("navigation")
+        self._ui.chat("system", self._t("notice.back_forward"))
 
     def close(self) -> None:
         self._closed = True
