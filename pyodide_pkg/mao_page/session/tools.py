@@ -6,6 +6,8 @@ structured errors here. Tools whose issue has not landed answer ``unsupported``.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from ..actions import (
     ActingListener,
     Authorizer,
@@ -16,17 +18,24 @@ from ..actions import (
 )
 from ..bridge.page import Page, read_state
 from ..errors import ToolFailure
-from ..protocol import InspectOptions, PageToolRequest, PageToolResult, ToolName
+from ..protocol import ErrorCode, InspectOptions, PageToolRequest, PageToolResult, ToolName
 from ..read.reader import PageReader
 from ..read.screenshot import Screenshotter
 from ..snapshot.inspector import Inspector, KeepSensitiveMasked, SensitiveRelease
 from ..snapshot.store import SnapshotStore
 
+AskUser = Callable[[PageToolRequest], Awaitable[PageToolResult]]
+
+
+async def _no_one_to_ask(request: PageToolRequest) -> PageToolResult:
+    raise ToolFailure(ErrorCode.UNSUPPORTED, "there is no panel to ask the user in")
+
 
 class PageTools:
     def __init__(self, page: Page, store: SnapshotStore, settle: SettlePolicy | None = None, *,
                  authorize: Authorizer = allow_everything, on_step: StepListener | None = None,
-                 on_acting: ActingListener | None = None) -> None:
+                 on_acting: ActingListener | None = None,
+                 ask_user: AskUser = _no_one_to_ask) -> None:
         # ``authorize``, ``on_step`` and ``on_acting`` are the authorization center's hooks
         # (mao_page.supervision.supervisor), as are ``sensitive_release`` and the screenshots'
         # ``unmasked_policy`` (set by the runtime); the defaults are for tests of the tools alone.
@@ -38,6 +47,8 @@ class PageTools:
         self.screenshots = Screenshotter(page, self.inspector)  # type: ignore[arg-type]
         self.reader = PageReader(page, self.inspector)
         self.sensitive_release: SensitiveRelease = KeepSensitiveMasked()
+        # page_ask_user: the supervisor's question in the panel (SPEC U5).
+        self._ask_user = ask_user
 
     def page_version(self) -> str:
         return read_state(self._page).version
@@ -62,6 +73,8 @@ class PageTools:
                 )
             if request.tool is ToolName.SCREENSHOT:
                 return await self.screenshots.run(request)
+            if request.tool is ToolName.ASK_USER:
+                return await self._ask_user(request)
             # The read tools change nothing on the page: no authorization hook, no card.
             if request.tool is ToolName.EXTRACT:
                 return self.reader.extract(request)
