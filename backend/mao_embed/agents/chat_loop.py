@@ -94,8 +94,6 @@ SYSTEM_PROMPT = (
 # (the newest, cut at a user message so tool calls keep their answers).
 _MAX_CONVERSATIONS = 1000
 _MAX_HISTORY = 60
-# The answer's pieces go to the page at most this often; what arrives in between is sent as one.
-DELTA_INTERVAL_S = 0.04
 # Expired conversations are deleted this often (and they are never read once expired).
 _PURGE_INTERVAL_S = 3600.0
 # A user typing faster than the model answers: one turn runs, this many wait, more are refused.
@@ -507,8 +505,6 @@ class ChatAgent:
         ``id`` and ``name`` come once, ``arguments`` in pieces)."""
         assert self._client is not None and self._config is not None
         calls: dict[int, dict[str, Any]] = {}
-        pending: list[str] = []
-        last_sent = time.monotonic()
         try:
             stream = await self._client.chat.completions.create(
                 model=self._config.model,
@@ -523,14 +519,10 @@ class ChatAgent:
                         continue
                     delta = chunk.choices[0].delta
                     if delta.content:
+                        # Each piece as it comes: held back, a piece followed by a pause in
+                        # the stream would wait for the next one.
                         turn.partial.append(delta.content)
-                        pending.append(delta.content)
-                        if time.monotonic() - last_sent >= DELTA_INTERVAL_S:
-                            await emit(
-                                ChatEventKind.ASSISTANT_DELTA, text="".join(pending), step=step
-                            )
-                            pending = []
-                            last_sent = time.monotonic()
+                        await emit(ChatEventKind.ASSISTANT_DELTA, text=delta.content, step=step)
                     for piece in delta.tool_calls or ():
                         call = calls.setdefault(
                             piece.index, {"id": "", "name": "", "arguments": []}
@@ -551,8 +543,6 @@ class ChatAgent:
             logger.warning("chat model unreachable: %s", type(error).__name__)
             await emit(ChatEventKind.ERROR, text="The model endpoint could not be reached.")
             raise _ModelFailed("model_error") from None
-        if pending:
-            await emit(ChatEventKind.ASSISTANT_DELTA, text="".join(pending), step=step)
         text = "".join(turn.partial)
         assembled = [
             {
@@ -583,13 +573,12 @@ class ChatAgent:
                 request_id, ErrorCode.INVALID_REQUEST, "tool arguments must be a JSON object"
             )
         else:
+            # Kept while the call runs, and on a Stop, which cancels it on the page.
             turn.tool_request_id = request_id
-            try:
-                result = await self._relay.call_tool(
-                    session_id, name, arguments, request_id=request_id
-                )
-            finally:
-                turn.tool_request_id = None
+            result = await self._relay.call_tool(
+                session_id, name, arguments, request_id=request_id
+            )
+            turn.tool_request_id = None
         error: ToolError | None = result.error
         await emit(
             ChatEventKind.TOOL_STEP,
