@@ -435,7 +435,7 @@ async def test_page_ask_user_over_http_returns_the_users_answer(
             tool_url(server, page.session_id, "page_ask_user"),
             json={"question": "Which colour?", "choices": ["Red", "Blue"]},
         )
-        quick = await client.post(
+        await client.post(
             tool_url(server, page.session_id, "page_ask_user"),
             json={"question": "Still there?", "timeoutMs": 5000},
         )
