@@ -423,7 +423,8 @@ class ChatAgent:
         self, turn: _Turn, session_id: str, message: ChatMessage, emit: _Emitter
     ) -> str:
         assert self._client is not None and self._config is not None
-        stored = await self._store.current(turn.key)
+        # What the model is sent, and a little more (notes are entries too).
+        stored = await self._store.current(turn.key, limit=_MAX_HISTORY + 20)
         history = _history(stored.entries)
         writer = _Writer(self._store, turn.key, stored.conversation_id)
         user = {"role": "user", "content": message.text}

@@ -89,13 +89,15 @@ class RedisConversationStore:
         newest = await self._client.zrevrange(owner, 0, 0)
         return newest[0].decode() if newest else None
 
-    async def current(self, key: ConversationKey) -> Conversation:
+    async def current(
+        self, key: ConversationKey, limit: int = MAX_STORED_ENTRIES
+    ) -> Conversation:
         await self._schema()
         conversation_id = await self._current_id(self._owner_key(key))
         if conversation_id is None:
             return Conversation(None, [])
         raw = await self._client.lrange(
-            self._entries_key(conversation_id), -MAX_STORED_ENTRIES, -1
+            self._entries_key(conversation_id), -min(limit, MAX_STORED_ENTRIES), -1
         )
         return Conversation(conversation_id, [json.loads(item) for item in raw])
 

@@ -68,7 +68,11 @@ class SchemaError(RuntimeError):
 
 
 class ConversationStore(Protocol):
-    async def current(self, key: ConversationKey) -> Conversation: ...
+    async def current(
+        self, key: ConversationKey, limit: int = MAX_STORED_ENTRIES
+    ) -> Conversation:
+        """The owner's current conversation: its newest ``limit`` entries, oldest first."""
+        ...
 
     async def append(
         self, key: ConversationKey, conversation_id: str | None, entries: Sequence[Entry]
@@ -185,7 +189,9 @@ class SqliteConversationStore:
         ).fetchone()
         return row[0] if row else None
 
-    async def current(self, key: ConversationKey) -> Conversation:
+    async def current(
+        self, key: ConversationKey, limit: int = MAX_STORED_ENTRIES
+    ) -> Conversation:
         def read() -> Conversation:
             conversation_id = self._current_id(key)
             if conversation_id is None:
@@ -193,7 +199,7 @@ class SqliteConversationStore:
             rows = self._connection.execute(
                 "SELECT body FROM conversation_entries WHERE conversation_id = ? "
                 "ORDER BY seq DESC LIMIT ?",
-                (conversation_id, MAX_STORED_ENTRIES),
+                (conversation_id, min(limit, MAX_STORED_ENTRIES)),
             ).fetchall()
             return Conversation(conversation_id, [json.loads(body) for (body,) in reversed(rows)])
 
