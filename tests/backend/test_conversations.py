@@ -93,6 +93,21 @@ async def test_sqlite_store_survives_a_restart(tmp_path: Path) -> None:  # SPEC 
     await reopened.aclose()
 
 
+async def test_what_another_server_on_the_same_file_adds_is_read(tmp_path: Path) -> None:
+    # Each store keeps the entries it read decoded, and reads only what is newer after that.
+    path = tmp_path / "conversations.db"
+    one, other = SqliteConversationStore(path), SqliteConversationStore(path)
+    first = await one.append(KEY, None, [{"m": {"role": "user", "content": "a"}}])
+    assert len((await other.current(KEY)).entries) == 1
+    await one.append(KEY, first, [{"m": {"role": "assistant", "content": "b"}}])
+    await other.append(KEY, first, [{"m": {"role": "user", "content": "c"}}])
+    for store in (one, other):
+        entries = (await store.current(KEY)).entries
+        assert [e["m"]["content"] for e in entries] == ["a", "b", "c"]
+    await one.aclose()
+    await other.aclose()
+
+
 async def test_new_conversation_is_current_and_delete_removes_every_one(
     tmp_path: Path,
 ) -> None:  # SPEC U5

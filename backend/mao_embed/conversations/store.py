@@ -31,6 +31,7 @@ import json
 import secrets
 import sqlite3
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -141,9 +142,19 @@ def migrate(connection: sqlite3.Connection, migrations: Sequence[str] = MIGRATIO
     return len(migrations)
 
 
+# Conversations whose entries the SQLite store keeps decoded in memory.
+_CACHED_CONVERSATIONS = 256
+
+
 class SqliteConversationStore:
     """The embedded default: one SQLite file (WAL), or memory with ``path=None``. Every call
-    runs on one worker thread of its own, off the event loop, on one connection."""
+    runs on one worker thread of its own, off the event loop, on one connection.
+
+    The entries of recently used conversations are kept decoded, with the newest ``seq``
+    read: a turn reads only what other processes on the same file added since (usually
+    nothing), rather than decoding its whole history (tool results included) every time; that
+    was most of the storage's cost per turn (bench/chat_turn.py). Entries handed out are
+    shared: callers read them and never change them."""
 
     def __init__(
         self,
@@ -156,6 +167,8 @@ class SqliteConversationStore:
         self._ttl_s = ttl_s
         self._clock = clock
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="conversations")
+        # conversation id -> (newest seq read, its newest entries), on the store's thread only.
+        self._cache: OrderedDict[str, tuple[int, list[Entry]]] = OrderedDict()
         # Opened and migrated at start-up: an unusable file fails here, not mid-turn.
         self._connection = self._executor.submit(self._open).result()
         self._executor.submit(self._purge).result()
@@ -181,6 +194,11 @@ class SqliteConversationStore:
     def _horizon(self) -> float:
         return self._clock() - self._ttl_s
 
+    def _remember(self, conversation_id: str, newest: int, entries: list[Entry]) -> None:
+        self._cache[conversation_id] = (newest, entries[-MAX_STORED_ENTRIES:])
+        while len(self._cache) > _CACHED_CONVERSATIONS:
+            self._cache.popitem(last=False)
+
     def _current_id(self, key: ConversationKey) -> str | None:
         row = self._connection.execute(
             "SELECT id FROM conversations WHERE user_id = ? AND origin = ? AND agent_id = ? "
@@ -196,12 +214,19 @@ class SqliteConversationStore:
             conversation_id = self._current_id(key)
             if conversation_id is None:
                 return Conversation(None, [])
+            newest, entries = self._cache.pop(conversation_id, (0, []))
             rows = self._connection.execute(
-                "SELECT body FROM conversation_entries WHERE conversation_id = ? "
-                "ORDER BY seq DESC LIMIT ?",
-                (conversation_id, min(limit, MAX_STORED_ENTRIES)),
+                "SELECT seq, body FROM conversation_entries WHERE conversation_id = ? "
+                "AND seq > ? ORDER BY seq DESC LIMIT ?",
+                (conversation_id, newest, MAX_STORED_ENTRIES),
             ).fetchall()
-            return Conversation(conversation_id, [json.loads(body) for (body,) in reversed(rows)])
+            if rows:
+                if len(rows) == MAX_STORED_ENTRIES:
+                    entries = []  # everything cached has been pushed out
+                entries = entries + [json.loads(body) for _, body in reversed(rows)]
+                newest = rows[0][0]
+            self._remember(conversation_id, newest, entries)
+            return Conversation(conversation_id, entries[-min(limit, MAX_STORED_ENTRIES):])
 
         result: Conversation = await self._run(read)
         return result
@@ -214,6 +239,7 @@ class SqliteConversationStore:
         def write() -> str:
             now = self._clock()
             connection = self._connection
+            target: str | None = None
             connection.execute("BEGIN IMMEDIATE")
             try:
                 target = conversation_id or self._current_id(key)
@@ -250,7 +276,11 @@ class SqliteConversationStore:
                 connection.execute("COMMIT")
             except BaseException:
                 connection.execute("ROLLBACK")
+                self._cache.pop(target or "", None)
                 raise
+            cached = self._cache.pop(target, None)
+            if cached is not None and cached[0] == last:  # nobody else wrote in between
+                self._remember(target, newest, [*cached[1], *entries])
             return target
 
         result: str = await self._run(write)
@@ -294,6 +324,7 @@ class SqliteConversationStore:
 
     def _delete_ids(self, ids: list[str]) -> None:
         for conversation_id in ids:
+            self._cache.pop(conversation_id, None)
             self._connection.execute(
                 "DELETE FROM conversation_entries WHERE conversation_id = ?", (conversation_id,)
             )
