@@ -889,10 +889,7 @@ class Supervisor:
             # A question waits: what the user types is its answer, if they typed it (a script
             # writing into the box is not the user answering).
             if typed:
-                question = self._question
-                self._answer_question(
-                    {"nonce": question.nonce, "text": text}
-                )
+                self._answer_question({"nonce": self._question.nonce, "text": text})
             return
         self._chat_counter += 1
         message_id = f"m{self._chat_counter}-{secrets.token_hex(3)}"
