@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -521,3 +522,28 @@ async def test_the_model_can_ask_the_user_and_reads_the_answer_as_the_users(
     assert "untrusted" not in content
     assert content.count("<") == 2  # the answer's own '<' is escaped
     assert json.loads(content.splitlines()[2]) == {"answer": "M <b>", "choiceIndex": 1}
+
+
+async def test_a_conversation_store_failure_is_an_error_event_and_the_turn_ends(
+    make_server: Callable[..., RunningServer],
+    make_page: MakePage,
+    stand_in: Callable[..., ChatCompletionsStandIn],
+) -> None:  # SPEC U5: the panel is told, never left waiting
+    model = stand_in(say("never sent"))
+    server = make_server(llm=llm(model))
+    store = server.app.state.chat.store
+
+    async def disk_full(*args: Any, **kwargs: Any) -> str:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    store.append = disk_full
+    page = make_page(server)
+    await page.connect()
+    await page.chat("hello")
+    events = await page.chat_turn()
+
+    assert [e.kind for e in events] == [ChatEventKind.ERROR, ChatEventKind.DONE]
+    assert "database" not in events[0].text  # no internals in the panel
+    server.app.state.audit.flush()
+    (turn,) = server.app.state.audit.query(event=AuditEvent.CHAT_TURN)
+    assert turn.code == "internal_error"

@@ -406,6 +406,13 @@ class ChatAgent:
                 conversation.turns -= 1
         except _TurnEnded:
             outcome = "page_gone"
+        except Exception:
+            # The top of the turn's task: a store or relay failure nobody else would report.
+            # Logged with its traceback; the panel gets a plain error and the turn its done.
+            logger.exception("chat turn failed")
+            outcome = "internal_error"
+            with contextlib.suppress(_TurnEnded):
+                await emit(ChatEventKind.ERROR, text="The assistant failed; try again.")
         finally:
             if turn is not None:
                 turns = self._turns.get(session_id, [])
@@ -481,7 +488,10 @@ class ChatAgent:
             return "step_limit"
         except asyncio.CancelledError:
             if turn.stopped:
-                await self._keep_what_the_user_saw(turn, session_id, writer)
+                try:
+                    await self._keep_what_the_user_saw(turn, session_id, writer)
+                except Exception:  # the Stop itself must still end the turn
+                    logger.exception("could not keep the stopped turn in the conversation")
             raise
 
     async def _keep_what_the_user_saw(
