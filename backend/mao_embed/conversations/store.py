@@ -47,7 +47,8 @@ Entry = dict[str, Any]
 
 @dataclass(frozen=True, slots=True)
 class ConversationKey:
-    """Whose conversation: the identity the page's token proved (never what the page says)."""
+    """Whose conversation: the user and agent the page's token proved and the Origin the backend
+    checked (never what the page says)."""
 
     user_id: str
     origin: str
