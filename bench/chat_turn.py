@@ -227,12 +227,21 @@ def _measure(store: str, turns: int, tmp: Path) -> dict[str, Any]:
             "cpuMsPerTurn": figures["cpuS"] * 1000 / turns}
 
 
-async def _store_turns(path: Path, turns: int) -> float:
-    """CPU seconds of the store calls ``turns`` chat turns make, on a fresh file."""
+async def _store_turns(path: Path, turns: int, redis_url: str | None = None) -> float:
+    """CPU seconds of the store calls ``turns`` chat turns make, on a fresh file (or, with
+    ``redis_url``, the cluster's store on that Redis under a fresh namespace; Redis's own CPU
+    is not counted)."""
     from mao_embed.conversations import ConversationKey, SqliteConversationStore
     from mao_embed.conversations.store import MAX_STORED_ENTRIES
 
-    store = SqliteConversationStore(path)
+    store: Any
+    if redis_url is None:
+        store = SqliteConversationStore(path)
+    else:
+        from mao_embed.conversations.redis_store import RedisConversationStore
+        from mao_embed.relay.redis_link import client_for
+
+        store = RedisConversationStore(client_for(redis_url), f"bench-{time.monotonic_ns()}")
     key = ConversationKey(USER, ORIGIN, AGENT)
     snapshot = _snapshot_result(type("R", (), {"request_id": "r"})()).to_json()
     answer = "".join(f"word{word} " for word in range(ANSWER_WORDS))
@@ -314,7 +323,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--turns", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--output", type=Path)
+    parser.add_argument("--redis-store", metavar="URL",
+                        help="only time the store calls of a turn on the Redis store at URL")
     args = parser.parse_args(argv)
+    if args.redis_store:
+        with tempfile.TemporaryDirectory() as tmp:
+            rounds = [asyncio.run(_store_turns(Path(tmp), args.turns * 3, args.redis_store))
+                      * 1000 / (args.turns * 3) for _ in range(args.rounds)]
+        print(f"redis store alone: {statistics.median(rounds):.2f} ms per turn "
+              f"(rounds {', '.join(f'{r:.2f}' for r in rounds)})")
+        return 0
     result = measure(args.turns, args.rounds, log=lambda *a: print(*a, file=sys.stderr))
     if args.output is not None:
         args.output.write_text(json.dumps({"benchmark": NAME, **result}, indent=1) + "\n")
