@@ -17,6 +17,7 @@ from cluster_servers import RedisServer
 from mao_embed.audit import AuditEvent
 from mao_embed.config import LlmConfig, ServerConfig, parse_duration
 from mao_embed.conversations import (
+    Conversation,
     ConversationKey,
     SchemaError,
     SqliteConversationStore,
@@ -360,3 +361,32 @@ async def test_any_instance_of_a_cluster_serves_the_conversation(
     finally:
         for instance in instances:
             instance.stop(wait=False)
+
+
+async def test_the_redis_store_reads_what_other_instances_add_and_honours_delete(
+    redis_server: RedisServer,
+) -> None:  # SPEC U5, B6: two instances' stores on one Redis
+    from mao_embed.conversations.redis_store import RedisConversationStore
+    from mao_embed.relay.redis_link import client_for
+
+    namespace = f"test-{random_secret()[:8]}"
+    one = RedisConversationStore(client_for(redis_server.url), namespace, ttl_s=60)
+    other = RedisConversationStore(client_for(redis_server.url), namespace, ttl_s=60)
+    first = await one.append(KEY, None, [{"m": {"role": "user", "content": "a"}}])
+    assert [e["m"]["content"] for e in (await other.current(KEY)).entries] == ["a"]
+    await one.append(KEY, first, [{"m": {"role": "assistant", "content": "b"}}])
+    await other.append(KEY, first, [{"m": {"role": "user", "content": "c"}}])
+    for store in (one, other):
+        conversation = await store.current(KEY)
+        assert conversation.conversation_id == first
+        assert [e["m"]["content"] for e in conversation.entries] == ["a", "b", "c"]
+    assert [e["m"]["content"] for e in (await one.current(KEY, limit=2)).entries] == ["b", "c"]
+
+    fresh = await other.start_new(KEY)
+    assert (await one.current(KEY)) == Conversation(fresh, [])
+    assert await one.delete(KEY) == 2
+    # A turn still running on the deleted conversation adds nothing back.
+    await other.append(KEY, first, [{"m": {"role": "user", "content": "late"}}])
+    assert (await other.current(KEY)).conversation_id is None
+    await one.aclose()
+    await other.aclose()

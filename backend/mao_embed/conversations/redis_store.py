@@ -9,7 +9,14 @@ another secret or API key never read these):
 - ``{ns}:cv:o:{owner}``: sorted set of the owner's conversation ids, by creation time (expires
   retention after the owner's last entry);
 - ``{ns}:cv:e:{id}``: list of the conversation's entries (JSON), the newest
-  ``MAX_STORED_ENTRIES`` (expires retention after its last entry).
+  ``MAX_STORED_ENTRIES`` (expires retention after its last entry);
+- ``{ns}:cv:n:{id}``: how many entries the conversation has had (expires with it).
+
+Two scripts keep each call to one round trip: ``_APPEND`` appends only to a conversation its
+owner still has (one deleted mid-turn gets nothing more), ``_CURRENT`` answers the owner's
+newest conversation with only the entries this instance has not read yet: like the SQLite
+store, recent conversations are kept decoded here, so a turn does not decode its whole history
+again.
 
 ``owner`` is a digest of user, origin and agent, so no user id appears in a key name.
 Retention is Redis's own ``EXPIRE``, renewed by every append: nothing to purge.
@@ -20,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 
 import redis.asyncio as aredis
@@ -44,6 +52,35 @@ async def _first_schema(client: aredis.Redis, prefix: str) -> None:
 # Numbered like the SQLite store's: migration N takes the keys from version N-1 to N.
 MIGRATIONS: tuple[Migration, ...] = (_first_schema,)
 
+# KEYS: owner, entries, count. ARGV: conversation id, retention ms, entries kept, bodies...
+# The new count, or -1 when the owner no longer has the conversation.
+_APPEND = """
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then return -1 end
+redis.call('RPUSH', KEYS[2], unpack(ARGV, 4))
+redis.call('LTRIM', KEYS[2], -tonumber(ARGV[3]), -1)
+local count = redis.call('INCRBY', KEYS[3], #ARGV - 3)
+for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], ARGV[2]) end
+return count
+"""
+
+# KEYS: owner. ARGV: key prefix, the conversation id read before (or ''), the count read then,
+# the most entries to answer. {id, count, entries newer than that read (all when another
+# conversation is current, or the count went back)} or {} when the owner has none.
+_CURRENT = """
+local newest = redis.call('ZREVRANGE', KEYS[1], 0, 0)[1]
+if not newest then return {} end
+local count = tonumber(redis.call('GET', ARGV[1] .. ':n:' .. newest) or '0')
+local wanted = count
+if newest == ARGV[2] and count >= tonumber(ARGV[3]) then wanted = count - tonumber(ARGV[3]) end
+wanted = math.min(wanted, tonumber(ARGV[4]))
+local entries = {}
+if wanted > 0 then entries = redis.call('LRANGE', ARGV[1] .. ':e:' .. newest, -wanted, -1) end
+return {newest, count, entries}
+"""
+
+# Conversations whose entries an instance keeps decoded.
+_CACHED_CONVERSATIONS = 256
+
 
 class RedisConversationStore:
     def __init__(
@@ -59,6 +96,10 @@ class RedisConversationStore:
         self._ttl_ms = max(1000, int(ttl_s * 1000))
         self._migrations = tuple(migrations)
         self._ready = False
+        self._append_script = client.register_script(_APPEND)
+        self._current_script = client.register_script(_CURRENT)
+        # owner key -> (conversation id, count read, its newest entries, decoded).
+        self._cache: OrderedDict[str, tuple[str, int, list[Entry]]] = OrderedDict()
 
     async def _schema(self) -> None:
         """Migrate once per process, at first use (Redis may not be up at start-up)."""
@@ -82,43 +123,53 @@ class RedisConversationStore:
         ).hexdigest()[:32]
         return f"{self._prefix}:o:{digest}"
 
-    def _entries_key(self, conversation_id: str) -> str:
-        return f"{self._prefix}:e:{conversation_id}"
-
-    async def _current_id(self, owner: str) -> str | None:
-        newest = await self._client.zrevrange(owner, 0, 0)
-        return newest[0].decode() if newest else None
-
     async def current(
         self, key: ConversationKey, limit: int = MAX_STORED_ENTRIES
     ) -> Conversation:
         await self._schema()
-        conversation_id = await self._current_id(self._owner_key(key))
-        if conversation_id is None:
-            return Conversation(None, [])
-        raw = await self._client.lrange(
-            self._entries_key(conversation_id), -min(limit, MAX_STORED_ENTRIES), -1
+        owner = self._owner_key(key)
+        cached_id, seen, entries = self._cache.pop(owner, ("", 0, []))
+        answer = await self._current_script(
+            keys=[owner], args=[self._prefix, cached_id, seen, MAX_STORED_ENTRIES]
         )
-        return Conversation(conversation_id, [json.loads(item) for item in raw])
+        if not answer:
+            return Conversation(None, [])
+        conversation_id, count, raw = answer[0].decode(), int(answer[1]), answer[2]
+        if conversation_id != cached_id or count < seen or count - seen > len(raw):
+            entries = []  # another conversation, or what was cached has been pushed out
+        entries = [*entries, *(json.loads(item) for item in raw)][-MAX_STORED_ENTRIES:]
+        self._remember(owner, conversation_id, count, entries)
+        return Conversation(conversation_id, entries[-min(limit, MAX_STORED_ENTRIES):])
+
+    def _remember(self, owner: str, conversation_id: str, count: int, entries: list[Entry]) -> None:
+        self._cache[owner] = (conversation_id, count, entries)
+        while len(self._cache) > _CACHED_CONVERSATIONS:
+            self._cache.popitem(last=False)
+
+    async def _newest_id(self, owner: str) -> str | None:
+        newest = await self._client.zrevrange(owner, 0, 0)
+        return newest[0].decode() if newest else None
 
     async def append(
         self, key: ConversationKey, conversation_id: str | None, entries: Sequence[Entry]
     ) -> str:
         await self._schema()
         owner = self._owner_key(key)
-        target = conversation_id or await self._current_id(owner)
+        target = conversation_id or await self._newest_id(owner)
         if target is None:
             target = await self.start_new(key)
-        elif await self._client.zscore(owner, target) is None:
-            return target  # deleted meanwhile (the user pressed Delete mid-turn)
-        entries_key = self._entries_key(target)
         bodies = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in entries]
-        async with self._client.pipeline(transaction=True) as pipe:
-            pipe.rpush(entries_key, *bodies)
-            pipe.ltrim(entries_key, -MAX_STORED_ENTRIES, -1)
-            pipe.pexpire(entries_key, self._ttl_ms)
-            pipe.pexpire(owner, self._ttl_ms)
-            await pipe.execute()
+        count = int(
+            await self._append_script(
+                keys=[owner, f"{self._prefix}:e:{target}", f"{self._prefix}:n:{target}"],
+                args=[target, self._ttl_ms, MAX_STORED_ENTRIES, *bodies],
+            )
+        )
+        cached = self._cache.pop(owner, None)
+        if count < 0:
+            return target  # deleted meanwhile (the user pressed Delete mid-turn)
+        if cached is not None and cached[0] == target and cached[1] == count - len(bodies):
+            self._remember(owner, target, count, [*cached[2], *entries][-MAX_STORED_ENTRIES:])
         return target
 
     async def start_new(self, key: ConversationKey) -> str:
@@ -134,8 +185,10 @@ class RedisConversationStore:
     async def delete(self, key: ConversationKey) -> int:
         await self._schema()
         owner = self._owner_key(key)
+        self._cache.pop(owner, None)
         ids = [item.decode() for item in await self._client.zrange(owner, 0, -1)]
-        await self._client.delete(owner, *(self._entries_key(i) for i in ids))
+        names = [f"{self._prefix}:{kind}:{i}" for i in ids for kind in ("e", "n")]
+        await self._client.delete(owner, *names)
         return len(ids)
 
     async def purge_expired(self) -> int:
