@@ -83,6 +83,7 @@ class Controller:
             arm_takeover=self.input_watch.arm,
             send_chat=lambda text, message_id: self.connection.send_chat(text, message_id),
             cancel_running=lambda reason: self.dispatcher.cancel_all(reason),
+            send_chat_control=lambda action: self.connection.send_chat_control(action),
             describe_focus=self._describe_focus,
             publish_task=lambda record: bridge.publish_task(api, record),
         )
@@ -92,6 +93,7 @@ class Controller:
             authorize=self.supervisor.authorize,
             on_step=self.supervisor.on_step,
             on_acting=self.supervisor.on_acting,
+            ask_user=self.supervisor.ask_user,
         )
         self.tools.screenshots.unmasked_policy = self.supervisor
         self.tools.sensitive_release = self.supervisor
@@ -104,7 +106,10 @@ class Controller:
         self._ready_signalled = False
         self.transport = bridge.PageTransport(api)
         self.connection = PageConnection(
-            self.dispatcher, self.transport.send, on_chat_event=self.supervisor.on_chat_event
+            self.dispatcher,
+            self.transport.send,
+            on_chat_event=self.supervisor.on_chat_event,
+            on_chat_history=self.supervisor.on_chat_history,
         )
         self.panel.connect(self.supervisor.on_ui)
         # SPEC B7: the task the tab's previous page handed over, when its own action led here.
@@ -180,6 +185,9 @@ class Controller:
         self.connection.welcomed(session_id)
         self.supervisor.session_changed(session_id)
         self.supervisor.refresh()
+        # The stored conversation (SPEC U5), shown once the runtime runs: booting is what
+        # opening the panel does, so a page view that never opens it never asks.
+        self.supervisor.load_history()
         if not self._ready_signalled:
             self._ready_signalled = True
             self.host.signal_ready(session_id)

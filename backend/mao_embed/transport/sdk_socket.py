@@ -28,6 +28,7 @@ from typing import Any
 
 from mao_page.protocol import (
     PROTOCOL_VERSION,
+    ChatControl,
     ChatMessage,
     ErrorCode,
     ErrorMessage,
@@ -451,6 +452,9 @@ class _Connection:
         elif isinstance(parsed, ChatMessage):
             # The user typed in the panel: the agent loop answers with chat_events (SPEC B3).
             self._chat.submit(self._session_id, parsed)
+        elif isinstance(parsed, ChatControl):
+            # The panel's conversation: history, new, delete, stop (SPEC U5, U3).
+            self._chat.control(self._session_id, parsed)
         elif isinstance(parsed, PageAuditEvent):
             self._record_page_audit(parsed)
         elif isinstance(parsed, PageReady):

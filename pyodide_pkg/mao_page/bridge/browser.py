@@ -799,6 +799,21 @@ class PanelView:
     def chat(self, role: str, text: str) -> None:
         self._ui.chat(role, text)
 
+    def chat_entry(self, entry_id: str, role: str, text: str) -> None:
+        self._ui.chatEntry(entry_id, role, text)
+
+    def restore_chat(self, entries: list[dict[str, str]]) -> None:
+        self._ui.restoreChat(_to_js_arg(entries))
+
+    def clear_chat(self) -> None:
+        self._ui.clearChat()
+
+    def show_question(self, question: dict[str, Any]) -> None:
+        self._ui.showQuestion(_to_js_arg(question))
+
+    def close_question(self, nonce: str) -> None:
+        self._ui.closeQuestion(nonce)
+
     def show_error(self, text: str) -> None:
         self._ui.showError(text)
 

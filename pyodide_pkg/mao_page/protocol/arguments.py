@@ -9,7 +9,9 @@ from pydantic import Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from .actions import (
+    ASK_DEFAULT_TIMEOUT_MS,
     TOOL_ACTION,
+    AskOptions,
     CheckAction,
     ClickAction,
     ExtractOptions,
@@ -50,6 +52,10 @@ class ExtractArgs(ExtractOptions):
 
 
 class FindArgs(FindOptions):
+    pass
+
+
+class AskUserArgs(AskOptions):
     pass
 
 
@@ -102,6 +108,7 @@ TOOL_ARGS: dict[ToolName, type[WireModel]] = {
     ToolName.SCREENSHOT: ScreenshotArgs,
     ToolName.EXTRACT: ExtractArgs,
     ToolName.FIND: FindArgs,
+    ToolName.ASK_USER: AskUserArgs,
     **{tool: _make_action_args_model(tool) for tool in TOOL_ACTION},
 }
 
@@ -169,6 +176,12 @@ def build_request(
             return PageToolRequest(**common, extract=ExtractOptions(**parsed.model_dump()))
         if tool_name is ToolName.FIND:
             return PageToolRequest(**common, find=FindOptions(**parsed.model_dump()))
+        if tool_name is ToolName.ASK_USER:
+            # A person answers: the call waits as long as the question's own timeoutMs says
+            # (default 2 minutes), not the default of a page tool.
+            ask = AskOptions(**parsed.model_dump())
+            common["timeout_ms"] = ask.timeout_ms or ASK_DEFAULT_TIMEOUT_MS
+            return PageToolRequest(**common, ask=ask)
         single = {k: v for k, v in parsed.model_dump(exclude={"actions"}).items() if v is not None}
         actions = parsed.actions  # type: ignore[attr-defined]
         if actions is not None:

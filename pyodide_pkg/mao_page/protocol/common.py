@@ -87,6 +87,8 @@ class ToolName(StrEnum):
     OBSERVE = "page_observe"
     FIND = "page_find"
     EXTRACT = "page_extract"
+    # A question to the user in the panel (SPEC U5): answered only by the user's own input.
+    ASK_USER = "page_ask_user"
 
 
 class WireModel(BaseModel):

@@ -7,6 +7,7 @@ structured errors here. Tools whose issue has not landed answer ``unsupported``.
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 
 from ..actions import (
     ActingListener,
@@ -32,11 +33,18 @@ from ..sitetools.runner import SiteToolRunner
 from ..snapshot.inspector import Inspector, KeepSensitiveMasked, SensitiveRelease
 from ..snapshot.store import SnapshotStore
 
+AskUser = Callable[[PageToolRequest], Awaitable[PageToolResult]]
+
+
+async def _no_one_to_ask(request: PageToolRequest) -> PageToolResult:
+    raise ToolFailure(ErrorCode.UNSUPPORTED, "there is no panel to ask the user in")
+
 
 class PageTools:
     def __init__(self, page: Page, store: SnapshotStore, settle: SettlePolicy | None = None, *,
                  authorize: Authorizer = allow_everything, on_step: StepListener | None = None,
-                 on_acting: ActingListener | None = None) -> None:
+                 on_acting: ActingListener | None = None,
+                 ask_user: AskUser = _no_one_to_ask) -> None:
         # ``authorize``, ``on_step`` and ``on_acting`` are the authorization center's hooks
         # (mao_page.supervision.supervisor), as are ``sensitive_release`` and the screenshots'
         # ``unmasked_policy`` (set by the runtime); the defaults are for tests of the tools alone.
@@ -50,6 +58,8 @@ class PageTools:
         self.sensitive_release: SensitiveRelease = KeepSensitiveMasked()
         # The page's WebMCP tools (set by the runtime; None where no registry is reachable).
         self.site_tools: SiteToolRunner | None = None
+        # page_ask_user: the supervisor's question in the panel (SPEC U5).
+        self._ask_user = ask_user
 
     def page_version(self) -> str:
         return read_state(self._page).version
@@ -79,6 +89,8 @@ class PageTools:
                 )
             if request.tool is ToolName.SCREENSHOT:
                 return await self.screenshots.run(request)
+            if request.tool is ToolName.ASK_USER:
+                return await self._ask_user(request)
             # The read tools change nothing on the page: no authorization hook, no card.
             if request.tool is ToolName.EXTRACT:
                 return self.reader.extract(request)

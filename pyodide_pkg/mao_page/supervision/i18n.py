@@ -74,6 +74,13 @@ _TEXTS: dict[str, dict[str, str]] = {
         "log.navigated": "opened the next page",
         "notice.back_forward": "You went back or forward, so the assistant's task ended.",
         "notice.denied": "Not allowed: {reason}",
+        "notice.conversation_new": "New conversation.",
+        "notice.conversation_deleted": "Your conversation was deleted.",
+        "chat.history_restored": "Earlier in this conversation.",
+        "chat.stopped_note": "Stopped by you.",
+        "question.title": "The assistant asks you",
+        "question.timeout": "It waits {seconds} s for your answer.",
+        "question.timed_out": "The question went unanswered; the assistant was told.",
     },
     ZH: {
         "status.starting": "启动中",
@@ -131,6 +138,13 @@ _TEXTS: dict[str, dict[str, str]] = {
         "log.navigated": "打开了下一个页面",
         "notice.back_forward": "你后退或前进了页面，助手的任务已结束。",
         "notice.denied": "不允许：{reason}",
+        "notice.conversation_new": "新对话。",
+        "notice.conversation_deleted": "你的对话已删除。",
+        "chat.history_restored": "以上是此前的对话。",
+        "chat.stopped_note": "已被你停止。",
+        "question.title": "助手向你提问",
+        "question.timeout": "助手会等待你回答 {seconds} 秒。",
+        "question.timed_out": "问题未被回答，已告知助手。",
     },
 }
 

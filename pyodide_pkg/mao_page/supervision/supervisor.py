@@ -15,6 +15,12 @@ The agent's requests and the user's input meet here (SPEC P1-P6, U1-U3):
   stale card, a replayed answer or a page script calling ``click()`` approves nothing.
 * ``on_takeover``: real pointer or key input on the page (outside the SDK UI) while a task
   runs pauses it; the next result tells the agent (SPEC U3).
+* ``ask_user`` runs ``page_ask_user`` (SPEC U5): the question is shown in the panel (a badge
+  on the closed panel's indicator) and only the user's trusted input answers it, by a choice
+  or by typing; the request's deadline ends it as ``timeout``.
+* ``on_chat_event`` / ``on_chat_history`` show the panel's conversation: the answer streamed
+  in as it is written, and the stored conversation (per user + origin + agent, kept by the
+  backend) when the panel first runs after a reload or on the next page.
 
 A task opens with the first tool request (or a chat message, or a ``task`` grant) and ends
 when the user stops it, the chat turn that started it is done, the session changes, or no
@@ -47,8 +53,10 @@ from typing import Any, Protocol
 from ..errors import ToolFailure
 from ..protocol import (
     AuditKind,
+    ChatAction,
     ChatEvent,
     ChatEventKind,
+    ChatHistory,
     ErrorCode,
     PageAuditEvent,
     PageToolRequest,
@@ -140,6 +148,11 @@ class PanelUi(Protocol):
     def close_card(self, nonce: str) -> None: ...
     def log(self, entry: dict[str, Any]) -> None: ...
     def chat(self, role: str, text: str) -> None: ...
+    def chat_entry(self, entry_id: str, role: str, text: str) -> None: ...
+    def restore_chat(self, entries: list[dict[str, str]]) -> None: ...
+    def clear_chat(self) -> None: ...
+    def show_question(self, question: dict[str, Any]) -> None: ...
+    def close_question(self, nonce: str) -> None: ...
     def show_error(self, text: str) -> None: ...
     def highlight(self, handle: Any, label: str, sticky: bool) -> None: ...
     def clear_highlight(self) -> None: ...
@@ -187,6 +200,19 @@ class _PendingCard:
 
 
 @dataclass(slots=True)
+class _PendingQuestion:
+    nonce: str
+    shown_at: float
+    choices: tuple[str, ...]
+    # The answer and, for a choice, its index; or a CardAnswer when withdrawn.
+    future: asyncio.Future[tuple[str, int | None] | CardAnswer]
+
+
+# The longest typed answer taken (as long as a chat message).
+MAX_ANSWER_CHARS = 8000
+
+
+@dataclass(slots=True)
 class _Task:
     task_id: str
     opened_by: str  # "request", "chat", "grant", "navigation"
@@ -211,6 +237,7 @@ class Supervisor:
         arm_takeover: Callable[[bool], None],
         send_chat: Callable[[str, str], bool],
         cancel_running: Callable[[str], None],
+        send_chat_control: Callable[[str], bool] = lambda action: False,
         describe_focus: DescribeFocus = lambda: None,
         publish_task: Callable[[dict[str, Any] | None], None] = lambda record: None,
         clock: Callable[[], float] = time.monotonic,
@@ -225,6 +252,7 @@ class Supervisor:
         self._audit = audit
         self._arm_takeover = arm_takeover
         self._send_chat = send_chat
+        self._send_chat_control = send_chat_control
         self._cancel_running = cancel_running
         self._publish_task = publish_task
         self._clock = clock
@@ -232,6 +260,10 @@ class Supervisor:
         self._state = TaskState.IDLE
         self._task: _Task | None = None
         self._pending: _PendingCard | None = None
+        self._question: _PendingQuestion | None = None
+        # The answer streaming in, per (message, model step): the text so far.
+        self._streams: dict[str, str] = {}
+        self._history_shown = False
         self._card_lock = asyncio.Lock()
         self._idle_timer: asyncio.TimerHandle | None = None
         self._session_id: str | None = None
@@ -268,10 +300,12 @@ class Supervisor:
         status = "waiting" if self.state is TaskState.WAITING else self.state.value
         self._ui.set_status(status, self._t(f"status.{status}"))
         self._ui.set_level(self.center.level.value, sorted(self.center.scope))
+        # Not while a question waits: the user may look around the page before answering.
         self._arm_takeover(
             self._task is not None
             and self.state in (TaskState.RUNNING, TaskState.WAITING)
             and not self._users_turn
+            and self._question is None
         )
 
     def refresh(self) -> None:
@@ -724,6 +758,100 @@ class Supervisor:
         if answer is CardAnswer.TASK:
             self.center.grant(Level.TASK, task_id=self._open_task("grant").task_id)
 
+    async def ask_user(self, request: PageToolRequest) -> PageToolResult:
+        """``page_ask_user`` (SPEC U5): show the question, wait for the user's own answer (a
+        choice or typed text, trusted input only) until the request's deadline."""
+        ask = request.ask
+        context = _request.get()
+        if ask is None:
+            raise ToolFailure(ErrorCode.INVALID_REQUEST, "page_ask_user needs a question")
+        async with self._card_lock:
+            timeout_s = (
+                context.deadline - self._clock() - DEADLINE_MARGIN_S
+                if context is not None
+                else (request.timeout_ms / 1000)
+            )
+            if timeout_s < 1.0:
+                raise ToolFailure(
+                    ErrorCode.TIMEOUT, "not enough time left in this request to ask the user"
+                )
+            if self.state in (TaskState.STOPPED, TaskState.PAUSED):
+                raise ToolFailure(
+                    ErrorCode.USER_STOPPED
+                    if self.state is TaskState.STOPPED
+                    else ErrorCode.USER_TAKEOVER,
+                    "the task was stopped or paused by the user; nothing was asked",
+                )
+            nonce = secrets.token_urlsafe(16)
+            future: asyncio.Future[tuple[str, int | None] | CardAnswer] = (
+                asyncio.get_event_loop().create_future()
+            )
+            choices = tuple(ask.choices or ())
+            self._question = _PendingQuestion(nonce, self._clock(), choices, future)
+            self._move(TaskState.WAITING)
+            self._ui.chat("assistant", ask.question)
+            self._ui.show_question(
+                {
+                    "nonce": nonce,
+                    "title": self._t("question.title"),
+                    "question": ask.question,
+                    "choices": list(choices),
+                    "timeoutText": self._t("question.timeout", seconds=round(timeout_s)),
+                    "timeoutMs": round(timeout_s * 1000),
+                    "armMs": round(CARD_ARM_S * 1000),
+                }
+            )
+            self._render()
+            try:
+                answer = await asyncio.wait_for(asyncio.shield(future), timeout_s)
+            except TimeoutError:
+                self._ui.chat("system", self._t("question.timed_out"))
+                raise ToolFailure(
+                    ErrorCode.TIMEOUT,
+                    f"the user did not answer within {round(timeout_s)} s; ask again later or "
+                    "go on without the answer",
+                ) from None
+            finally:
+                self._question = None
+                self._ui.close_question(nonce)
+                if self.state is TaskState.WAITING:
+                    self._move(TaskState.RUNNING)
+                self._render()
+        if isinstance(answer, CardAnswer):
+            code = (
+                ErrorCode.USER_STOPPED if answer is CardAnswer.STOPPED else ErrorCode.USER_TAKEOVER
+            )
+            raise ToolFailure(code, "the user stopped or paused the task instead of answering")
+        text, index = answer
+        self._ui.chat("user", text)
+        result: dict[str, Any] = {"answer": text}
+        if index is not None:
+            result["choiceIndex"] = index
+        return PageToolResult(
+            request_id=request.request_id, success=True, page_version="", result=result
+        )
+
+    def _answer_question(self, detail: dict[str, Any]) -> None:
+        """The user's answer: the nonce of the question waited on, after the arming delay,
+        and either a listed choice's index or non-empty typed text."""
+        pending = self._question
+        if (
+            pending is None
+            or pending.future.done()
+            or not secrets.compare_digest(str(detail.get("nonce", "")), pending.nonce)
+            or self._clock() - pending.shown_at < CARD_ARM_S
+        ):
+            return
+        choice = detail.get("choice")
+        if isinstance(choice, int | float) and not isinstance(choice, bool):
+            index = int(choice)
+            if 0 <= index < len(pending.choices):
+                pending.future.set_result((pending.choices[index], index))
+            return
+        text = str(detail.get("text", "")).strip()
+        if text:
+            pending.future.set_result((text[:MAX_ANSWER_CHARS], None))
+
     def _card(
         self, nonce: str, action: Any, subject: Subject | None, risk: Risk, timeout_s: float
     ) -> dict[str, Any]:
@@ -837,7 +965,11 @@ class Supervisor:
         elif kind == "resume":
             self.resume()
         elif kind == "chat":
-            self._chat(str(detail.get("text", "")))
+            self._chat(str(detail.get("text", "")), typed=detail.get("typed") is True)
+        elif kind == "answer":
+            self._answer_question(detail)
+        elif kind == "conversation":
+            self._conversation_control(str(detail.get("action", "")))
 
     def _answer_card(self, nonce: str, decision: str) -> None:
         pending = self._pending
@@ -874,6 +1006,9 @@ class Supervisor:
         a pending card is withdrawn, and a step still running after a short grace is cancelled."""
         self._withdraw_card(CardAnswer.STOPPED)
         running = self._task is not None and self._task.running > 0
+        if self._task is not None and self._task.chat_message_id is not None:
+            # The backend's answer to that message stops too: its stream and its tool call.
+            self._send_chat_control(ChatAction.STOP.value)
         # Moved before the task ends, so ending it does not first show the task as idle.
         self._move(TaskState.STOPPED)
         self._record(AuditKind.STOP)
@@ -913,12 +1048,21 @@ class Supervisor:
         pending = self._pending
         if pending is not None and not pending.future.done():
             pending.future.set_result(answer)
+        question = self._question
+        if question is not None and not question.future.done():
+            question.future.set_result(answer)
 
     # -- chat ------------------------------------------------------------------------------
 
-    def _chat(self, text: str) -> None:
+    def _chat(self, text: str, *, typed: bool = False) -> None:
         text = text.strip()
         if not text:
+            return
+        if self._question is not None:
+            # A question waits: what the user types is its answer, if they typed it (a script
+            # writing into the box is not the user answering).
+            if typed:
+                self._answer_question({"nonce": self._question.nonce, "text": text})
             return
         self._chat_counter += 1
         message_id = f"m{self._chat_counter}-{secrets.token_hex(3)}"
@@ -935,9 +1079,63 @@ class Supervisor:
         self._move(TaskState.RUNNING)
         self._render()
 
+    def _conversation_control(self, action: str) -> None:
+        """New conversation or Delete, from the panel's buttons."""
+        if action not in (ChatAction.NEW.value, ChatAction.DELETE.value):
+            return
+        if not self._send_chat_control(action):
+            self._ui.chat("error", self._t("chat.not_connected"))
+
+    def load_history(self) -> None:
+        """Ask the backend for the stored conversation; once per page load, when the runtime
+        has first connected (the panel was opened, or an agent called: it booted)."""
+        if not self._history_shown:
+            self._send_chat_control(ChatAction.HISTORY.value)
+
+    def on_chat_history(self, history: ChatHistory) -> None:
+        if history.action is ChatAction.HISTORY:
+            if self._history_shown:
+                return
+            self._history_shown = True
+            lines = [self._history_line(entry) for entry in history.entries]
+            shown = [line for line in lines if line is not None]
+            if shown:
+                shown.append({"role": "system", "text": self._t("chat.history_restored")})
+                self._ui.restore_chat(shown)
+            return
+        self._history_shown = True
+        self._streams.clear()
+        self._ui.clear_chat()
+        key = "notice.conversation_new" if history.action is ChatAction.NEW else (
+            "notice.conversation_deleted"
+        )
+        self._ui.chat("system", self._t(key))
+
+    def _history_line(self, entry: Any) -> dict[str, str] | None:
+        if entry.role in ("user", "assistant"):
+            return {"role": entry.role, "text": entry.text}
+        if entry.role == "tool" and entry.tool:
+            outcome = self._t("log.ok") if entry.success else (entry.code or "failed")
+            return {
+                "role": "tool",
+                "text": self._t("chat.tool_finished", tool=entry.tool, outcome=outcome),
+            }
+        if entry.role == "system" and entry.code == "stopped":
+            return {"role": "system", "text": self._t("chat.stopped_note")}
+        return None
+
     def on_chat_event(self, event: ChatEvent) -> None:
-        if event.kind is ChatEventKind.ASSISTANT_TEXT and event.text:
-            self._ui.chat("assistant", event.text)
+        if event.kind is ChatEventKind.ASSISTANT_DELTA and event.text:
+            # One bubble per model step, growing as the answer streams in.
+            stream_id = f"{event.message_id or 'm'}:{event.step or 0}"
+            text = self._streams.get(stream_id, "") + event.text
+            self._streams[stream_id] = text
+            self._ui.chat_entry(stream_id, "assistant", text)
+        elif event.kind is ChatEventKind.ASSISTANT_TEXT and event.text:
+            # The whole answer of the step replaces its streamed pieces.
+            stream_id = f"{event.message_id or 'm'}:{event.step or 0}"
+            self._streams.pop(stream_id, None)
+            self._ui.chat_entry(stream_id, "assistant", event.text)
         elif event.kind is ChatEventKind.TOOL_STEP and event.tool:
             if event.phase == "started":
                 self._ui.chat("tool", self._t("chat.tool_started", tool=event.tool))
@@ -952,6 +1150,9 @@ class Supervisor:
         elif event.kind is ChatEventKind.NOT_CONFIGURED:
             self._ui.chat("system", self._t("chat.not_configured"))
         elif event.kind is ChatEventKind.DONE:
+            prefix = f"{event.message_id or 'm'}:"
+            for stream_id in [s for s in self._streams if s.startswith(prefix)]:
+                del self._streams[stream_id]
             task = self._task
             if (
                 task is not None
