@@ -49,6 +49,7 @@ RUNTIME_MODES = ("main-thread", "worker")
 # transport stops; with a token function it tries again with a new token.
 FINAL_REFUSALS = ("unauthorized", "origin_not_allowed", "protocol_mismatch")
 STARTUP_FAILED = "startup_failed"
+RUNTIME_CRASHED = "runtime_crashed"
 
 # Connection timing (SPEC W4): no answer to hello within the handshake timeout is a failed
 # attempt; a backend silent for SILENT_HEARTBEATS heartbeat intervals is dead; attempts back
