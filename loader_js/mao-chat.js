@@ -3,7 +3,7 @@
 // It does only what must happen before Python runs: show the SDK host at once (SPEC E4),
 // register the page's session with the backend (transport.js), boot the Python runtime on
 // first use (SPEC E6: the panel opened, an agent's call, MaoChat.boot(); boot.js) from the
-// backend that served this script (SPEC E3), and hand the options and the connection to the
+// backend that served this script (SPEC E6), and hand the options and the connection to the
 // Python runtime (mao_page.runtime). Everything else lives in Python.
 (() => {
   "use strict";
@@ -16,7 +16,7 @@
   const assetBase = new URL(BUILD_ID + "/", sdkBase).href;
 
   const runtime = MaoBoot.create(assetBase, BUILD_ID);
-  // Where the page's Python runs (SPEC E3): in a Web Worker, or on the main thread.
+  // Where the page's Python runs (SPEC E6): in a Web Worker, or on the main thread.
   const DEFAULT_MODE = "main-thread";
   let current = null; // the running instance: {host, controller, listeners, ...}
   let readyDeferred = makeDeferred();
@@ -331,6 +331,7 @@
     instance.worker = null;
     for (const requestId of waiting) answerFailed(instance, requestId, error);
     instance.failed = error;
+    instance.ui.closeCard(null); // what it asked the user can no longer be acted on
     instance.ui.setStatus("error");
     instance.ui.showError(error.message);
     emit("error", { code: WIRE.runtimeCrashed, message: error.message });

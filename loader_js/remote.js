@@ -1,4 +1,4 @@
-// Calls between the page's Python in a Web Worker and the main thread's objects (SPEC E3,
+// Calls between the page's Python in a Web Worker and the main thread's objects (SPEC E6,
 // docs/startup.md "Worker mode").
 //
 // The runtime in the worker uses the same host object as on the main thread (`_mao_host`:
@@ -30,7 +30,8 @@ const MaoRemote = (() => {
     const proto = Object.getPrototypeOf(v);
     return proto === Object.prototype || proto === null;
   };
-  const isNode = (v) => typeof Node !== "undefined" && v instanceof Node;
+  // Not `instanceof Node`: a same-origin frame's nodes come from another realm.
+  const isNode = (v) => v !== null && typeof v === "object" && typeof v.nodeType === "number" && "ownerDocument" in v;
 
   // ---- the main thread: the registry and the handler of the worker's calls ------------------
   function serve(worker, roots, { onCallbackError } = {}) {
@@ -154,7 +155,9 @@ const MaoRemote = (() => {
       "toString", "valueOf", "__proto__"]);
 
     function remote(token, path, kind, length, statics) {
-      const target = function () {};
+      // An array of nodes stands in as an array (Python indexes it); anything else as a function
+      // (Python calls it: a method of the object it belongs to).
+      const target = kind === "nodes" ? [] : function () {};
       const proxy = new Proxy(target, {
         get(_, key) {
           if (typeof key === "symbol") return undefined;
@@ -211,15 +214,16 @@ const MaoRemote = (() => {
       if (Array.isArray(value)) return value.map(decode);
       if (OBJ in value) {
         const out = {};
-        for (const [key, item] of Object.entries(value[OBJ])) out[key] = decode(item);
-        if (REF in value) {
-          const token = { id: value[REF] };
+        const token = REF in value ? { id: value[REF] } : null;
+        if (token) {
           finalizer.register(token, token.id);
           refOf.set(out, { token, path: [] });
-          // Methods of this object are stand-ins holding the same token: alive while any is.
-          for (const [key, item] of Object.entries(value[OBJ])) {
-            if (item && item[REF] === token.id) out[key] = remote(token, item.path, "fn", undefined, null);
-          }
+        }
+        for (const [key, item] of Object.entries(value[OBJ])) {
+          // Its methods are stand-ins holding the object's token: alive while any of them is.
+          out[key] = token && item && item[REF] === token.id
+            ? remote(token, item.path, "fn", undefined, null)
+            : decode(item);
         }
         return out;
       }

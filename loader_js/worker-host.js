@@ -1,4 +1,4 @@
-// The main thread's side of worker mode (SPEC E3): starts the runtime's Web Worker, serves its
+// The main thread's side of worker mode (SPEC E6): starts the runtime's Web Worker, serves its
 // calls on the page's objects (remote.js) and notices when it cannot start or dies.
 //
 // The worker comes from a blob that imports /sdk/<build>/mao-worker.js, so it needs a page
@@ -66,7 +66,11 @@ const MaoWorker = (() => {
       return started;
     }
 
+    let prefetched = false;
     function prefetch() {
+      if (prefetched) return;
+      prefetched = true;
+      performance.mark("mao:prefetch");
       spawn().then((w) => w.postMessage({ type: "prefetch", assetBase, buildId })).catch(() => {});
     }
 
@@ -78,7 +82,10 @@ const MaoWorker = (() => {
         emit: hostApi.emit,
         signalReady: hostApi.signalReady,
         signalFailure: hostApi.signalFailure,
-        measure: (name, epochStart) => performance.measure(name, { start: epochStart - performance.timeOrigin }),
+        // The bridge calls so far ride along: what a tool cost in messages (docs/startup.md).
+        measure: (name, epochStart) => performance.measure(name, {
+          start: epochStart - performance.timeOrigin, detail: { mode: "worker", bridgeCalls: server ? server.calls : 0 },
+        }),
       };
       server = MaoRemote.serve(w, {
         [ROOTS.primitives]: hostApi.primitives, [ROOTS.ui]: hostApi.ui, [ROOTS.window]: hostApi.window,

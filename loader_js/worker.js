@@ -1,4 +1,4 @@
-// The page's Python in a module Web Worker (SPEC E3, docs/startup.md "Worker mode").
+// The page's Python in a module Web Worker (SPEC E6, docs/startup.md "Worker mode").
 //
 // The build writes this file, after runtime-image.js, boot.js and remote.js, as
 // /sdk/<build>/mao-worker.js. The loader starts it from a blob that imports it (a cross-origin

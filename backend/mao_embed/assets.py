@@ -413,7 +413,8 @@ def _loader_source(tables: str) -> str:
 
 def _worker_source() -> str:
     """The worker's module: no closure needed, a module's top level is its own scope."""
-    return "/* Mao Embed runtime worker. Built by `mao-embed build-assets`; sources in loader_js/. */\n" + "\n".join(
+    head = "/* Mao Embed runtime worker. Built by `mao-embed build-assets`; sources: loader_js/ */"
+    return head + "\n" + "\n".join(
         f"// --- {name}\n" + (LOADER_DIR / name).read_text() for name in WORKER_PARTS
     )
 

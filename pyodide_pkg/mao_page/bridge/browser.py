@@ -2,14 +2,14 @@
 and is tested under plain CPython.
 
 It wraps the loader's host object (``_mao_host``, registered by ``mao-chat.js``) and the bulk
-DOM primitives behind plain-Python methods. In worker mode (SPEC E3) the host object is made of
+DOM primitives behind plain-Python methods. In worker mode (SPEC E6) the host object is made of
 stand-ins for the main thread's objects (``loader_js/remote.js``): a call on one answers a
 Promise, which ``settle`` waits for (JSPI); elements are references into a registry on the main
 thread. The code here is the same for both modes: what needs an answer goes through ``calls``
-or ``settle``, what needs none (the panel's updates) is posted and not waited for. It owns every proxy lifetime: callbacks handed to
-JavaScript are created here and destroyed on close, so ``destroy()`` leaves nothing behind
-(SPEC E2). Element references are ``ElementHandle`` objects; nothing outside this module sees
-a ``JsProxy``.
+or ``settle``, what needs none (the panel's updates) is posted and not waited for. It owns
+every proxy lifetime: callbacks handed to JavaScript are created here and destroyed on close,
+so ``destroy()`` leaves nothing behind (SPEC E2). Element references are ``ElementHandle``
+objects; nothing outside this module sees a ``JsProxy``.
 """
 
 from __future__ import annotations
@@ -253,9 +253,11 @@ class BrowserPage:
         ``viewport_only``: rows only for the elements intersecting the top viewport, their
         ancestors and the name sources of the fields among them (``viewportKeep``).
         ``snapshot``: the walk of a page_inspect; the next walk's ``facts.FRESH`` compares with
-        what this one saw painted."""
+        what this one saw painted. In worker mode the walk runs in slices on the main thread
+        (``collectDocumentColumnsSliced``), consistent as one walk."""
+        walk = "collectDocumentColumnsSliced" if _in_worker else "collectDocumentColumns"
         try:
-            result = self._primitives.collectDocumentColumns(
+            result = getattr(self._primitives, walk)(
                 self._window.document, self._sdk_host, viewport_only, snapshot
             )
             # Shadow roots attached without a mutation (a late custom-element upgrade) are
