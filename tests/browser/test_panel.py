@@ -322,6 +322,8 @@ def test_grants_and_actions_are_sdk_audit_events(mao_embed):
     embedded.grant("full")
     assert embedded.call("page_click", **ref(embedded.inspect(), "Count me"))["success"]
     embedded.page.get_by_role("button", name="Revoke authorization").click()
+    # In worker mode the event comes back from the worker a moment after the click.
+    embedded.page.wait_for_function("() => window.__audit.length >= 3")
     events = embedded.page.evaluate("window.__audit")
     kinds = [e["kind"] for e in events]
     assert kinds == ["grant", "action", "revoke"], events

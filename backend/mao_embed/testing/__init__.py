@@ -212,6 +212,10 @@ def with_open_panel(init: dict[str, Any] | None) -> dict[str, Any]:
     options = dict(init or {})
     if "ui" not in options and options.get("boot") != "eager":
         options["ui"] = {"collapsed": False}
+    # The suite runs in either runtime mode (SPEC E6): MAO_EMBED_TEST_MODE=worker|main-thread.
+    mode = os.environ.get("MAO_EMBED_TEST_MODE")
+    if mode and "mode" not in options:
+        options["mode"] = mode
     return options
 
 

@@ -2,10 +2,14 @@
 and is tested under plain CPython.
 
 It wraps the loader's host object (``_mao_host``, registered by ``mao-chat.js``) and the bulk
-DOM primitives behind plain-Python methods. It owns every proxy lifetime: callbacks handed to
-JavaScript are created here and destroyed on close, so ``destroy()`` leaves nothing behind
-(SPEC E2). Element references are ``ElementHandle`` objects; nothing outside this module sees
-a ``JsProxy``.
+DOM primitives behind plain-Python methods. In worker mode (SPEC E6) the host object is made of
+stand-ins for the main thread's objects (``loader_js/remote.js``): a call on one answers a
+Promise, which ``settle`` waits for (JSPI); elements are references into a registry on the main
+thread. The code here is the same for both modes: what needs an answer goes through ``calls``
+or ``settle``, what needs none (the panel's updates) is posted and not waited for. It owns
+every proxy lifetime: callbacks handed to JavaScript are created here and destroyed on close,
+so ``destroy()`` leaves nothing behind (SPEC E2). Element references are ``ElementHandle``
+objects; nothing outside this module sees a ``JsProxy``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,11 @@ from .page import CalendarRead, HitTest, NativeSelection, Outcome, Submission
 
 HOST_MODULE = "_mao_host"
 
+# Whether this interpreter runs in the worker (set from the host object: one mode per
+# interpreter, as a worker's interpreter never serves the main thread and vice versa).
+_in_worker = False
+_host_api: Any = None
+
 
 def current_host_api() -> Any:
     """The host object the loader registered for the current ``MaoChat.init``.
@@ -30,8 +39,45 @@ def current_host_api() -> Any:
     Looked up afresh per SDK instance, never cached at import: after ``destroy()`` and a new
     ``init()`` the loader registers a new object under the same module name.
     """
+    global _in_worker, _host_api
     sys.modules.pop(HOST_MODULE, None)
-    return __import__(HOST_MODULE)
+    api = __import__(HOST_MODULE)
+    _in_worker = str(getattr(api, "mode", "main-thread")) == "worker"
+    _host_api = api
+    return api
+
+
+def in_worker() -> bool:
+    return _in_worker
+
+
+def settle(value: Any) -> Any:
+    """The answer of a call on a main-thread object: in worker mode a Promise, waited for
+    here (``pyodide.ffi.run_sync``: the interpreter suspends, the worker's event loop goes on);
+    on the main thread the answer itself."""
+    if not _in_worker:
+        return value
+    from pyodide.ffi import run_sync  # type: ignore[import-not-found]
+
+    return run_sync(value)
+
+
+class _Answering:
+    """A main-thread object whose method calls return their answers (worker mode)."""
+
+    __slots__ = ("_target",)
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._target, name)
+        return lambda *args: settle(method(*args))
+
+
+def calls(target: Any) -> Any:
+    """``target`` whose method calls answer (not Promises) in either mode."""
+    return _Answering(target) if _in_worker else target
 
 
 class BridgeError(RuntimeError):
@@ -114,7 +160,7 @@ class DocumentFacts:
 
     def index_of(self, handle: ElementHandle) -> int:
         """The row of an element in this walk, -1 when it is not in it."""
-        return int(self._nodes.indexOf(handle.proxy))
+        return int(settle(self._nodes.indexOf(handle.proxy)))
 
     def release(self) -> None:
         self._nodes = None
@@ -160,7 +206,7 @@ class DialogGuard:
 
     def restore(self) -> list[list[str]]:
         guard, self._guard = self._guard, None
-        return guard.restore().to_py() if guard is not None else []
+        return settle(guard.restore()).to_py() if guard is not None else []
 
 
 def _to_js_arg(value: Any) -> Any:
@@ -188,11 +234,12 @@ class BrowserPage:
     primitives, one crossing per call."""
 
     def __init__(self, api: Any) -> None:
-        self._primitives = api.primitives
+        self._primitives = calls(api.primitives)
+        self._async_primitives = api.primitives  # the ones that answer a Promise in both modes
         self._window = api.window
         self._sdk_host = api.sdkHost
-        self._ui = api.ui
-        self._watch = self._primitives.watchPage(self._window, self._sdk_host)
+        self._ui = calls(api.ui)
+        self._watch = calls(self._primitives.watchPage(self._window, self._sdk_host))
 
     # -- reads --------------------------------------------------------------------------
 
@@ -206,9 +253,11 @@ class BrowserPage:
         ``viewport_only``: rows only for the elements intersecting the top viewport, their
         ancestors and the name sources of the fields among them (``viewportKeep``).
         ``snapshot``: the walk of a page_inspect; the next walk's ``facts.FRESH`` compares with
-        what this one saw painted."""
+        what this one saw painted. In worker mode the walk runs in slices on the main thread
+        (``collectDocumentColumnsSliced``), consistent as one walk."""
+        walk = "collectDocumentColumnsSliced" if _in_worker else "collectDocumentColumns"
         try:
-            result = self._primitives.collectDocumentColumns(
+            result = getattr(self._primitives, walk)(
                 self._window.document, self._sdk_host, viewport_only, snapshot
             )
             # Shadow roots attached without a mutation (a late custom-element upgrade) are
@@ -502,7 +551,7 @@ class BrowserPage:
         return self._primitives.scrollElement(handle.proxy, dx, dy).to_py()
 
     async def next_frame(self) -> None:
-        await self._primitives.nextFrame(self._window)
+        await self._async_primitives.nextFrame(self._window)
 
     # -- reading (loader_js/primitives/read.js) ---------------------------------------------
 
@@ -551,7 +600,7 @@ class BrowserPage:
     async def regex_search(
         self, text: str, pattern: str, max_hits: int, count_limit: int, timeout_ms: int
     ) -> dict[str, Any]:
-        answer = await self._primitives.regexSearch(
+        answer = await self._async_primitives.regexSearch(
             self._window, text, pattern, max_hits, count_limit, timeout_ms
         )
         return answer.to_py()
@@ -568,7 +617,7 @@ class BrowserPage:
         js_masks = to_js([handle.proxy for handle in masks])
         js_labels = to_js([[text, handle.proxy] for text, handle in labels])
         try:
-            result = await self._primitives.renderViewport(
+            result = await self._async_primitives.renderViewport(
                 self._window, self._sdk_host, js_masks, js_labels
             )
         except JsException as error:
@@ -630,7 +679,7 @@ def decode_walk(columns: Any) -> tuple[Any, list[list[Any]], list[list[Any]]]:
         json.loads(columns.json.to_bytes()),
     )
     if built is None:  # a string held the separator: the same walk as JSON rows
-        rows, scopes, frames, partial = json.loads(columns.rowsJson().to_bytes())
+        rows, scopes, frames, partial = json.loads(settle(columns.rowsJson()).to_bytes())
         return F.rows_from_json(rows, partial), scopes, frames
     return built
 
@@ -651,7 +700,7 @@ class SiteToolBridge:
         self._primitives = api.primitives
 
     def describe(self, name: str) -> dict[str, Any] | None:
-        text = self._primitives.siteToolDescribe(name)
+        text = settle(self._primitives.siteToolDescribe(name))
         if text is None or text is jsnull:
             return None
         return json.loads(str(text))
@@ -702,7 +751,7 @@ class PageTransport:
     owned here and destroyed on close."""
 
     def __init__(self, api: Any) -> None:
-        self._transport = api.transport
+        self._transport = calls(api.transport)
         self._handlers: list[Any] = []
 
     def send(self, text: str) -> bool:
@@ -749,7 +798,11 @@ def now_ms() -> float:
 
 def measure(name: str, start_ms: float) -> None:
     """A ``performance.measure`` from ``start_ms`` to now: every SDK task is named ``mao:...``
-    so that the page owner's own tools (DevTools, RUM, Lighthouse) can tell them apart."""
+    so that the page owner's own tools (DevTools, RUM, Lighthouse) can tell them apart. From
+    the worker it goes to the page's timeline (the loader's ``measure``)."""
+    if _in_worker:
+        _host_api.measure(name, start_ms)
+        return
     js.performance.measure(name, js.Object.fromEntries([["start", start_ms]]))
 
 
@@ -835,7 +888,7 @@ class InputWatch:
 
     def __init__(self, api: Any, on_input: Any) -> None:
         self._callback = create_proxy(lambda kind: on_input(str(kind)))
-        self._watch = api.ui.watchInput(api.window, api.sdkHost, self._callback)
+        self._watch = settle(api.ui.watchInput(api.window, api.sdkHost, self._callback))
 
     def arm(self, armed: bool) -> None:
         if self._watch is not None:
@@ -854,7 +907,7 @@ class BrowserStorage:
 
     def __init__(self, api: Any) -> None:
         try:
-            self._storage = api.window.localStorage
+            self._storage = calls(api.window.localStorage)
         except JsException:
             self._storage = None
 
@@ -887,12 +940,14 @@ class BrowserStorage:
 def risk_facts(api: Any, handle: ElementHandle) -> tuple[bool, str, str, str, str, bool]:
     """(in a form, the form's action URL, its method, the element's type, its text, whether
     the page owner marked it or an ancestor ``data-mao-private``)."""
-    in_form, action, method, kind, text, private = api.primitives.riskFacts(handle.proxy).to_py()
+    in_form, action, method, kind, text, private = settle(
+        api.primitives.riskFacts(handle.proxy)
+    ).to_py()
     return bool(in_form), str(action), str(method), str(kind), str(text), bool(private)
 
 
 def page_origin(api: Any) -> str:
-    return str(api.window.location.origin)
+    return str(api.origin)
 
 
 def option(api: Any, name: str) -> Any:

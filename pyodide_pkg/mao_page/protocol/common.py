@@ -66,6 +66,8 @@ class ErrorCode(StrEnum):
     NOT_READY = "not_ready"
     # The page's runtime could not boot (a request that was waiting for it is answered so).
     STARTUP_FAILED = "startup_failed"
+    # The page's runtime stopped (its worker died) while a call ran: it may have applied.
+    RUNTIME_CRASHED = "runtime_crashed"
     INTERNAL_ERROR = "internal_error"
     # Cluster mode: the shared Redis (or the page's instance) cannot be reached; retry later.
     BACKEND_UNAVAILABLE = "backend_unavailable"

@@ -6,6 +6,7 @@ structured errors here. Tools whose issue has not landed answer ``unsupported``.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
@@ -60,6 +61,10 @@ class PageTools:
         self.site_tools: SiteToolRunner | None = None
         # page_ask_user: the supervisor's question in the panel (SPEC U5).
         self._ask_user = ask_user
+        # Actions run one request at a time, in the order they came (asyncio.Lock is FIFO): two
+        # agents typing into the page must not interleave their keys. In worker mode every
+        # bridge call lets other tasks run, not only the actions' own waits.
+        self._acting = asyncio.Lock()
 
     def page_version(self) -> str:
         return read_state(self._page).version
@@ -98,7 +103,8 @@ class PageTools:
                 result, snapshot = await self.reader.find(request)
                 self.actions.remember_snapshot(snapshot, True)
                 return result
-            return await self.actions.run_actions(request)
+            async with self._acting:
+                return await self.actions.run_actions(request)
         except ToolFailure as failure:
             return PageToolResult(
                 request_id=request.request_id,

@@ -54,6 +54,7 @@ RUNTIME_MODES = ("main-thread", "worker")
 # transport stops; with a token function it tries again with a new token.
 FINAL_REFUSALS = ("unauthorized", "origin_not_allowed", "protocol_mismatch")
 STARTUP_FAILED = "startup_failed"
+RUNTIME_CRASHED = "runtime_crashed"
 
 # The close code the page sends when its document unloads (pagehide: a navigation, a reload,
 # the tab closing). The backend answers the call in flight ``navigated`` and keeps the session
