@@ -12,4 +12,6 @@ BENCHMARKS = {
     "inspect": "bench.inspect",
     "extract": "bench.extract",
     "page_cost": "bench.page_cost",
+    "site_tools": "bench.site_tools",
+    "tab_resume": "bench.tab_resume",
 }

@@ -5,7 +5,9 @@ The page is a generated order-list admin page with its own script (``bench/order
 process with an empty profile:
 
 * **bare**: the page alone, the anchor of every figure;
-* **eager**: the page with the documented snippet (``embed_snippet``) and ``boot: "eager"``;
+* **eager**: the page with the documented snippet (``embed_snippet``) and ``boot: "eager"``,
+  ``mode: "main-thread"``: the SDK as it was before boot on first use and the worker, the
+  anchor of the first-use ratios;
 * **default**: the snippet without a boot option. Where ``init()`` only registers the session
   and boots Python on first use, this is the lazy page; where the loader ignores ``boot`` (or
   has no ``MaoChat.boot``), it boots at ``init()`` like eager, and the figures say so
@@ -29,7 +31,9 @@ the runs:
    longest task; the time to ready from the trigger, over the eager page's time to ready from
    navigation on a warm cache. When the default page boots eagerly the trigger is the
    navigation itself.
-3. **Agent work** on a ~10,000-element version of the page, booted: a whole-page
+3. **Agent work** on a ~10,000-element version of the page, booted (the default mode, and
+   ``mode: "main-thread"`` alternated with it: the call's wall time in the default mode over
+   the main thread's is the "no slower" ratio): a whole-page
    ``page_inspect`` (``includeOffscreen``) and a 10-action batch (fills and clicks) through the
    HTTP API, while real clicks run; the call's wall time from the agent's side and the click
    delay p95 meanwhile, against the bare 10k page's click delay.
@@ -82,6 +86,7 @@ DESCRIPTION = (
 )
 
 VARIANTS = ("bare", "eager", "default")
+AGENT_VARIANTS = ("bare", "default", "main-thread")
 PAGE_ELEMENTS = 1_600
 AGENT_PAGE_ELEMENTS = 10_000
 IDLE_MS = 5_000  # a page view without use: this long after registration (bare: load)
@@ -109,6 +114,8 @@ GOALS: dict[str, tuple[float, str]] = {
     "firstUse.panel.readyOverEagerWarm": (1.0, "ratio"),
     "agent.inspect.clickP95Ms": (50, "ms"),
     "agent.batch.clickP95Ms": (50, "ms"),
+    "agent.inspect.wallOverMainThread": (1.0, "ratio"),
+    "agent.batch.wallOverMainThread": (1.0, "ratio"),
     "memory.default.rssAdded": (120e6, "bytes"),
 }
 
@@ -466,7 +473,10 @@ class Pages:
         snippet = ""
         if variant != "bare":
             token = srv.backend.issue_token(user_id, "bench-agent", origin=srv.pages.origin)
-            extra = {"boot": "eager"} if variant == "eager" else None
+            extra = {
+                "eager": {"boot": "eager", "mode": "main-thread"},
+                "main-thread": {"mode": "main-thread"},
+            }.get(variant)
             snippet = embed_snippet(
                 srv.backend.url, agent_id="bench-agent", user_id=user_id, token=token, extra=extra
             )
@@ -729,10 +739,12 @@ def measure_agent_bare(ctx: RunContext, pages: Pages, run: int) -> dict[str, Any
         ctx.close_browser(context)
 
 
-def measure_agent_default(ctx: RunContext, pages: Pages, run: int, agent: Any) -> dict[str, Any]:
+def measure_agent_default(
+    ctx: RunContext, pages: Pages, run: int, agent: Any, variant: str = "default"
+) -> dict[str, Any]:
     context, memory = cold_context(ctx)
     try:
-        url, user_id = pages.url(run, "default", "agent", agent_page=True)
+        url, user_id = pages.url(run, variant, "agent", agent_page=True)
         load = open_load(context, memory, url, user_id, sdk=True)
         session = wait_registered(load, agent)["sessionId"]
         load.page.evaluate(TRIGGER_BOOT_JS)
@@ -831,6 +843,11 @@ def derive(record: dict[str, Any]) -> dict[str, float | None]:
         out[f"agent.{call}.clickP95Ms"] = figures["clickP95Ms"]
         out[f"agent.{call}.clickMaxMs"] = figures["clickMaxMs"]
         out[f"agent.{call}.longestTaskMs"] = figures["longestTaskMs"]
+        main = agent["main-thread"][call]
+        out[f"agent.mainThread.{call}.wallMs"] = main["wallMs"]
+        out[f"agent.mainThread.{call}.clickP95Ms"] = main["clickP95Ms"]
+        out[f"agent.mainThread.{call}.longestTaskMs"] = main["longestTaskMs"]
+        out[f"agent.{call}.wallOverMainThread"] = _ratio(figures["wallMs"], main["wallMs"])
     out["agent.firstInspectMs"] = agent["default"]["firstInspectMs"]
     out["memory.default.rssAdded"] = _difference(
         record["default"]["boot"]["memory"]["rss"], bare["memory"]["rss"]
@@ -865,13 +882,13 @@ def run(ctx: RunContext) -> dict[str, Any]:
                     record["eager"] = measure_eager(ctx, pages, i)
                 else:
                     record["default"] = measure_default(ctx, pages, i, agent)
-            agent_order = ("bare", "default") if i % 2 == 0 else ("default", "bare")
+            agent_order = AGENT_VARIANTS[i % 3:] + AGENT_VARIANTS[: i % 3]
             record["agent"] = {}
             for variant in agent_order:
                 record["agent"][variant] = (
                     measure_agent_bare(ctx, pages, i)
                     if variant == "bare"
-                    else measure_agent_default(ctx, pages, i, agent)
+                    else measure_agent_default(ctx, pages, i, agent, variant)
                 )
             record["loadAverage1mAfter"] = os.getloadavg()[0]
             record["derived"] = derive(record)
@@ -1010,6 +1027,14 @@ ROWS: tuple[tuple[str, str | None, str | None, str | None, str], ...] = (
     ("agent 10k: batch click p95 (panel clicks)", "agent.batch.clickP95Ms", None,
      "agent.bare.clickP95Ms", "ms"),
     ("agent 10k: batch longest task", "agent.batch.longestTaskMs", None, None, "ms"),
+    ("agent 10k: inspect wall, default / main-thread", "agent.inspect.wallOverMainThread", None,
+     None, "ratio"),
+    ("agent 10k: batch wall, default / main-thread", "agent.batch.wallOverMainThread", None,
+     None, "ratio"),
+    ("agent 10k main-thread: inspect click p95", "agent.mainThread.inspect.clickP95Ms", None,
+     None, "ms"),
+    ("agent 10k main-thread: inspect longest task", "agent.mainThread.inspect.longestTaskMs",
+     None, None, "ms"),
     ("memory after boot: RSS added", "memory.default.rssAdded", "memory.eager.rssAdded", None,
      "bytes"),
 )

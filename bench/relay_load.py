@@ -93,6 +93,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                        help="open-loop calls per second (default 1000)")
     group.add_argument("--relay-rounds", type=int, default=3,
                        help="mao/echo rounds per session count, alternating (default 3)")
+    group.add_argument("--relay-chat-turns", type=int, default=60,
+                       help="panel chat turns per store and round for the conversation "
+                            "storage cost (bench/chat_turn.py; 0 skips it; default 60)")
     group.add_argument("--cluster", action="store_true",
                        help="relay_load: one server vs two --redis instances, calls landing on "
                             "the instance without the page (default levels 500,1000)")
@@ -703,12 +706,19 @@ def run(ctx: RunContext) -> dict[str, Any]:
                     result = _measure(mode, sessions, seconds, rate, Path(tmp))
                     result["round"] = round_index
                     results.append(result)
-    return {
+    outcome = {
         "config": {"runs": 1, "rounds": rounds, "sessionLevels": levels, "seconds": seconds,
                    "openLoopRate": rate, "pool": POOL},
         "summary": _summary(results),
         "results": results,
     }
+    chat_turns = int(options.get("relay_chat_turns", 60) or 0)
+    if chat_turns > 0:
+        # What storing the panel's conversation adds to a chat turn (SPEC U5; goal <= 5%).
+        from bench import chat_turn
+
+        outcome["chatTurn"] = chat_turn.measure(chat_turns, rounds, log=ctx.log)
+    return outcome
 
 
 def _select(results: list[dict[str, Any]], mode: str, sessions: int) -> list[dict[str, Any]]:
@@ -779,12 +789,15 @@ def headline(result: dict[str, Any]) -> dict[str, Any]:
         return {level: {k: levels[level][k] for k in (
             "held", "p99Ms", "singleP99Ms", "p99Ratio", "cpuUsPerCall", "singleCpuUsPerCall",
             "cpuRatio", "lostCalls", "duplicatedCalls")} for level in levels}
-    return {
+    figures: dict[str, Any] = {
         level: {k: levels[level][k] for k in ("held", "openCallsPerS", "p50Ms", "p99Ms",
                                                "maxCallsPerS", "costRatio", "cpuUsPerCall",
                                                "cpuCostRatio", "memoryPerIdleSession")}
         for level in levels
     }
+    if "chatTurn" in result:
+        figures["chatTurn"] = result["chatTurn"]["summary"]
+    return figures
 
 
 def _cluster_table(result: dict[str, Any]) -> str:
@@ -844,6 +857,10 @@ def summary_table(result: dict[str, Any]) -> str:
          "RSS/idle session", "echo RSS", "load avg", "errors"],
         rows,
     )
+    if "chatTurn" in result:
+        from bench import chat_turn
+
+        text += "\n" + chat_turn.summary_table(result["chatTurn"])
     return text
 
 

@@ -42,6 +42,7 @@ const MaoBoot = (() => {
     // Without that list (a fresh boot), the import is one synchronous block of seconds: it waits
     // for the page's own start-up (load, then idle).
     function whenPageIdle() {
+      if (typeof document === "undefined") return Promise.resolve(); // a worker has no page to wait for
       const idle = () => new Promise((resolve) =>
         typeof requestIdleCallback === "function" ? requestIdleCallback(() => resolve(), { timeout: 1000 }) : setTimeout(resolve, 0));
       if (document.readyState === "complete") return idle();

@@ -3,7 +3,7 @@
 // It does only what must happen before Python runs: show the SDK host at once (SPEC E4),
 // register the page's session with the backend (transport.js), boot the Python runtime on
 // first use (SPEC E6: the panel opened, an agent's call, MaoChat.boot(); boot.js) from the
-// backend that served this script (SPEC E3), and hand the options and the connection to the
+// backend that served this script (SPEC E6), and hand the options and the connection to the
 // Python runtime (mao_page.runtime). Everything else lives in Python.
 (() => {
   "use strict";
@@ -11,11 +11,15 @@
   const BUILD_ID = "__MAO_BUILD_ID__";
   const VERSION = "0.1.0";
   const DEFAULT_STARTUP_TIMEOUT_MS = 60000;
+  // init({instructions}): the site's guidance for agents, capped (docs/site-tools.md).
+  const MAX_INSTRUCTIONS_CHARS = 4000;
   const script = document.currentScript;
   const sdkBase = new URL(".", script ? script.src : location.href);
   const assetBase = new URL(BUILD_ID + "/", sdkBase).href;
 
   const runtime = MaoBoot.create(assetBase, BUILD_ID);
+  // Where the page's Python runs (SPEC E6): in a Web Worker, or on the main thread.
+  const DEFAULT_MODE = "main-thread";
   let current = null; // the running instance: {host, controller, listeners, ...}
   let readyDeferred = makeDeferred();
   const handlers = new Map();
@@ -53,6 +57,8 @@
     if (typeof options.token !== "string" && typeof options.token !== "function") problems.push("token must be a string or a function returning a Promise of one");
     if (options.locale !== undefined && typeof options.locale !== "string") problems.push("locale must be a string such as 'en' or 'zh-CN'");
     if (options.boot !== undefined && options.boot !== "eager" && options.boot !== "on-demand") problems.push("boot must be \"eager\" or \"on-demand\" (the default)");
+    if (options.instructions !== undefined && typeof options.instructions !== "string") problems.push("instructions must be a string");
+    if (options.mode !== undefined && options.mode !== "worker" && options.mode !== "main-thread") problems.push("mode must be \"worker\" or \"main-thread\"");
     if (options.authorization !== undefined && (typeof options.authorization !== "object" || options.authorization === null || Array.isArray(options.authorization))) problems.push("authorization must be an object {level, actions, policyVersion, confirmationTimeoutMs}");
     return problems;
   }
@@ -93,6 +99,17 @@
     return () => document.removeEventListener("securitypolicyviolation", onViolation);
   }
 
+  // The page's site tools and instructions, sent when the session connects (if there are any)
+  // and whenever a tool comes or goes: the backend lists them without booting the runtime
+  // and tells MCP clients (tools/list_changed).
+  function sendSiteContext(instance, always) {
+    if (instance.destroyed || !instance.transport || !instance.transport.connected) return;
+    const tools = MaoSiteTools.list();
+    const instructions = typeof instance.options.instructions === "string" ? instance.options.instructions.slice(0, MAX_INSTRUCTIONS_CHARS) : "";
+    if (!always && !tools.length && !instructions) return;
+    instance.transport.send(MaoTransport.frame("site_context", { tools, instructions: instructions || undefined }));
+  }
+
   function pageInfo() {
     return { url: String(location.href).slice(0, 8192), title: String(document.title || "").slice(0, 2000) };
   }
@@ -114,14 +131,20 @@
     const instance = {
       options, host: null, ui: null, transport: null, controller: null, cleanup: [], destroyed: false,
       queue: [], runtime: null, boot: null, failed: null,
+      mode: options.mode || DEFAULT_MODE, worker: null, inflight: new Set(),
     };
     current = instance;
     const { host, ui } = createHost(options, (intent) => {
-      if (intent === "hover") runtime.prefetch();
+      if (intent === "hover") prefetch(instance);
       else boot(instance, "panel");
     });
     Object.assign(instance, { host, ui });
     ui.setStatus("standby");
+    // SPEC B7: the tab's session, and the task its own action led here (tab.js).
+    const tab = MaoTab.open([options.agentId, options.user.id].join("|"), host);
+    instance.tab = tab;
+    instance.cleanup.push(() => tab.close());
+    if (tab.endedNotice) ui.chat("system", ui.text("task.ended." + tab.endedNotice));
 
     instance.deferred = deferred;
     const rejectReady = (error) => {
@@ -151,14 +174,21 @@
       tokenRefreshable: typeof options.token === "function",
       page: pageInfo,
       ready: () => instance.runtime !== null,
+      resumeSessionId: tab.resumeSessionId,
     }, {
       welcome(sessionId) {
+        sendSiteContext(instance, false);
+        tab.welcomed(sessionId);
         if (instance.runtime) instance.runtime.welcome(sessionId);
         emit("session", { sessionId });
       },
       frame(text, message) {
-        if (instance.runtime) { instance.runtime.frame(text, 0); return; }
         const isRequest = message && message.type === "page_tool_request";
+        if (instance.runtime) {
+          if (isRequest && instance.worker) instance.inflight.add(message.requestId);
+          instance.runtime.frame(text, 0);
+          return;
+        }
         if (instance.failed) {
           if (isRequest) answerFailed(instance, message.requestId, instance.failed);
           return;
@@ -186,8 +216,33 @@
         if (instance.runtime) instance.runtime.state(name);
       },
     });
+    MaoSiteTools.setPanelOpener(() => ui.open());
+    instance.cleanup.push(MaoSiteTools.onChange(() => sendSiteContext(instance, true)));
+    instance.cleanup.push(MaoSiteTools.watchForms());
+    instance.cleanup.push(() => MaoSiteTools.setPanelOpener(null));
     instance.transport.start();
-    if (options.boot === "eager" || bootAsked) boot(instance, bootAsked || "eager");
+    // The document unloads: the backend answers what is in flight `navigated` and keeps the
+    // session for the tab's next page; from the back/forward cache this page comes back.
+    const onPageHide = () => {
+      tab.leave();
+      instance.transport.leave();
+    };
+    // Back in the tab from the back/forward cache: the user's navigation, so a task ends.
+    const onPageShow = (event) => {
+      if (!event.persisted) return;
+      tab.comeBack();
+      instance.transport.comeBack();
+      if (instance.runtime) instance.runtime.returned();
+    };
+    window.addEventListener("pagehide", onPageHide);
+    window.addEventListener("pageshow", onPageShow);
+    instance.cleanup.push(() => {
+      window.removeEventListener("pagehide", onPageHide);
+      window.removeEventListener("pageshow", onPageShow);
+    });
+    // A task that continues here shows its log at once, so the runtime boots now.
+    if (tab.continuation) boot(instance, "navigation");
+    else if (options.boot === "eager" || bootAsked) boot(instance, bootAsked || "eager");
     bootAsked = null;
     return deferred.promise;
   }
@@ -201,10 +256,32 @@
 
   function answerFailed(instance, requestId, error) {
     if (typeof requestId !== "string") return;
+    const crashed = error.code === WIRE.runtimeCrashed;
     instance.transport.send(MaoTransport.frame("page_tool_result", {
       requestId, success: false,
-      error: { code: WIRE.startupFailed, message: "the page's runtime could not start: " + error.message },
+      error: crashed
+        ? { code: WIRE.runtimeCrashed, message: "the page's runtime stopped while this call ran (it may have applied): " + error.message }
+        : { code: WIRE.startupFailed, message: "the page's runtime could not start: " + error.message },
     }));
+  }
+
+  // The results the worker's runtime sends, seen on their way out: a request stays in flight
+  // (answered for if the worker dies) until its result passes. Only the frame's head is read.
+  const RESULT_HEAD = /^\{"type":"page_tool_result","requestId":"([^"]*)"/;
+  function noteSent(instance, text) {
+    if (!instance.inflight.size) return;
+    const found = RESULT_HEAD.exec(text.slice(0, 300));
+    if (found) instance.inflight.delete(found[1]);
+  }
+
+  function workerOf(instance) {
+    if (!instance.worker) instance.worker = MaoWorker.create(assetBase, BUILD_ID);
+    return instance.worker;
+  }
+
+  function prefetch(instance) {
+    if (instance.mode === "worker") workerOf(instance).prefetch();
+    else runtime.prefetch();
   }
 
   let bootAsked = null; // MaoChat.boot() before init(): boot at init
@@ -232,12 +309,19 @@
       primitives: Object.freeze(MaoDom),
       sdkHost: instance.host,
       ui,
+      // SPEC B7: this document's tag (in its snapshot ids), the task continued from the tab's
+      // previous page (JSON, or null), and where the runtime publishes its current task.
+      tab: {
+        documentTag: instance.tab.documentTag,
+        continuation: instance.tab.continuation ? JSON.stringify(instance.tab.continuation) : null,
+        publishTask: (text) => instance.tab.publishTask(String(text || "")),
+      },
       window,
       emit,
       // The connection, for mao_page.session.connection: frames that came before the boot are
       // handed over first, in order, with how long each waited.
       transport: {
-        send: (text) => transport.send(text),
+        send: (text) => { noteSent(instance, text); return transport.send(text); },
         attach(handlers) {
           queueMicrotask(() => {
             if (instance.destroyed) return;
@@ -256,15 +340,58 @@
         performance.mark("mao:session-ready");
         performance.measure("mao:boot", { start: started });
         // The backend lists the session as ready from here on, and audits the boot.
-        transport.send(MaoTransport.frame("page_ready", { trigger, bootMs, mode: "main-thread", page: pageInfo() }));
+        const mode = instance.mode;
+        transport.send(MaoTransport.frame("page_ready", { trigger, bootMs, mode, page: pageInfo() }));
         ui.chat("system", ui.text("ready"));
         const value = info && info.toJs ? info.toJs({ dict_converter: Object.fromEntries }) : info;
-        settle(instance.deferred, true, Object.assign({}, value, { mode: "main-thread", trigger, bootMs }));
+        settle(instance.deferred, true, Object.assign({}, value, { mode, trigger, bootMs }));
         emit("ready", { trigger, bootMs });
       },
       signalFailure: (code, message) => instance.fail(new StartupError(message, code)),
+      mode: instance.mode,
+      origin: location.origin,
     };
 
+    const failed = (error) => instance.fail(new StartupError("Mao Embed could not start: " + (error && error.message || error), "startup_failed"));
+    if (instance.mode === "worker") {
+      workerOf(instance).boot(hostApi, { crashed: (message) => workerCrashed(instance, message) })
+        .then((booted) => {
+          performance.mark("mao:python-ready", { detail: { wasmHeapBytes: booted.wasmHeapBytes, mode: "worker" } });
+          if (instance.destroyed) stopController(instance);
+        })
+        .catch((error) => {
+          if (!(error instanceof MaoWorker.Unavailable)) { failed(error); return; }
+          // No worker on this page (its CSP): the same runtime on the main thread.
+          console.warn(`[mao-embed] running on the main thread: ${error.message}; allow worker-src blob: to keep it off the page's thread`);
+          instance.worker.terminate();
+          instance.worker = null;
+          instance.mode = hostApi.mode = "main-thread";
+          loadOnMainThread(instance, hostApi, failed);
+        });
+      return readyDeferred.promise;
+    }
+    loadOnMainThread(instance, hostApi, failed);
+    return readyDeferred.promise;
+  }
+
+  // The worker died (out of memory, a crash in the runtime): the calls it was running are
+  // answered, and so is every later one; the panel says so.
+  function workerCrashed(instance, message) {
+    const error = new StartupError("the page's runtime stopped: " + message, WIRE.runtimeCrashed);
+    const waiting = [...instance.inflight];
+    instance.inflight.clear();
+    instance.runtime = null;
+    if (instance.worker) instance.worker.terminate();
+    instance.worker = null;
+    for (const requestId of waiting) answerFailed(instance, requestId, error);
+    instance.failed = error;
+    instance.ui.closeCard(null); // what it asked the user can no longer be acted on
+    instance.ui.setStatus("error");
+    instance.ui.showError(error.message);
+    emit("error", { code: WIRE.runtimeCrashed, message: error.message });
+  }
+
+  function loadOnMainThread(instance, hostApi, failed) {
     runtime.load()
       .then(async (pyodide) => {
         if (instance.destroyed) return;
@@ -276,11 +403,17 @@
         module.destroy();
         if (instance.destroyed) stopController(instance);
       })
-      .catch((error) => instance.fail(new StartupError("Mao Embed could not start: " + (error && error.message || error), "startup_failed")));
-    return readyDeferred.promise;
+      .catch(failed);
   }
 
   function stopController(instance) {
+    if (instance.worker) {
+      // Python's own clean-up would need the worker's replies; ending it frees its memory, and
+      // what it left on the page is disposed by the worker host.
+      instance.worker.terminate();
+      instance.worker = null;
+      return;
+    }
     const controller = instance.controller;
     instance.controller = null;
     if (controller) {

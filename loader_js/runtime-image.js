@@ -127,6 +127,34 @@ const MaoImage = (() => {
     Module.HEAP32[trampolineCell(Module)] = state.trampoline;
   }
 
+  // The build's Node has no stack switching (JSPI), so at interpreter start Pyodide wrote
+  // `run_sync_not_supported` into the method table entry of `_pyodide_core.run_sync` (static
+  // data, in the heap), and the restored heap keeps it: `run_sync` would then fail where this
+  // engine supports it (worker mode waits on the main thread with it). Put this engine's
+  // function back, as afterRestore does for the trampoline. On wasm32 `id()` of a builtin is
+  // its address; PyCFunctionObject.m_ml follows the 8-byte object header, and
+  // PyMethodDef.ml_meth the 4-byte ml_name.
+  function restoreRunSync(pyodide) {
+    const Module = pyodide._module;
+    if (!Module.jspiSupported) return false;
+    const table = Module.wasmTable;
+    const slotOf = (fn) => {
+      for (let i = 0; i < table.length; i++) {
+        const entry = table.get(i);
+        if (entry && (entry === fn || entry.name === fn.name)) return i;
+      }
+      return -1;
+    };
+    const supported = slotOf(Module._run_sync);
+    const unsupported = slotOf(Module._run_sync_not_supported);
+    const address = pyodide.runPython("import _pyodide_core; id(_pyodide_core.run_sync)");
+    const methodDef = Module.HEAPU32[(address + 8) >>> 2];
+    const cell = (methodDef + 4) >>> 2;
+    if (supported < 0 || Module.HEAPU32[cell] !== unsupported) return false;
+    Module.HEAPU32[cell] = supported;
+    return true;
+  }
+
   // Pyodide keeps loadPyodide's options for the runtime's life (pyodide._api.config); ours
   // hold the snapshot's bytes and, through prepare()'s hooks, the downloaded files and
   // libraries. Pyodide reads none of the three after start-up: drop them once restored.
@@ -232,5 +260,5 @@ const MaoImage = (() => {
     };
   }
 
-  return { STDLIB, untar, prepare, dlopenHandles, afterRestore, releaseOptions, discard, freshPages, toBase64 };
+  return { STDLIB, untar, prepare, dlopenHandles, afterRestore, restoreRunSync, releaseOptions, discard, freshPages, toBase64 };
 })();

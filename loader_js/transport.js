@@ -41,13 +41,17 @@ const MaoTransport = (() => {
   // handlers: welcome(sessionId, resumed), frame(text, message), dropped(reason),
   // refused(code, message, final), state(name). identity: {agentId, user: {id, name},
   // sdkVersion, token: () => Promise<string>, tokenRefreshable, page: () => {url, title},
-  // ready: () => bool}.
+  // ready: () => bool, resumeSessionId: the session of this tab's previous page (SPEC B7),
+  // resumed with resumeKind "navigation" on the first attempt}.
   function create(serverUrl, identity, handlers) {
     const url = websocketUrl(serverUrl);
     let socket = null;
     let stopped = false;
     let connected = false;
-    let sessionId = null;
+    let sessionId = identity.resumeSessionId || null;
+    // The first hello of a document carrying the previous page's id is a navigation; once
+    // welcomed, every later attempt is a reconnect of this document.
+    let resumeKind = sessionId ? "navigation" : undefined;
     let attempt = 0;
     let retryTimer = 0;
     let handshakeTimer = 0;
@@ -91,7 +95,7 @@ const MaoTransport = (() => {
         ws.send(frame("hello", {
           protocolVersion: WIRE.version, token: String(token), agentId: identity.agentId, user,
           page: identity.page(), sdkVersion: identity.sdkVersion, resumeSessionId: sessionId,
-          ready: identity.ready(),
+          resumeKind: sessionId ? resumeKind : undefined, ready: identity.ready(),
         }));
       });
       ws.addEventListener("message", (event) => {
@@ -106,6 +110,7 @@ const MaoTransport = (() => {
             welcomed = true;
             connected = true;
             sessionId = message.sessionId;
+            resumeKind = "reconnect";
             attempt = 0;
             silenceMs = Math.max(Number(message.heartbeatIntervalMs) * WIRE.silentHeartbeats || 0, 1000);
             armSilence();
@@ -191,6 +196,26 @@ const MaoTransport = (() => {
         connected = false;
         if (ws) { try { ws.close(1000, "stopped"); } catch (error) { /* already closing */ } }
         setState("stopped");
+      },
+      // The document unloads (pagehide): close with the code that tells the backend this tab's
+      // next page will resume the session (SPEC B7), and stop reconnecting.
+      leave() {
+        if (stopped) return;
+        stopped = true;
+        const ws = socket;
+        clearTimers();
+        socket = null;
+        connected = false;
+        if (ws) { try { ws.close(WIRE.closeNavigating, "navigating"); } catch (error) { /* already closing */ } }
+      },
+      // The document came back from the back/forward cache: connect again, as the tab's
+      // current page (its session was left at pagehide).
+      comeBack() {
+        if (!stopped) return;
+        stopped = false;
+        attempt = 0;
+        resumeKind = sessionId ? "navigation" : undefined;
+        connect();
       },
     };
   }

@@ -26,6 +26,11 @@ from mao_embed.agents.http_api import AgentApi, unknown_endpoint
 from mao_embed.agents.mcp_server import McpEndpoint
 from mao_embed.audit import AuditLog
 from mao_embed.config import ServerConfig, default_instance_name
+from mao_embed.conversations import (
+    ConversationStore,
+    SqliteConversationStore,
+    conversations_path,
+)
 from mao_embed.relay.local import Relay
 from mao_embed.sdk_files import SdkAssets
 from mao_embed.security.origins import OriginPolicy
@@ -54,7 +59,7 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
             response_grace_ms=config.response_grace_ms,
         )
     origins = OriginPolicy(config.allowed_origins)
-    chat = ChatAgent(config.llm, relay, audit)
+    chat = ChatAgent(config.llm, relay, audit, _conversation_store(config))
     sdk_socket = SdkSocket(config, relay, origins, audit, chat)
     assets = SdkAssets(config.sdk_dir, origins)
     agent_api = AgentApi(config, relay)
@@ -129,6 +134,22 @@ def create_app(config: ServerConfig, *, audit: AuditLog | None = None) -> Starle
     app.state.origins = origins
     app.state.chat = chat
     return app
+
+
+def _conversation_store(config: ServerConfig) -> ConversationStore:
+    """Redis in a cluster, so any instance serves any conversation; else SQLite beside the
+    audit database (in memory when that is)."""
+    if config.redis_url:
+        from mao_embed.conversations.redis_store import RedisConversationStore
+        from mao_embed.relay.cluster import namespace
+        from mao_embed.relay.redis_link import client_for
+
+        return RedisConversationStore(
+            client_for(config.redis_url), namespace(config), ttl_s=config.conversation_ttl_s
+        )
+    return SqliteConversationStore(
+        conversations_path(config.db_path), ttl_s=config.conversation_ttl_s
+    )
 
 
 def _cluster_running(relay: Relay) -> contextlib.AbstractAsyncContextManager[None]:

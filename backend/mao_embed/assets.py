@@ -357,8 +357,16 @@ def _loader_files() -> list[Path]:
 
 
 # After the primitives, in this order: the runtime image, the connection to the backend, the
-# boot, and the loader proper (mao-chat.js, which uses the three).
-LOADER_PARTS = ("runtime-image.js", "transport.js", "boot.js", "mao-chat.js")
+# tab's identity across its pages, the boot, the site tools' registry, the worker's host
+# (remote.js, worker-host.js), and the loader proper (mao-chat.js, which uses them all).
+LOADER_PARTS = (
+    "runtime-image.js", "transport.js", "tab.js", "boot.js", "site-tools.js", "remote.js",
+    "worker-host.js", "mao-chat.js",
+)
+# The runtime's Web Worker (/sdk/<build>/mao-worker.js, a module): the same boot, the other end
+# of remote.js, and its entry point.
+WORKER_PARTS = ("runtime-image.js", "boot.js", "remote.js", "worker.js")
+WORKER_FILE = "mao-worker.js"
 
 
 def generated_tables() -> str:
@@ -404,6 +412,14 @@ def _loader_source(tables: str) -> str:
     )
 
 
+def _worker_source() -> str:
+    """The worker's module: no closure needed, a module's top level is its own scope."""
+    head = "/* Mao Embed runtime worker. Built by `mao-embed build-assets`; sources: loader_js/ */"
+    return head + "\n" + "\n".join(
+        f"// --- {name}\n" + (LOADER_DIR / name).read_text() for name in WORKER_PARTS
+    )
+
+
 def _inputs_digest(pyodide_dir: Path, wheels: list[Path], browser_wheel_sources: str) -> str:
     # The generated tables are a function of the browser sources, already in the digest.
     digest = hashlib.sha256()
@@ -411,7 +427,7 @@ def _inputs_digest(pyodide_dir: Path, wheels: list[Path], browser_wheel_sources:
     for wheel in wheels:
         digest.update(_sha256(wheel).encode())
     digest.update(browser_wheel_sources.encode())
-    for path in _loader_files():
+    for path in [*_loader_files(), LOADER_DIR / "worker.js"]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     digest.update(SNAPSHOT_SCRIPT.read_bytes())
@@ -453,6 +469,7 @@ def build(force: bool = False) -> BuiltAssets:
         _write_runtime_image(pyodide_dir, served_wheels, versioned, build_id)
         loader = _loader_source(generated_tables()).replace(BUILD_PLACEHOLDER, build_id)
         (staging / "mao-chat.js").write_text(loader)
+        (versioned / WORKER_FILE).write_text(_worker_source())
         _precompress(versioned)
         _precompress_file(staging / "mao-chat.js")
         files = {

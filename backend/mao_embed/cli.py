@@ -14,6 +14,7 @@ from mao_embed.config import (
     canonical_origin,
     default_instance_name,
     load_config,
+    parse_duration,
     redacted_redis_url,
     resolve_origins,
     resolve_redis_url,
@@ -52,6 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--redis",
         metavar="URL",
         help="join a cluster through this Redis, redis://HOST:PORT/DB (env MAO_EMBED_REDIS_URL)",
+    )
+    serve.add_argument(
+        "--conversation-ttl",
+        metavar="DURATION",
+        default="30d",
+        help="how long a panel conversation is kept after its last message: 30d, 12h, 90m, "
+        "3600s (default 30d)",
     )
     serve.add_argument(
         "--instance",
@@ -122,6 +130,10 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         redis_url = resolve_redis_url(args.redis)
     except ValueError as exc:
         parser.error(f"--redis / {ENV_REDIS_URL}: {exc}")
+    try:
+        conversation_ttl_s = parse_duration(args.conversation_ttl)
+    except ValueError as exc:
+        parser.error(f"--conversation-ttl: {exc}")
     from mao_embed.assets import SDK_DIR, ensure_built, source_checkout
     from mao_embed.server import serve_forever
 
@@ -143,6 +155,7 @@ def _serve(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         db_path=args.db,
         demo=args.demo,
         redis_url=redis_url,
+        conversation_ttl_s=conversation_ttl_s,
         **({"instance_name": args.instance} if args.instance else {}),
     )
     if config.redis_url and not config.instance_name:

@@ -92,6 +92,9 @@ class ServerConfig:
     cluster_liveness_ms: int = 5_000
     # How long Redis keeps the first result of an agent-given requestId (SPEC W2).
     request_retention_ms: int = 300_000
+    # How long a panel conversation is kept after its last message (``--conversation-ttl``,
+    # SPEC U5); stored beside the audit database (``conversations.db``), or in Redis.
+    conversation_ttl_s: float = 30 * 24 * 3600
 
     def __post_init__(self) -> None:
         if not self.secret:
@@ -290,6 +293,19 @@ def redacted_redis_url(url: str) -> str:
         f":{parts.port}" if parts.port else ""
     )
     return parts._replace(netloc=netloc).geturl()
+
+
+_DURATION = re.compile(r"\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*")
+_DURATION_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_duration(text: str) -> float:
+    """``30d``, ``12h``, ``90m``, ``3600s`` or ``3600`` (seconds) in seconds; ``ValueError``
+    for anything else or for zero."""
+    match = _DURATION.fullmatch(text.lower())
+    if match is None or float(match[1]) <= 0:
+        raise ValueError(f"{text!r} is not a duration such as 30d, 12h, 90m or 3600s")
+    return float(match[1]) * _DURATION_UNITS[match[2]]
 
 
 def default_instance_name() -> str:

@@ -2,7 +2,8 @@
 
 Starts the backend on a free port, opens the demo expense-claim page in headless Chromium,
 waits for the SDK session, and lets a scripted agent use only the agent HTTP API to inspect,
-fill the form, submit and observe. Prints the action log and the final page state, and exits
+fill the form, submit and observe, then read the claim back through the page's own site
+tool. Prints the action log and the final page state, and exits
 0 only if the page's own results table shows the submitted values.
 """
 
@@ -173,6 +174,26 @@ class ScriptedAgent:
         title = next((e for e in after["elements"] if e["label"] == "Claim title"), None)
         if title is None or title["value"] != "":
             raise DemoFailure("after submitting, the form should have been reset by the page")
+        self.check_with_site_tool()
+
+    def check_with_site_tool(self) -> None:
+        """One step through the page's own WebMCP tool (docs/site-tools.md): the claim as the
+        app holds it, read-only, so no card."""
+        began = time.monotonic()
+        listed = {t["name"] for t in self._agent.site_tools(self._session)}
+        if "list_claims" not in listed:
+            raise DemoFailure(f"the demo page offers no list_claims site tool (got {listed})")
+        result = self._agent.call_site_tool(self._session, "list_claims", {"category": "travel"})
+        if not result.get("success"):
+            error = result.get("error") or {}
+            raise DemoFailure(f"list_claims failed: {error.get('code')}: {error.get('message')}")
+        claims = result["result"]["output"]["claims"]
+        self._log.line(
+            "site:list_claims", "(the app's state)", "ok", (time.monotonic() - began) * 1000,
+            f"{len(claims)} travel claim(s)",
+        )
+        if [c["title"] for c in claims] != [CLAIM["Claim title"]]:
+            raise DemoFailure(f"list_claims answered {claims}, expected the submitted claim")
 
 
 def read_claims_table(page: Any) -> list[list[str]]:

@@ -68,6 +68,15 @@ class EmbeddedPage:
     def call(self, tool: str, *, request_id: str | None = None, **args: Any) -> dict[str, Any]:
         return self.agent.call(self.session_id, tool, args, request_id=request_id)
 
+    def call_site_tool(
+        self, name: str, args: dict[str, Any] | None = None, *, timeout_ms: int | None = None
+    ) -> dict[str, Any]:
+        """Run one of the page's site tools (docs/site-tools.md) as an agent would."""
+        return self.agent.call_site_tool(self.session_id, name, args, timeout_ms=timeout_ms)
+
+    def site_tools(self) -> list[dict[str, Any]]:
+        return self.agent.site_tools(self.session_id)
+
     def grant(self, level: str) -> None:
         """Act as the user: pick an authorization level in the SDK panel with a real click,
         found by role and accessible name (README "Panel controls"). ``per_action``, ``task``

@@ -257,10 +257,9 @@ function classState(el, style) {
 // What was painted at the previous snapshot (page_inspect): a box and, where the walk read its
 // style, visible and not transparent. An element listed now that was not is new to the agent
 // (SPEC S9: what its last action opened); null until the first snapshot. A walk for a
-// snapshot builds the next set (paintedNow) and makes it the reference when it ends; other
+// snapshot builds the next set (`painted`) and makes it the reference when it ends; other
 // walks (screenshot masks, a ref's name check) only read it.
 let paintedBefore = null;
-let paintedNow = null;
 const isFresh = (el) => paintedBefore !== null && !paintedBefore.has(el);
 
 // Walk the top document in composed tree order, into same-origin frames. Returns
@@ -271,6 +270,15 @@ const isFresh = (el) => paintedBefore !== null && !paintedBefore.has(el);
 // given (viewportKeep), is the set of elements to walk; it holds every ancestor of its members.
 // With `keep`, fullRows[i] is the row count of nodes[i]'s whole subtree, walked or not.
 function collectDocument(doc, exclude, keep) {
+  const walk = documentWalk(doc, exclude, keep, null);
+  walk.step(Infinity);
+  return walk.result();
+}
+
+// The walk as steps: `step(deadline)` walks until done (true) or until the clock passes
+// `deadline` (false), so that a walk can run in slices (collectDocumentColumnsSliced).
+// `painted`, when given, collects the elements painted now (for the next walk's FRESH).
+function documentWalk(doc, exclude, keep, painted) {
   const nodes = [];
   const facts = [];
   const scopes = [["document", 0, -1]];
@@ -281,52 +289,57 @@ function collectDocument(doc, exclude, keep) {
   const pseudoIn = [mayGenerateContent(doc)];
   const fullRows = keep ? [] : null;
   const stack = [[doc.documentElement, -1, 0, false]];
-  while (stack.length) {
-    const [el, parent, scope, transparent] = stack.pop();
-    if (!el || el === exclude || (keep && !keep.has(el))) continue;
-    const index = nodes.length;
-    let formIndex = -1;
-    const form = el.form;
-    if (form && formRow.has(form)) formIndex = formRow.get(form);
-    if (el.localName === "form") formRow.set(el, index);
-    const view = el.ownerDocument.defaultView;
-    const style = view.getComputedStyle(el);
-    const [kids, texts] = childrenAndTexts(el, keep);
-    const pseudo = pseudoIn[scope] && style.display !== "none" ? pseudoOf(el, view) : 0;
-    nodes.push(el);
-    const row = factsOf(el, parent, formIndex, style, scope, texts, pseudo, isFresh(el));
-    facts.push(row);
-    if (fullRows) fullRows.push(keep.get(el));
-    const clear = transparent || row[FACT.OPACITY] <= 0;
-    if (paintedNow && !clear && row[FACT.WIDTH] > 0 && row[FACT.HEIGHT] > 0 && style.visibility === "visible") paintedNow.add(el);
-    let childScope = scope;
-    if (el.shadowRoot) {
-      childScope = scopes.length;
-      scopes.push(["shadow", scopes[scope][1], index]);
-      pseudoIn[childScope] = mayGenerateContent(el.shadowRoot);
-      roots.push(el.shadowRoot);
-    }
-    if (el.localName === "iframe" || el.localName === "frame") {
-      const inner = sameOriginDocument(el);
-      if (inner) {
-        const r = el.getBoundingClientRect();
-        const s = style;
-        const x = r.x + el.clientLeft + parseFloat(s.paddingLeft);
-        const y = r.y + el.clientTop + parseFloat(s.paddingTop);
-        const frameIndex = frames.length;
-        frames.push([index, String(inner.URL), x, y, inner.defaultView.innerWidth, inner.defaultView.innerHeight]);
-        const docScope = scopes.length;
-        scopes.push(["document", frameIndex, index]);
-        roots.push(inner);
-        pseudoIn[docScope] = mayGenerateContent(inner);
-        if (keep && !keep.has(inner.documentElement)) countFrames(inner, frames);
-        else stack.push([inner.documentElement, index, docScope, clear]);
-        continue;
+  function step(deadline) {
+    let visited = 0;
+    while (stack.length) {
+      if ((++visited & 31) === 0 && performance.now() > deadline) return false;
+      const [el, parent, scope, transparent] = stack.pop();
+      if (!el || el === exclude || (keep && !keep.has(el))) continue;
+      const index = nodes.length;
+      let formIndex = -1;
+      const form = el.form;
+      if (form && formRow.has(form)) formIndex = formRow.get(form);
+      if (el.localName === "form") formRow.set(el, index);
+      const view = el.ownerDocument.defaultView;
+      const style = view.getComputedStyle(el);
+      const [kids, texts] = childrenAndTexts(el, keep);
+      const pseudo = pseudoIn[scope] && style.display !== "none" ? pseudoOf(el, view) : 0;
+      nodes.push(el);
+      const row = factsOf(el, parent, formIndex, style, scope, texts, pseudo, isFresh(el));
+      facts.push(row);
+      if (fullRows) fullRows.push(keep.get(el));
+      const clear = transparent || row[FACT.OPACITY] <= 0;
+      if (painted && !clear && row[FACT.WIDTH] > 0 && row[FACT.HEIGHT] > 0 && style.visibility === "visible") painted.add(el);
+      let childScope = scope;
+      if (el.shadowRoot) {
+        childScope = scopes.length;
+        scopes.push(["shadow", scopes[scope][1], index]);
+        pseudoIn[childScope] = mayGenerateContent(el.shadowRoot);
+        roots.push(el.shadowRoot);
       }
+      if (el.localName === "iframe" || el.localName === "frame") {
+        const inner = sameOriginDocument(el);
+        if (inner) {
+          const r = el.getBoundingClientRect();
+          const s = style;
+          const x = r.x + el.clientLeft + parseFloat(s.paddingLeft);
+          const y = r.y + el.clientTop + parseFloat(s.paddingTop);
+          const frameIndex = frames.length;
+          frames.push([index, String(inner.URL), x, y, inner.defaultView.innerWidth, inner.defaultView.innerHeight]);
+          const docScope = scopes.length;
+          scopes.push(["document", frameIndex, index]);
+          roots.push(inner);
+          pseudoIn[docScope] = mayGenerateContent(inner);
+          if (keep && !keep.has(inner.documentElement)) countFrames(inner, frames);
+          else stack.push([inner.documentElement, index, docScope, clear]);
+          continue;
+        }
+      }
+      for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index, childScope, clear]);
     }
-    for (let i = kids.length - 1; i >= 0; i--) stack.push([kids[i], index, childScope, clear]);
+    return true;
   }
-  return { nodes, facts, scopes, frames, roots, fullRows };
+  return { step, roots, result: () => ({ nodes, facts, scopes, frames, roots, fullRows }) };
 }
 
 // A frame the viewport-limited walk does not enter: the same-origin frames inside it still
@@ -413,7 +426,7 @@ function nameSources(el, attributes) {
   return sources;
 }
 
-function viewportKeep(doc, exclude) {
+function viewportKeep(doc, exclude, painted = null) {
   const win = doc.defaultView;
   const width = win.innerWidth;
   const height = win.innerHeight;
@@ -440,7 +453,7 @@ function viewportKeep(doc, exclude) {
     hits.push(hit);
     // Outside the viewport the walk reads no style: a box counts as painted (collectDocument
     // records the kept rows itself, with their visibility).
-    if (paintedNow && boxed && !hit) paintedNow.add(el);
+    if (painted && boxed && !hit) painted.add(el);
     const tag = el.localName;
     if (el.shadowRoot) scopeRoots.push(el.shadowRoot);
     if (tag === "iframe" || tag === "frame") {
@@ -634,6 +647,70 @@ function rowOf(el) {
   return factsOf(el, -1, -1, view.getComputedStyle(el), 0, [], 0, false);
 }
 
+function walkAnswer(walk, painted) {
+  const result = walk.result();
+  if (painted) paintedBefore = painted;
+  return { nodes: result.nodes, roots: result.roots, columns: columnsOf(result) };
+}
+
+async function walkAnswerInSlices(walk, painted) {
+  const result = walk.result();
+  if (painted) paintedBefore = painted;
+  return { nodes: result.nodes, roots: result.roots, columns: await columnsInSlices(result) };
+}
+
+// The same walk in slices of WALK_SLICE_MS with the page's own work between them (SPEC E4:
+// no SDK task over 50 ms): what worker mode uses, where the runtime waits for the answer
+// anyway. A snapshot stays one moment of the page: a change to the document, its open shadow
+// roots or frames while the walk pauses starts it over; the last attempt runs unbroken.
+const WALK_SLICE_MS = 8;
+const WALK_ATTEMPTS = 3;
+const yieldForWalk = () => new Promise((resolve) => setTimeout(resolve, 0));
+async function collectDocumentColumnsSliced(doc, exclude, viewportOnly, snapshot) {
+  for (let attempt = 1; ; attempt++) {
+    const unbroken = attempt === WALK_ATTEMPTS;
+    const painted = snapshot ? new WeakSet() : null;
+    const keep = viewportOnly ? viewportKeep(doc, exclude, painted) : null;
+    const walk = documentWalk(doc, exclude, keep, painted);
+    if (walk.step(unbroken ? Infinity : performance.now() + WALK_SLICE_MS)) return walkAnswerInSlices(walk, painted);
+    const changes = watchDocumentChanges(doc, exclude);
+    let done = false;
+    try {
+      while (!done && !changes.seen(walk.roots)) {
+        await yieldForWalk();
+        if (changes.seen(walk.roots)) break;
+        done = walk.step(performance.now() + WALK_SLICE_MS);
+      }
+    } finally {
+      changes.stop();
+    }
+    if (done) return walkAnswerInSlices(walk, painted);
+  }
+}
+
+// Whether anything outside the SDK's own host changed in `doc` or the roots a walk has met.
+function watchDocumentChanges(doc, exclude) {
+  let changed = false;
+  const watched = new Set();
+  const observer = new MutationObserver((records) => {
+    if (records.some((r) => !exclude || !exclude.contains(r.target))) changed = true;
+  });
+  const options = { subtree: true, childList: true, attributes: true, characterData: true };
+  const watch = (root) => { if (!watched.has(root)) { watched.add(root); observer.observe(root, options); } };
+  watch(doc);
+  return {
+    seen(roots) {
+      for (const root of roots) watch(root);
+      if (!changed) {
+        const pending = observer.takeRecords();
+        if (pending.some((r) => !exclude || !exclude.contains(r.target))) changed = true;
+      }
+      return changed;
+    },
+    stop: () => observer.disconnect(),
+  };
+}
+
 // Column transport of a walk (collectDocumentColumns): numbers cross as typed arrays (a
 // memcpy into Python), strings as one UTF-8 buffer of the distinct values (NUL-separated) with
 // an index per cell, and the few structured columns (alt, options, pseudo) as a small JSON.
@@ -649,6 +726,30 @@ function rowOf(el) {
 const SPARSE_LIMIT = 0.5;
 
 function columnsOf(result) {
+  const steps = columnSteps(result);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+// The same in slices (worker mode): it reads only the walk's rows, never the DOM, so a pause
+// cannot make it inconsistent.
+async function columnsInSlices(result) {
+  const steps = columnSteps(result);
+  let deadline = performance.now() + WALK_SLICE_MS;
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+    if (performance.now() > deadline) {
+      await yieldForWalk();
+      deadline = performance.now() + WALK_SLICE_MS;
+    }
+  }
+}
+
+// columnsOf's work, pausing every 512 rows (a generator: the caller decides whether to yield).
+function* columnSteps(result) {
   const facts = result.facts;
   const n = facts.length;
   const columnCount = FACT_STRING_COLUMNS.length;
@@ -694,6 +795,7 @@ function columnsOf(result) {
     return id;
   };
   for (let i = 0; i < n; i++) {
+    if ((i & 511) === 511) yield;
     const row = facts[i];
     for (let c = 0; c < intCount; c++) {
       const value = row[FACT_INT_COLUMNS[c]];
@@ -793,15 +895,12 @@ Object.assign(MaoDom, {
   collectDocument, collectNameSources, isRendered, viewport, rowOf, viewportKeep,
   // `snapshot`: this walk is a page_inspect's, whose painted elements the next one compares with.
   collectDocumentColumns: (doc, exclude, viewportOnly, snapshot) => {
-    paintedNow = snapshot ? new WeakSet() : null;
-    try {
-      const result = collectDocument(doc, exclude, viewportOnly ? viewportKeep(doc, exclude) : null);
-      if (paintedNow) paintedBefore = paintedNow;
-      return { nodes: result.nodes, roots: result.roots, columns: columnsOf(result) };
-    } finally {
-      paintedNow = null;
-    }
+    const painted = snapshot ? new WeakSet() : null;
+    const walk = documentWalk(doc, exclude, viewportOnly ? viewportKeep(doc, exclude, painted) : null, painted);
+    walk.step(Infinity);
+    return walkAnswer(walk, painted);
   },
+  collectDocumentColumnsSliced,
   collectNameSourcesJson: (el, limit) => {
     const result = collectNameSources(el, limit);
     return { nodes: result.nodes, json: JSON.stringify([result.facts, result.roots, result.hidden, result.aliases]) };

@@ -23,8 +23,15 @@ const PANEL_TEXT = {
     placeholder: "Ask the assistant…", failed: "Could not start",
     "status.standby": "Starts when you need it", "boot.panel": "Starting", "boot.api": "Starting",
     "boot.eager": "Starting", "boot.agent": "Starting for an agent's request",
+    "boot.navigation": "Continuing the task",
+    "task.ended.reload": "The page was reloaded, so the assistant's task ended.",
+    "task.ended.back_forward": "You went back or forward, so the assistant's task ended.",
+    "task.ended.user": "You left the page, so the assistant's task ended.",
     "status.starting": "Starting", "status.ready": "Idle", "status.idle": "Idle", "status.running": "Running",
     "status.waiting": "Waiting for you", "status.paused": "Paused", "status.stopped": "Stopped", "status.error": "Error",
+    newConversation: "New conversation", newShort: "New", deleteConversation: "Delete conversation", deleteShort: "Delete",
+    confirmDelete: "Click again to delete the conversation", question: "Question from the assistant", answer: "Answer",
+    answerField: "Your answer", badge: "The assistant is asking you something",
   },
   "zh-CN": {
     panel: "Mao Embed", status: "状态", close: "关闭面板", open: "打开面板", indicator: "Mao Embed 指示器",
@@ -35,8 +42,15 @@ const PANEL_TEXT = {
     placeholder: "向助手提问…", failed: "启动失败",
     "status.standby": "需要时启动", "boot.panel": "启动中", "boot.api": "启动中",
     "boot.eager": "启动中", "boot.agent": "应代理请求启动中",
+    "boot.navigation": "正在继续任务",
+    "task.ended.reload": "页面已刷新，助手的任务已结束。",
+    "task.ended.back_forward": "你后退或前进了页面，助手的任务已结束。",
+    "task.ended.user": "你离开了页面，助手的任务已结束。",
     "status.starting": "启动中", "status.ready": "空闲", "status.idle": "空闲", "status.running": "运行中",
     "status.waiting": "等待你确认", "status.paused": "已暂停", "status.stopped": "已停止", "status.error": "错误",
+    newConversation: "新建对话", newShort: "新建", deleteConversation: "删除对话", deleteShort: "删除",
+    confirmDelete: "再次点击以删除对话", question: "助手的提问", answer: "回答",
+    answerField: "你的回答", badge: "助手正在向你提问",
   },
 };
 
@@ -99,6 +113,14 @@ const PANEL_CSS = `
   form { display: flex; gap: 6px; padding: 6px 10px; border-top: 1px solid #eceef2; }
   textarea { flex: 1; font: inherit; resize: none; height: 34px; border: 1px solid #c5cad3; border-radius: 6px; padding: 5px; }
   footer { display: flex; gap: 6px; padding: 6px 10px 8px; justify-content: flex-end; }
+  footer .conversation { margin-right: auto; display: flex; gap: 4px; }
+  footer .conversation button { font-size: 12px; padding: 2px 7px; }
+  footer .conversation button[data-confirm] { background: #e5484d; color: #fff; border-color: #e5484d; }
+  .question { border-color: #3b82f6; background: #f5f9ff; }
+  .question .choices { display: flex; gap: 6px; flex-wrap: wrap; margin-top: 6px; }
+  .question .reply { display: flex; gap: 6px; margin-top: 6px; }
+  .badge { display: inline-flex; align-items: center; justify-content: center; min-width: 18px; height: 18px; padding: 0 5px;
+    border-radius: 9px; background: #3b82f6; color: #fff; font-size: 12px; font-weight: 700; }
   footer .stop, .indicator .stop { background: #e5484d; color: #fff; border-color: #e5484d; }
   .indicator { display: flex; gap: 6px; align-items: center; padding: 5px 8px; border-radius: 18px; }
   .indicator .open { border: none; background: transparent; display: flex; align-items: center; gap: 6px; }
@@ -134,6 +156,27 @@ function topViewportRect(target) {
     frame = frame.ownerDocument.defaultView.frameElement;
   }
   return { x, y, width: r.width, height: r.height };
+}
+
+// Whether a field holds what the user typed (SPEC U2, U5): every change since it was last
+// empty came from trusted input (typing, pasting, dictation). A script setting `.value` fires
+// no input event, and one it dispatches is not trusted, so text a page script put there
+// never counts as the user's answer.
+function typedValue(field) {
+  let typed = field.value;
+  let tainted = field.value !== "";
+  field.addEventListener("beforeinput", (event) => {
+    if (!event.isTrusted || field.value !== typed) tainted = true;
+  });
+  field.addEventListener("input", (event) => {
+    if (!event.isTrusted) tainted = true;
+    typed = field.value;
+    if (event.isTrusted && field.value === "") tainted = false;
+  });
+  return {
+    isTyped: () => !tainted && field.value === typed,
+    clear() { field.value = ""; typed = ""; tainted = false; },
+  };
 }
 
 function createPanel(root, doc, locale, opts) {
@@ -174,13 +217,15 @@ function createPanel(root, doc, locale, opts) {
   const logDetails = el(doc, "details", { open: "" }, [el(doc, "summary", { text: T.log }), logList]);
 
   const input = el(doc, "textarea", { "aria-label": T.message, placeholder: T.placeholder, rows: "1" });
+  const inputTyped = typedValue(input);
   const send = button(T.send, { type: "submit" });
   const form = el(doc, "form", {}, [input, send]);
   const submitChat = (event) => {
     const text = input.value.trim();
     if (!text || !handler) return;
-    report("chat", event, { text });
-    if (event.isTrusted) input.value = "";
+    // `typed`: while a question waits, the box answers it, and only typed text may.
+    report("chat", event, { text, typed: inputTyped.isTyped() });
+    if (event.isTrusted) inputTyped.clear();
   };
   form.addEventListener("submit", (event) => { event.preventDefault(); submitChat(event); });
   input.addEventListener("keydown", (event) => {
@@ -195,7 +240,29 @@ function createPanel(root, doc, locale, opts) {
     button(T.stop, { class: "stop" }, (event) => report("stop", event)),
   ];
   const [pause, resume, stop] = taskButtons();
-  const footer = el(doc, "footer", {}, [pause, resume, stop]);
+  // The stored conversation (SPEC U5): start a new one, or delete the user's (a second click
+  // within a few seconds confirms; only real clicks count, in Python too).
+  const newConversation = button(T.newShort, { "aria-label": T.newConversation, title: T.newConversation },
+    (event) => report("conversation", event, { action: "new" }));
+  let deleteTimer = 0;
+  const deleteConversation = button(T.deleteShort, { "aria-label": T.deleteConversation, title: T.deleteConversation }, (event) => {
+    if (!event.isTrusted) return;
+    if (!deleteConversation.hasAttribute("data-confirm")) {
+      deleteConversation.setAttribute("data-confirm", "");
+      deleteConversation.setAttribute("aria-label", T.confirmDelete);
+      deleteTimer = setTimeout(disarmDelete, 4000);
+      return;
+    }
+    disarmDelete();
+    report("conversation", event, { action: "delete" });
+  });
+  function disarmDelete() {
+    clearTimeout(deleteTimer);
+    deleteConversation.removeAttribute("data-confirm");
+    deleteConversation.setAttribute("aria-label", T.deleteConversation);
+  }
+  const conversationButtons = el(doc, "div", { class: "conversation" }, [newConversation, deleteConversation]);
+  const footer = el(doc, "footer", {}, [conversationButtons, pause, resume, stop]);
 
   // The card, errors and the action log scroll together when they outgrow the panel.
   const middle = el(doc, "div", { class: "middle" }, [cardSlot, errors, logDetails]);
@@ -207,8 +274,10 @@ function createPanel(root, doc, locale, opts) {
   const openButton = button("", { class: "open", "aria-label": T.open, "data-state": "starting" }, () => setOpen(true));
   openButton.append(el(doc, "span", { class: "dot" }), el(doc, "span", { text: "Mao · " }), indicatorText);
   const [indicatorPause, indicatorResume, indicatorStop] = taskButtons();
+  // Shown on the closed panel while a question from the assistant waits (SPEC U5).
+  const badge = el(doc, "span", { class: "badge", role: "status", "aria-label": T.badge, hidden: "" }, ["?"]);
   const indicator = el(doc, "div", { class: "indicator", role: "region", "aria-label": T.indicator, hidden: "" },
-    [openButton, indicatorPause, indicatorResume, indicatorStop]);
+    [openButton, badge, indicatorPause, indicatorResume, indicatorStop]);
 
   // The runtime boots on first use (SPEC E6): the pointer over the launcher or the panel
   // starts the downloads ("hover"); opening the panel, or using it while open, boots ("use").
@@ -222,17 +291,20 @@ function createPanel(root, doc, locale, opts) {
   const style = el(doc, "style", { text: PANEL_CSS });
   root.append(style, overlay, panel, indicator);
 
-  const controls = [...Object.values(levelButtons), revoke, send, pause, resume, stop, indicatorPause, indicatorResume, indicatorStop];
+  const controls = [...Object.values(levelButtons), revoke, send, pause, resume, stop, indicatorPause, indicatorResume, indicatorStop,
+    newConversation, deleteConversation];
   for (const node of controls) node.disabled = true;
 
   function setOpen(open) {
     panel.hidden = !open;
     indicator.hidden = open;
+    badge.hidden = open || !currentQuestion;
   }
+  let currentCard = null;
+  let currentQuestion = null;
+  let highlightBox = null;
   if (opts && opts.collapsed) setOpen(false);
 
-  let currentCard = null;
-  let highlightBox = null;
   let fadeTimer = 0;
 
   function clearHighlight() {
@@ -244,6 +316,8 @@ function createPanel(root, doc, locale, opts) {
   const ui = {
     locale,
     text: (key) => T[key] || key,
+    // Opens the panel (a site tool asking for the user, docs/site-tools.md).
+    open() { setOpen(true); },
     connect(fn) {
       handler = fn;
       for (const node of controls) node.disabled = false;
@@ -323,6 +397,68 @@ function createPanel(root, doc, locale, opts) {
       chat.append(el(doc, "p", { "data-role": role, text }));
       while (chat.children.length > 300) chat.firstElementChild.remove();
       chat.scrollTop = chat.scrollHeight;
+    },
+    // One entry whose text is replaced as it grows: the assistant's answer streaming in.
+    chatEntry(id, role, text) {
+      const key = String(id);
+      let node = [...chat.children].find((p) => p.dataset.entry === key);
+      if (!node) {
+        node = el(doc, "p", { "data-role": role, "data-entry": key });
+        chat.append(node);
+        while (chat.children.length > 300) chat.firstElementChild.remove();
+      }
+      node.textContent = text;
+      chat.scrollTop = chat.scrollHeight;
+    },
+    // The stored conversation, put before what this page view has shown so far.
+    restoreChat(entries) {
+      const nodes = [...entries].map((entry) => el(doc, "p", { "data-role": entry.role, "data-restored": "", text: entry.text }));
+      chat.prepend(...nodes);
+      while (chat.children.length > 300) chat.firstElementChild.remove();
+      chat.scrollTop = chat.scrollHeight;
+    },
+    clearChat() {
+      chat.replaceChildren();
+    },
+    // A question from the assistant (page_ask_user, SPEC U5): choices to click, a field to
+    // type the answer in. Like a card it carries a nonce and is armed after a moment; unlike a
+    // card it does not open a closed panel: the indicator shows a badge instead.
+    showQuestion(question) {
+      ui.closeQuestion(null);
+      const nonce = question.nonce;
+      const field = el(doc, "textarea", { "aria-label": T.answerField, rows: "1" });
+      const fieldTyped = typedValue(field);
+      const submitAnswer = (event) => {
+        const text = field.value.trim();
+        if (!text || !handler) return;
+        handler("answer", { trusted: event.isTrusted === true && fieldTyped.isTyped(), nonce, text });
+      };
+      const choices = [...(question.choices || [])].map((text, index) =>
+        button(text, { class: "choice" }, (event) => report("answer", event, { nonce, choice: index })));
+      const answer = button(T.answer, { class: "allow" }, submitAnswer);
+      field.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); submitAnswer(event); }
+      });
+      const buttons = [...choices, answer];
+      for (const node of buttons) node.disabled = true;
+      setTimeout(() => { for (const node of buttons) node.disabled = false; }, Number(question.armMs) || 0);
+      const node = el(doc, "div", { class: "card question", role: "dialog", "aria-label": T.question }, [
+        el(doc, "p", { text: question.title }),
+        el(doc, "p", {}, [el(doc, "strong", { text: question.question })]),
+        el(doc, "div", { class: "choices" }, choices),
+        el(doc, "div", { class: "reply" }, [field, answer]),
+        el(doc, "p", { text: question.timeoutText }),
+      ]);
+      currentQuestion = { nonce, node };
+      cardSlot.append(node);
+      badge.hidden = !panel.hidden;
+    },
+    closeQuestion(nonce) {
+      if (currentQuestion && (nonce === null || currentQuestion.nonce === nonce)) {
+        currentQuestion.node.remove();
+        currentQuestion = null;
+      }
+      badge.hidden = true;
     },
     showError(text) {
       errors.textContent = text || "";

@@ -21,6 +21,7 @@ from .protocol import (
 from .session.connection import PageConnection
 from .session.dispatcher import Dispatcher
 from .session.tools import PageTools
+from .sitetools.runner import SiteToolRunner
 from .snapshot.store import ElementEntry, SnapshotStore
 from .supervision import i18n
 from .supervision.authorization import (
@@ -55,7 +56,7 @@ class Controller:
             self.host.signal_failure("invalid_options", f"MaoChat.init: {error}")
             raise
         self.page = bridge.BrowserPage(api)
-        self.store = SnapshotStore()
+        self.store = SnapshotStore(document_tag=bridge.tab_document_tag(api))
         self.panel = bridge.PanelView(api)
         self.input_watch = bridge.InputWatch(api, lambda kind: self.supervisor.on_takeover())
         origin = bridge.page_origin(api)
@@ -82,7 +83,9 @@ class Controller:
             arm_takeover=self.input_watch.arm,
             send_chat=lambda text, message_id: self.connection.send_chat(text, message_id),
             cancel_running=lambda reason: self.dispatcher.cancel_all(reason),
+            send_chat_control=lambda action: self.connection.send_chat_control(action),
             describe_focus=self._describe_focus,
+            publish_task=lambda record: bridge.publish_task(api, record),
         )
         self.tools = PageTools(
             self.page,
@@ -90,16 +93,32 @@ class Controller:
             authorize=self.supervisor.authorize,
             on_step=self.supervisor.on_step,
             on_acting=self.supervisor.on_acting,
+            ask_user=self.supervisor.ask_user,
         )
         self.tools.screenshots.unmasked_policy = self.supervisor
         self.tools.sensitive_release = self.supervisor
+        self.tools.site_tools = SiteToolRunner(
+            bridge.SiteToolBridge(api),
+            authorize=self.supervisor.authorize_site_tool,
+            users_turn=self.supervisor.users_turn,
+        )
         self.dispatcher = Dispatcher(self._run_tool, lambda data: None, self.tools.page_version)
         self._ready_signalled = False
         self.transport = bridge.PageTransport(api)
         self.connection = PageConnection(
-            self.dispatcher, self.transport.send, on_chat_event=self.supervisor.on_chat_event
+            self.dispatcher,
+            self.transport.send,
+            on_chat_event=self.supervisor.on_chat_event,
+            on_chat_history=self.supervisor.on_chat_history,
         )
         self.panel.connect(self.supervisor.on_ui)
+        # SPEC B7: the task the tab's previous page handed over, when its own action led here.
+        continuation = bridge.tab_continuation(api)
+        if continuation is not None:
+            session_id = continuation.get("sessionId")
+            self.supervisor.continue_task(
+                continuation, str(session_id) if isinstance(session_id, str) else None
+            )
 
     async def _run_tool(self, request: PageToolRequest) -> PageToolResult:
         refusal = self.supervisor.begin_request(request)
@@ -166,6 +185,9 @@ class Controller:
         self.connection.welcomed(session_id)
         self.supervisor.session_changed(session_id)
         self.supervisor.refresh()
+        # The stored conversation (SPEC U5), shown once the runtime runs: booting is what
+        # opening the panel does, so a page view that never opens it never asks.
+        self.supervisor.load_history()
         if not self._ready_signalled:
             self._ready_signalled = True
             self.host.signal_ready(session_id)
@@ -195,6 +217,7 @@ class Controller:
             dropped=self._on_dropped,
             refused=self._on_refused,
             state=self._on_state,
+            returned=self.supervisor.user_navigated,
         )
 
     def stop(self) -> None:

@@ -421,3 +421,39 @@ async def test_a_second_origin_header_cannot_stand_in_for_a_foreign_first_one(
     await assert_click_refused(
         server, make_page, [("Origin", "https://evil.example"), ("Origin", server.url)]
     )
+
+
+async def the_user_answers(request: PageToolRequest) -> PageToolResult:
+    """A page whose user types an answer to page_ask_user (the panel is tested in Chromium)."""
+    assert request.tool is ToolName.ASK_USER and request.ask is not None
+    return PageToolResult(
+        request_id=request.request_id, success=True, result={"answer": "Blue, please"}
+    )
+
+
+async def test_page_ask_user_over_http_returns_the_users_answer(
+    server: RunningServer, make_page: MakePage
+) -> None:  # SPEC U5
+    page = await connected(server, make_page, answer=the_user_answers)
+    async with httpx.AsyncClient() as client:
+        answer = await client.post(
+            tool_url(server, page.session_id, "page_ask_user"),
+            json={"question": "Which colour?", "choices": ["Red", "Blue"]},
+        )
+        await client.post(
+            tool_url(server, page.session_id, "page_ask_user"),
+            json={"question": "Still there?", "timeoutMs": 5000},
+        )
+        refused = await client.post(
+            tool_url(server, page.session_id, "page_ask_user"), json={"choices": ["a"]}
+        )
+    assert answer.status_code == 200
+    assert answer.json()["result"] == {"answer": "Blue, please"}
+    first, second = page.requests
+    assert first.ask is not None and (first.ask.question, first.ask.choices) == (
+        "Which colour?", ["Red", "Blue"]
+    )
+    # A person answers: the call waits up to the question's timeoutMs, 2 minutes by default.
+    assert (first.timeout_ms, second.timeout_ms) == (120_000, 5000)
+    assert refused.status_code == 400
+    assert refused.json()["error"]["code"] == "invalid_request"

@@ -18,9 +18,10 @@ from typing import Any
 import httpx
 import pytest
 from backend_fakes import FakePage, answer_ok
+from chat_standin import ChatCompletionsStandIn, say
 from cluster_servers import RedisServer
 from mao_embed.audit import AuditEvent
-from mao_embed.config import ServerConfig
+from mao_embed.config import LlmConfig, ServerConfig
 from mao_embed.relay.redis_link import CommandLink, pack
 from mao_embed.server import RunningServer, start_in_thread
 from mao_embed.testing import random_secret
@@ -267,6 +268,91 @@ async def _lists(agent: httpx.AsyncClient, instance: RunningServer, want: dict[s
     return await listed(agent, instance) == want
 
 
+# --------------------------------------------------------------------------- navigations
+
+
+async def leave(page: FakePage) -> None:
+    """The page's document unloads: it closes with 4002 (``wire.CLOSE_NAVIGATING``)."""
+    assert page._socket is not None
+    await page._socket.close(code=4002, reason="navigating")
+    await page._stop_reader()
+
+
+async def test_a_call_made_while_the_tab_loads_its_next_page_on_another_instance_runs_there(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    # SPEC B7 across instances: the page leaves instance a, the agent calls through c, and
+    # the tab's next page lands on b with the same session.
+    a, b, c = make_instance("a"), make_instance("b"), make_instance("c")
+    page = make_page(a)
+    await page.connect()
+    session_id = page.session_id
+    await leave(page)
+    async with httpx.AsyncClient(timeout=15) as agent:
+        call = asyncio.ensure_future(agent.post(fill_url(c, session_id), json=FILL))
+        await asyncio.sleep(0.5)
+        assert not call.done()  # waiting for the next page, not session_not_found
+        following = make_page(b, url="https://shop.example/result")
+        welcome = await following.connect(resume_session_id=session_id, resumeKind="navigation")
+        assert welcome.resumed and welcome.session_id == session_id
+        answer = await call
+        assert answer.json()["success"] is True, answer.json()
+        assert await listed(agent, c) == {session_id: "b"}
+    assert len(following.requests) == 1 and page.requests == []
+
+
+async def test_a_chat_turn_follows_its_page_to_the_instance_its_next_page_reached(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    # SPEC B7, U1: the chat loop runs on a (where the user's message arrived); the page moves
+    # to b while the model thinks; the answer and the turn's end reach it there.
+    moved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    loop = asyncio.get_running_loop()
+
+    def think_while_the_page_moves(body: dict[str, Any]) -> dict[str, Any]:
+        # Runs on the stand-in's thread: wait until the test has moved the page.
+        asyncio.run_coroutine_threadsafe(asyncio.wait_for(asyncio.shield(moved), 10), loop).result()
+        return say("Done on the next page.")(body)
+
+    model = ChatCompletionsStandIn([think_while_the_page_moves]).start()
+    try:
+        a = make_instance("a", llm=LlmConfig(base_url=model.base_url, model="stand-in-1"))
+        b = make_instance("b")
+        page = make_page(a)
+        await page.connect()
+        session_id = page.session_id
+        await page.chat("Save it", message_id="m-1")
+        await asyncio.sleep(0.3)
+        await leave(page)
+        following = make_page(b, url="https://shop.example/result")
+        welcome = await following.connect(resume_session_id=session_id, resumeKind="navigation")
+        assert welcome.resumed
+        moved.set_result(None)
+        events = await following.chat_turn()
+        assert [e.kind.value for e in events] == ["assistant_text", "done"]
+        assert events[0].text == "Done on the next page."
+        assert {e.message_id for e in events} == {"m-1"}
+    finally:
+        model.stop()
+
+
+async def test_a_duplicated_tab_cannot_take_a_live_session_from_another_instance(
+    make_instance: MakeInstance, make_page: Callable[..., FakePage],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("mao_embed.relay.cluster._NAVIGATION_HANDOVER_S", 0.3)
+    a, b = make_instance("a"), make_instance("b")
+    page = make_page(a)
+    await page.connect()
+    duplicate = make_page(b)
+    welcome = await duplicate.connect(resume_session_id=page.session_id, resumeKind="navigation")
+    assert not welcome.resumed and welcome.session_id != page.session_id
+    async with httpx.AsyncClient(timeout=10) as agent:
+        assert await listed(agent, b) == {page.session_id: "a", duplicate.session_id: "b"}
+        assert (await agent.post(fill_url(b, page.session_id), json=FILL)).json()["success"]
+    assert len(page.requests) == 1 and duplicate.requests == []
+
+
 # --------------------------------------------------------------------------- Redis down
 
 
@@ -363,3 +449,30 @@ async def test_an_error_reply_reaches_its_own_caller_only(link: CommandLink) -> 
     assert before == b"OK"
     assert isinstance(failing, ResponseError)
     assert after == b"1"
+
+
+async def test_any_instance_lists_and_runs_a_pages_site_tools(  # SPEC B6, B8
+    make_instance: MakeInstance, make_page: Callable[..., FakePage]
+) -> None:
+    a, c = make_instance("a"), make_instance("c")
+
+    async def answer(request: PageToolRequest) -> PageToolResult:
+        assert request.site_tool is not None
+        return PageToolResult(request_id=request.request_id, success=True,
+                              result={"output": request.site_tool.arguments})
+
+    page = make_page(a, answer=answer)
+    await page.connect()
+    tool = {"name": "add_to_cart", "description": "Add", "inputSchema": {"type": "object"},
+            "readOnly": False, "source": "script"}
+    await page.send({"type": "site_context", "tools": [tool], "instructions": "Be brief."})
+    base = f"{c.url}/api/sessions/{page.session_id}"
+    async with httpx.AsyncClient(timeout=10) as agent:
+        async def listed_on_c() -> bool:
+            return (await agent.get(f"{base}/site-tools")).json() == [tool]
+
+        await wait_for(listed_on_c)
+        session = (await agent.get(base)).json()
+        ran = (await agent.post(f"{base}/site-tools/add_to_cart", json={"sku": "A1"})).json()
+    assert session["instructions"]["text"] == "Be brief." and session["instance"] == "a"
+    assert ran["success"] and ran["result"]["output"] == {"sku": "A1"}

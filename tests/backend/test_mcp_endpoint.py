@@ -230,3 +230,26 @@ async def test_mcp_cancellation_cancels_the_page_request(
         await page.wait_until(lambda: len(page.cancels) == 1)
         call.cancel()
     assert page.cancels[0].request_id == page.requests[0].request_id
+
+
+async def test_page_ask_user_over_mcp_returns_the_users_answer(
+    server: RunningServer, make_page: MakePage
+) -> None:  # SPEC U5
+    async def user_picks(request: PageToolRequest) -> PageToolResult:
+        assert request.ask is not None and request.ask.choices == ["Yes", "No"]
+        return PageToolResult(
+            request_id=request.request_id, success=True,
+            result={"answer": "No", "choiceIndex": 1},
+        )
+
+    page = make_page(server, answer=user_picks)
+    await page.connect()
+    async with Client(f"{server.url}/mcp") as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert tools["page_ask_user"].input_schema["required"] == ["question"]
+        result = await client.call_tool(
+            "page_ask_user", {"question": "Send it now?", "choices": ["Yes", "No"]}
+        )
+    assert not result.is_error
+    assert result.structured_content["result"] == {"answer": "No", "choiceIndex": 1}
+    assert page.requests[0].tool is ToolName.ASK_USER

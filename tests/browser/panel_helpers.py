@@ -43,3 +43,8 @@ class AgentThread:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
+
+
+def question(page: Any) -> Any:
+    """The assistant's question (page_ask_user, SPEC U5)."""
+    return page.get_by_role("dialog", name="Question from the assistant")

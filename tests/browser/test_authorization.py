@@ -30,7 +30,9 @@ def level_shown(embedded, level: str) -> None:
 def reload(embedded, mao_agent):
     embedded.page.reload()
     embedded.page.evaluate("() => MaoChat.boot()")
-    session = mao_agent.wait_for_session(url=embedded.url, exclude={embedded.session_id})
+    # SPEC B7: the reloaded page is the tab's next page and keeps its session.
+    session = mao_agent.wait_for_session(url=embedded.url)
+    assert session["sessionId"] == embedded.session_id
     return dataclasses.replace(embedded, session_id=session["sessionId"])
 
 

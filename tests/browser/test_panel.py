@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from browser_helpers import COUNTER_BUTTON, clicks, ref
-from panel_helpers import AgentThread, answer, card, panel
+from panel_helpers import AgentThread, answer, card, panel, question
 from playwright.sync_api import expect
 
 NAME_FIELD = (
@@ -322,6 +322,8 @@ def test_grants_and_actions_are_sdk_audit_events(mao_embed):
     embedded.grant("full")
     assert embedded.call("page_click", **ref(embedded.inspect(), "Count me"))["success"]
     embedded.page.get_by_role("button", name="Revoke authorization").click()
+    # In worker mode the event comes back from the worker a moment after the click.
+    embedded.page.wait_for_function("() => window.__audit.length >= 3")
     events = embedded.page.evaluate("window.__audit")
     kinds = [e["kind"] for e in events]
     assert kinds == ["grant", "action", "revoke"], events
@@ -532,3 +534,111 @@ def test_a_choice_that_opens_under_the_panel_is_chosen(mao_embed):
     assert result["result"]["steps"][0]["outcome"]["panelMovedAside"] == "bottom-left"
     assert page.text_content("#city") == "Lyon"
     assert _box(panel(page))[0] < 100  # in the bottom-left corner now
+
+
+# --------------------------------------------------------------------------- page_ask_user (U5)
+
+
+def test_the_agent_asks_and_the_user_answers_with_a_real_click(mao_embed):
+    embedded = mao_embed(COUNTER_BUTTON, authorization=None)
+    page = embedded.page
+    agent = AgentThread(embedded)
+    try:
+        pending = agent.call(
+            "page_ask_user", question="Which colour should the label be?",
+            choices=["Red", "Blue"],
+        )
+        asked = question(page)
+        expect(asked).to_contain_text("Which colour should the label be?")
+        expect(page.get_by_role("status", name="Status")).to_have_text("Waiting for you")
+        asked.get_by_role("button", name="Blue", exact=True).click()
+        result = pending.result(timeout=30)
+        assert result["success"], result
+        assert result["result"] == {"answer": "Blue", "choiceIndex": 1}
+        expect(asked).to_have_count(0)
+        conversation = page.get_by_role("log", name="Conversation")
+        expect(conversation).to_contain_text("Which colour should the label be?")
+        expect(conversation).to_contain_text("Blue")
+    finally:
+        agent.close()
+
+
+def test_the_user_answers_the_agents_question_by_typing(mao_embed):
+    embedded = mao_embed(COUNTER_BUTTON, authorization=None)
+    page = embedded.page
+    agent = AgentThread(embedded)
+    try:
+        pending = agent.call("page_ask_user", question="What is the order number?")
+        field = question(page).get_by_role("textbox", name="Your answer")
+        expect(question(page).get_by_role("button", name="Answer")).to_be_enabled()
+        field.press_sequentially("A-4711")
+        field.press("Enter")
+        result = pending.result(timeout=30)
+        assert result["result"] == {"answer": "A-4711"}
+    finally:
+        agent.close()
+
+
+def test_a_page_script_cannot_answer_the_agents_question(mao_embed):
+    # SPEC U2, U5: the shadow root is open, so a script finds the controls; its clicks, its
+    # events and text it writes into the answer field are not the user's and answer nothing.
+    embedded = mao_embed(COUNTER_BUTTON, authorization=None)
+    page = embedded.page
+    agent = AgentThread(embedded)
+    try:
+        pending = agent.call(
+            "page_ask_user", question="Transfer the money?", choices=["Yes", "No"]
+        )
+        asked = question(page)
+        expect(asked.get_by_role("button", name="Yes")).to_be_enabled()
+        page.evaluate("""() => {
+            const root = document.querySelector('mao-embed-host').shadowRoot;
+            const dialog = root.querySelector('[role=dialog]');
+            const yes = [...dialog.querySelectorAll('button')].find(b => b.textContent === 'Yes');
+            yes.click();
+            yes.dispatchEvent(new MouseEvent('click', {bubbles: true, composed: true}));
+            const field = dialog.querySelector('textarea');
+            field.value = 'Yes, all of it';
+            field.dispatchEvent(new InputEvent('input', {bubbles: true, data: 'x'}));
+            field.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+            const chat = root.querySelector('form textarea');
+            chat.value = 'Yes';
+            chat.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+        }""")
+        page.wait_for_timeout(500)
+        assert not pending.done()
+        # A real click on Answer still does not send what the script wrote there.
+        asked.get_by_role("button", name="Answer").click()
+        page.wait_for_timeout(300)
+        assert not pending.done()
+        expect(asked).to_have_count(1)
+        asked.get_by_role("button", name="No", exact=True).click()
+        assert pending.result(timeout=30)["result"] == {"answer": "No", "choiceIndex": 1}
+    finally:
+        agent.close()
+
+
+def test_an_unanswered_question_times_out_and_the_closed_panel_shows_a_badge(mao_embed):
+    embedded = mao_embed(COUNTER_BUTTON, authorization=None)
+    page = embedded.page
+    page.get_by_role("button", name="Close panel").click()
+    indicator = page.get_by_role("region", name="Mao Embed indicator")
+    badge = indicator.get_by_role("status", name="The assistant is asking you something")
+    expect(badge).to_be_hidden()
+    agent = AgentThread(embedded)
+    try:
+        pending = agent.call("page_ask_user", question="Still there?", timeoutMs=5000)
+        # The question does not open the panel; the indicator says one waits.
+        expect(badge).to_be_visible()
+        expect(panel(page)).to_be_hidden()
+        result = pending.result(timeout=30)
+        assert result["success"] is False
+        assert result["error"]["code"] == "timeout"
+        expect(badge).to_be_hidden()
+        indicator.get_by_role("button", name="Open panel").click()
+        expect(question(page)).to_have_count(0)
+        expect(page.get_by_role("log", name="Conversation")).to_contain_text(
+            "The question went unanswered"
+        )
+    finally:
+        agent.close()

@@ -86,6 +86,9 @@ def test_reload_makes_refs_stale(mao_embed, mao_agent):
     session = mao_agent.wait_for_session(url=embedded.url, exclude=known)
     result = mao_agent.call(session["sessionId"], "page_click", old)
     assert result["success"] is False and result["error"]["code"] == "stale_ref"
+    # SPEC B7: the tab kept its session; the ref is from its previous document.
+    assert session["sessionId"] == embedded.session_id
+    assert result["error"]["details"]["reason"] == "navigated"
     assert _clicks(embedded.page) == 0
 
 

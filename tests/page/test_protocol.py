@@ -631,5 +631,6 @@ def test_the_transports_frames_have_the_fields_of_the_protocol_models() -> None:
     assert table["version"] == M.PROTOCOL_VERSION
     assert {ErrorCode(code) for code in table["finalRefusals"]}
     assert ErrorCode(table["startupFailed"]) is ErrorCode.STARTUP_FAILED
+    assert ErrorCode(table["runtimeCrashed"]) is ErrorCode.RUNTIME_CRASHED
     trigger = M.PageReady.model_fields["trigger"].annotation
     assert tuple(trigger.__args__) == tuple(table["bootTriggers"])

@@ -28,6 +28,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from mao_embed.agents.sitetools import instructions_view, site_tool_list
 from mao_embed.agents.tools import tool_catalog
 from mao_embed.agents.untrusted import agent_view_json
 from mao_embed.config import ServerConfig
@@ -112,6 +113,15 @@ class AgentApi:
                 ToolCallEndpoint(self._config, self._relay),
                 methods=["POST"],
             ),
+            Route(
+                "/api/sessions/{session_id}/site-tools/{name}",
+                ToolCallEndpoint(self._config, self._relay, site=True),
+                methods=["POST"],
+            ),
+            Route(
+                "/api/sessions/{session_id}/site-tools", self.list_site_tools, methods=["GET"]
+            ),
+            Route("/api/sessions/{session_id}", self.get_session, methods=["GET"]),
             Route("/api/sessions", self.list_sessions, methods=["GET"]),
             Route("/api/tools", self.list_tools, methods=["GET"]),
         ]
@@ -121,6 +131,34 @@ class AgentApi:
         if refusal is not None:
             return refusal
         return JSONResponse(await self._relay.list_sessions())
+
+    async def get_session(self, request: Request) -> Response:
+        """One session as ``GET /api/sessions`` lists it, plus the site's ``instructions``
+        (marked as the site's words) and how many site tools it offers."""
+        refusal = authorize(self._config, request)
+        if refusal is not None:
+            return refusal
+        session_id = request.path_params["session_id"]
+        entry = await self._relay.find_session(session_id)
+        if entry is None:
+            return _no_session(session_id)
+        context = await self._relay.find_site_context(session_id)
+        if context is not None:
+            entry = {**entry, "siteTools": len(context.tools)}
+            if context.instructions:
+                entry["instructions"] = instructions_view(context.instructions)
+        return _escaped_json(entry)
+
+    async def list_site_tools(self, request: Request) -> Response:
+        """``GET /api/sessions/{id}/site-tools``: the page's WebMCP tools (CONTRACT)."""
+        refusal = authorize(self._config, request)
+        if refusal is not None:
+            return refusal
+        session_id = request.path_params["session_id"]
+        context = await self._relay.find_site_context(session_id)
+        if context is None:
+            return _no_session(session_id)
+        return _escaped_json(site_tool_list(context))
 
     async def list_tools(self, request: Request) -> Response:
         refusal = authorize(self._config, request)
@@ -142,9 +180,11 @@ class ToolCallEndpoint:
     passes the limit.
     """
 
-    def __init__(self, config: ServerConfig, relay: Relay) -> None:
+    def __init__(self, config: ServerConfig, relay: Relay, *, site: bool = False) -> None:
         self._config = config
         self._relay = relay
+        # ``POST /api/sessions/{id}/site-tools/{name}``: the body is the site tool's arguments.
+        self._site = site
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = Headers(scope=scope)
@@ -203,10 +243,28 @@ class ToolCallEndpoint:
                     "X-Timeout-Ms must be a whole number of milliseconds",
                 )
             timeout_ms = int(raw_timeout)
+        if self._site:
+            return await self._relay.call_site_tool(
+                path_params["session_id"], path_params["name"], args, request_id=request_id,
+                timeout_ms=timeout_ms,
+            )
         return await self._relay.call_tool(
             path_params["session_id"], path_params["tool"], args, request_id=request_id,
             timeout_ms=timeout_ms,
         )
+
+
+def _no_session(session_id: str) -> Response:
+    return JSONResponse(
+        error_body(ErrorCode.SESSION_NOT_FOUND, f"no connected page session {session_id[:80]!r}"),
+        status_code=404,
+    )
+
+
+def _escaped_json(value: Any) -> Response:
+    """JSON with ``<`` escaped, as page-written text is in every answer (untrusted.py)."""
+    text = json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
+    return Response(text, media_type="application/json")
 
 
 _TOO_LARGE = b"<too large>"

@@ -7,7 +7,12 @@ signatures. Tools offered:
 - ``list_sessions``: the connected pages, as in ``GET /api/sessions``;
 - ``select_session``: the page the ``page_*`` tools act on for this MCP client;
 - the ``page_*`` tools, each also accepting an optional ``sessionId`` that overrides
-  the selection. With no selection and exactly one connected page, that page is used.
+  the selection. With no selection and exactly one connected page, that page is used;
+- the selected page's site tools (SPEC B8, docs/site-tools.md) as ``site_<name>``, with the
+  page's own schemas; the server announces ``tools.listChanged`` and sends
+  ``notifications/tools/list_changed`` to a client when its page's site tools change or it
+  selects another page (on the standalone stream of the handshake-era protocol; on
+  ``subscriptions/listen`` streams of the 2026 era, to every listening client).
 
 Page results are returned as structured JSON in a text block and ``structuredContent``,
 never phrased as a user message (SPEC B3), with page text marked untrusted by the same
@@ -30,14 +35,16 @@ from typing import Any
 import mcp_types as types
 from mao_page.protocol import ErrorCode, PageToolResult
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.requests import HTTPConnection
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
 from mao_embed.agents.http_api import authorize
+from mao_embed.agents.sitetools import by_mcp_name, mcp_name, model_description
 from mao_embed.agents.tools import TOOLS, TOOLS_BY_NAME
 from mao_embed.agents.untrusted import agent_view, agent_view_json
 from mao_embed.config import ServerConfig
@@ -65,6 +72,18 @@ def _page_tool_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return widened
 
 
+class _SiteToolsServer(Server[Any]):
+    """The SDK's server, announcing ``tools.listChanged``: the selected page's site tools come
+    and go (``notifications/tools/list_changed``)."""
+
+    def create_initialization_options(  # type: ignore[override]
+        self, notification_options: NotificationOptions | None = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        return super().create_initialization_options(
+            notification_options or NotificationOptions(tools_changed=True), *args, **kwargs
+        )
+
+
 class McpEndpoint:
     def __init__(self, config: ServerConfig, relay: Relay) -> None:
         self._config = config
@@ -74,8 +93,16 @@ class McpEndpoint:
         # every page tool also accepts an explicit ``sessionId``.
         self._selected: OrderedDict[str | None, str] = OrderedDict()
         self._tools = self._describe_tools()
-        self._background: set[asyncio.Task[bool]] = set()
-        self._server: Server[Any] = Server(
+        self._background: set[asyncio.Task[Any]] = set()
+        # MCP client -> its server session, to tell it when its page's site tools change.
+        self._peers: OrderedDict[str | None, Any] = OrderedDict()
+        relay.add_site_tools_listener(self._site_tools_changed)
+        # Clients on the 2026 protocol era hear of changes on ``subscriptions/listen``
+        # streams; they carry no session of their own, so every change goes to each of them
+        # (a change to another page's tools costs them one needless refetch).
+        self._bus = InMemorySubscriptionBus()
+        self._listen = ListenHandler(self._bus)
+        self._server: Server[Any] = _SiteToolsServer(
             "mao-embed",
             version="0.1.0",
             instructions=(
@@ -85,6 +112,7 @@ class McpEndpoint:
             ),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_subscriptions_listen=self._listen,
         )
         self._manager = StreamableHTTPSessionManager(
             app=self._server,
@@ -102,7 +130,10 @@ class McpEndpoint:
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
         async with self._manager.run():
-            yield
+            try:
+                yield
+            finally:
+                self._listen.close()
 
     async def _asgi(self, scope: Scope, receive: Receive, send: Send) -> None:
         refusal = authorize(self._config, HTTPConnection(scope))
@@ -152,13 +183,63 @@ class McpEndpoint:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=self._tools)
+        client_key = self._remember_peer(ctx)
+        return types.ListToolsResult(tools=[*self._tools, *await self._site_tools(client_key)])
+
+    async def _site_tools(self, client_key: str | None) -> list[types.Tool]:
+        """The selected page's site tools (SPEC B8), named ``site_<name>``."""
+        session_id = await self._default_session(client_key)
+        context = await self._relay.find_site_context(session_id) if session_id else None
+        if context is None:
+            return []
+        return [
+            types.Tool(
+                name=mcp_name(tool.name),
+                description=model_description(tool),
+                input_schema=tool.input_schema or {"type": "object", "properties": {}},
+            )
+            for tool in context.tools
+        ]
+
+    def _remember_peer(self, ctx: ServerRequestContext[Any]) -> str | None:
+        client_key = _client_key(ctx)
+        if client_key is not None:
+            self._peers[client_key] = ctx.session
+            self._peers.move_to_end(client_key)
+            while len(self._peers) > _MAX_SELECTIONS:
+                self._peers.popitem(last=False)
+        return client_key
+
+    def _site_tools_changed(self, session_id: str) -> None:
+        """A page's site tools changed: tell each client whose tools they are."""
+        self._publish(ToolsListChanged())
+        for client_key, peer in list(self._peers.items()):
+            selected = self._selected.get(client_key)
+            if selected == session_id or (
+                selected is None and [s.session_id for s in self._relay.sessions()] == [session_id]
+            ):
+                self._notify(peer)
+
+    def _publish(self, event: Any) -> None:
+        task = asyncio.get_running_loop().create_task(self._bus.publish(event))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _notify(self, peer: Any) -> None:
+        async def send() -> None:
+            # Advisory (MCP): a client gone or without a stream just misses it.
+            with contextlib.suppress(Exception):
+                await peer.send_tool_list_changed()
+
+        task = asyncio.get_running_loop().create_task(send())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         args = dict(params.arguments or {})
-        client_key = _client_key(ctx)
+        client_key = self._remember_peer(ctx)
         if params.name == LIST_SESSIONS:
             if args:
                 return _refusal("invalid_request", "list_sessions takes no arguments")
@@ -171,13 +252,16 @@ class McpEndpoint:
             wanted = args[_SESSION_ARG]
             if await self._relay.find_session(wanted) is None:
                 return _refusal("session_not_found", f"no connected page session {wanted!r}")
+            changed = self._selected.get(client_key) != wanted
             self._selected[client_key] = wanted
             self._selected.move_to_end(client_key)
+            if changed and client_key in self._peers:
+                self._notify(self._peers[client_key])  # another page, other site tools
             while len(self._selected) > _MAX_SELECTIONS:
                 self._selected.popitem(last=False)
             return _structured({"selected": wanted})
         if params.name not in TOOLS_BY_NAME:
-            return _refusal("unknown_tool", f"unknown tool {params.name!r}")
+            return await self._call_site_tool(client_key, params.name, args)
         routed = _SESSION_ARG in args
         explicit = args.pop(_SESSION_ARG, None)
         if routed and not _is_session_id(explicit):
@@ -201,6 +285,29 @@ class McpEndpoint:
         except asyncio.CancelledError:
             # The MCP client cancelled (notifications/cancelled, or it went away): stop the
             # page too (SPEC W3). Scheduled, because awaiting inside a cancelled scope fails.
+            task = asyncio.get_running_loop().create_task(
+                self._relay.cancel(session_id, request_id, "cancelled by the MCP client")
+            )
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            raise
+        return _page_result(result)
+
+    async def _call_site_tool(
+        self, client_key: str | None, name: str, args: dict[str, Any]
+    ) -> types.CallToolResult:
+        """``site_<name>``: the selected page's site tool; its arguments are the tool's own."""
+        session_id = await self._default_session(client_key)
+        context = await self._relay.find_site_context(session_id) if session_id else None
+        tool = by_mcp_name(context, name) if context is not None else None
+        if session_id is None or tool is None:
+            return _refusal("unknown_tool", f"unknown tool {name!r}")
+        request_id = new_request_id()
+        try:
+            result = await self._relay.call_site_tool(
+                session_id, tool.name, args, request_id=request_id
+            )
+        except asyncio.CancelledError:
             task = asyncio.get_running_loop().create_task(
                 self._relay.cancel(session_id, request_id, "cancelled by the MCP client")
             )

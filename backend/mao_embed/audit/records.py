@@ -26,6 +26,9 @@ class AuditEvent(StrEnum):
     RESULT_IGNORED = "result_ignored"
     # One panel chat message answered by the agent loop; code says how it ended.
     CHAT_TURN = "chat_turn"
+    # The user started a new panel conversation (code "new") or deleted theirs ("deleted");
+    # never what was said (SPEC U5).
+    CHAT_CONVERSATION = "chat_conversation"
     # Reported by the page's authorization center (protocol ``audit_event``, SPEC P6).
     PAGE_AUTHORIZATION = "page_authorization"
     PAGE_ACTION = "page_action"

@@ -14,7 +14,10 @@ derived from the secret and the API key, so only instances that share both form 
   origin), for routing and for resuming the id on another instance; expires a resume window
   after its instance stops refreshing it;
 - ``{ns}:r:{sessionId}:{requestId}``: an agent-chosen requestId's claim while in flight
-  (``P|caller|page instance``), then its first result (``R|json``) for the retention window.
+  (``P|caller|page instance``), then its first result (``R|json``) for the retention window;
+- ``{ns}:n:{sessionId}``: the session's page left its document (SPEC B7) on the instance it
+  names; until the tab's next page resumes the session (on any instance, which deletes it),
+  calls wait for that page instead of answering ``session_not_found``.
 
 Requests and results travel by pub/sub, one channel per instance (``{ns}:c:{instance}``):
 at most once, which is what a write needs (SPEC W3: never replayed), and ``PUBLISH`` says how
@@ -29,7 +32,8 @@ Message formats on a channel (fields separated by newlines; JSON never holds a r
 here, built and validated by the caller (the page's instance sends the JSON on as it is);
 ``A instance session request result-json`` its answer, from the page's instance;
 ``X session request reason`` cancel it; ``K session new-instance`` the session resumed
-elsewhere, drop it here.
+elsewhere, drop it here; ``N session json`` a message for the page (a chat event) from the
+instance whose chat loop made it, which a navigation may have left behind (SPEC B7).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from mao_page.protocol import (
     Hello,
     PageInfo,
     PageToolResult,
+    SiteContext,
     build_request,
 )
 from pydantic import ValidationError
@@ -58,8 +63,10 @@ from redis.exceptions import RedisError
 from mao_embed.audit import AuditEvent, AuditLog
 from mao_embed.config import ServerConfig
 from mao_embed.relay.local import (
+    _NAVIGATION_HANDOVER_S,
     _REQUEST_PREFIX,
     _TOOL_NAMES,
+    NOTIFY_NEXT_PAGE_WAIT_MS,
     Attachment,
     CloseCode,
     ForwardedRequest,
@@ -103,13 +110,16 @@ _NOT_DISPATCHED = frozenset({
     ErrorCode.BACKEND_UNAVAILABLE.value,
 })
 
-# KEYS: directory entry, request key. ARGV: channel prefix, caller, claim ttl ms, claim?,
-# message. Claim (if asked) and publish in one round trip: {0} no such session, {1, value} the
-# requestId is already claimed or answered, {2, instance, receivers}.
+# KEYS: directory entry, request key, between-pages marker. ARGV: channel prefix, caller,
+# claim ttl ms, claim?, message. Claim (if asked) and publish in one round trip: {0} no such
+# session, {1, value} the requestId is already claimed or answered, {2, instance, receivers},
+# {3} the page left its document and the tab's next page has not resumed the session yet (a
+# marker left by an instance that no longer holds the directory entry is stale and ignored).
 _ROUTE = Script("""
 local entry = redis.call('GET', KEYS[1])
 if not entry then return {0} end
 local instance = string.sub(entry, 1, string.find(entry, '\\n', 1, true) - 1)
+if redis.call('GET', KEYS[3]) == instance then return {3} end
 if ARGV[4] == '1' then
   if not redis.call('SET', KEYS[2], 'P|' .. ARGV[2] .. '|' .. instance, 'NX', 'PX', ARGV[3]) then
     return {1, redis.call('GET', KEYS[2]) or ''}
@@ -383,6 +393,51 @@ class ClusterRelay(Relay):
         if entries is not None:
             pipe.hset(self._sessions_key, session_id, entries[0])
             pipe.set(self._entry(session_id), entries[1], px=self._directory_ttl_ms)
+            context = self._site_context_json(session_id)
+            if context is not None:
+                pipe.set(self._site_key(session_id), context, px=self._directory_ttl_ms)
+
+    # ------------------------------------------------------------------ site tools
+
+    def _site_key(self, session_id: str) -> str:
+        return f"{self._ns}:t:{session_id}"
+
+    def _site_context_json(self, session_id: str) -> str | None:
+        session = self._sessions.get(session_id)
+        if session is None or session.site_context is None:
+            return None
+        return session.site_context.to_json()
+
+    def set_site_context(self, session_id: str, context: SiteContext) -> None:
+        """As ``Relay.set_site_context``, and stored in Redis beside the session's directory
+        entry (refreshed with it), so an agent on any instance lists the page's site tools.
+        ``list_changed`` reaches the MCP clients of this instance only."""
+        super().set_site_context(session_id, context)
+        self._spawn(self._store_site_context(session_id))
+
+    async def _store_site_context(self, session_id: str) -> None:
+        context = self._site_context_json(session_id)
+        if context is None:
+            return
+        try:
+            await self._link.command(pack(
+                "SET", self._site_key(session_id), context, "PX", str(self._directory_ttl_ms)
+            ))
+        except (RedisUnavailable, RedisError) as error:
+            logger.warning("site tools of %s not stored in Redis: %s", session_id, error)
+
+    async def find_site_context(self, session_id: str) -> SiteContext | None:
+        local = self.site_context(session_id)
+        if local is not None:
+            return local
+        try:
+            stored = await self._link.command(pack("GET", self._site_key(session_id)))
+        except (RedisUnavailable, RedisError):
+            stored = None
+        if stored is not None:
+            with contextlib.suppress(ValueError):
+                return SiteContext.model_validate_json(stored)
+        return SiteContext() if await self.find_session(session_id) is not None else None
 
     async def _register(self, session_id: str) -> None:
         # On the shared command link: pages connect in bursts, and a pool connection per
@@ -406,10 +461,45 @@ class ClusterRelay(Relay):
         wanted = hello.resume_session_id
         if wanted and wanted not in self._sessions and wanted not in self._detached:
             identity = SessionIdentity(hello.user.id, hello.agent_id, origin)
-            adopt = await self._adopt(wanted, identity)
+            # SPEC B7: a next page never takes over a session another instance's live
+            # connection holds (a duplicated tab); it gets a new session.
+            if hello.resume_kind != "navigation" or not await self._held_elsewhere(wanted):
+                adopt = await self._adopt(wanted, identity)
         attachment = await super().attach(hello, origin, transport, adopt=adopt)
         await self._register(attachment.session_id)
+        if attachment.resumed:
+            # After the directory names this instance: a call that stops waiting routes here.
+            with contextlib.suppress(RedisError, RedisUnavailable):
+                await self._link.command(pack("DEL", self._between_key(attachment.session_id)))
         return attachment
+
+    def _between_key(self, session_id: str) -> str:
+        return f"{self._ns}:n:{session_id}"
+
+    async def _held_elsewhere(self, session_id: str) -> bool:
+        """Whether another instance still lists ``session_id`` as connected after the
+        handover time (its page's close may be read after the next page's hello, as in
+        ``Relay._still_held``)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _NAVIGATION_HANDOVER_S
+        while True:
+            try:
+                entry = await self._link.command(pack("GET", self._entry(session_id)))
+                if entry is None:
+                    return False
+                owner = entry.decode().partition("\n")[0]
+                if owner == self.instance:
+                    return False
+                listed = await self._link.command(
+                    pack("HEXISTS", f"{self._ns}:i:{owner}:sessions", session_id)
+                )
+            except (RedisError, RedisUnavailable):
+                return False
+            if not listed:
+                return False
+            if loop.time() >= deadline:
+                return True
+            await asyncio.sleep(_POLL_FIRST_S)
 
     async def _adopt(self, session_id: str, identity: SessionIdentity) -> bool:
         """Whether a page may resume ``session_id`` here: the id was this identity's on
@@ -438,18 +528,32 @@ class ClusterRelay(Relay):
                 )
         return True
 
-    def detach(self, session_id: str, transport: SessionTransport, *, reason: str) -> None:
+    def detach(
+        self,
+        session_id: str,
+        transport: SessionTransport,
+        *,
+        reason: str,
+        navigating: bool = False,
+    ) -> None:
         session = self._sessions.get(session_id)
         owned = session is not None and session.transport is transport
-        super().detach(session_id, transport, reason=reason)
+        super().detach(session_id, transport, reason=reason, navigating=navigating)
         if owned:
-            self._spawn(self._unregister(session_id))
+            self._spawn(self._unregister(session_id, navigating=navigating))
 
-    async def _unregister(self, session_id: str) -> None:
+    async def _unregister(self, session_id: str, *, navigating: bool = False) -> None:
         if session_id in self._sessions:  # resumed here meanwhile
             return
         with contextlib.suppress(RedisError, RedisUnavailable):
+            if navigating:
+                # Calls on any instance wait for the tab's next page, wherever it lands.
+                await self._link.command(pack(
+                    "SET", self._between_key(session_id), self.instance,
+                    "PX", str(self._directory_ttl_ms),
+                ))
             await self._link.command(pack("HDEL", self._sessions_key, session_id))
+            await self._link.command(pack("DEL", self._site_key(session_id)))
 
     def touch(self, session_id: str, page: PageInfo | None = None) -> None:
         session = self._sessions.get(session_id)
@@ -522,6 +626,20 @@ class ClusterRelay(Relay):
             return await super().call_tool(
                 session_id, tool, args, request_id=request_id, timeout_ms=timeout_ms
             )
+        if detached is not None and detached.navigating and tool in _TOOL_NAMES:
+            # Left from here a moment ago (its Redis marker may not be written yet): wait for
+            # the tab's next page as a call from any other instance does.
+            request_id = request_id if request_id is not None else new_request_id()
+            if is_valid_request_id(request_id):
+                waiter: asyncio.Future[PageToolResult] = (
+                    asyncio.get_running_loop().create_future()
+                )
+                call = _RemoteCall(tool, False, 0, agent_chosen, waiter)
+                await self._after_next_page(
+                    call, session_id, tool, args, request_id,
+                    timeout_ms if timeout_ms is not None else self.default_timeout_ms,
+                )
+                return await waiter
         return await self._call_remote(
             session_id, tool, args, request_id, agent_chosen, timeout_ms
         )
@@ -697,7 +815,8 @@ class ClusterRelay(Relay):
         try:
             reply = await self._link.evalsha(
                 _ROUTE,
-                [self._entry(session_id), self._request_key(session_id, request_id)],
+                [self._entry(session_id), self._request_key(session_id, request_id),
+                 self._between_key(session_id)],
                 [self._channel_prefix, self.instance,
                  str(self._claim_ttl_ms(request.timeout_ms)), "1" if claim else "0", message],
             )
@@ -710,6 +829,11 @@ class ClusterRelay(Relay):
             self._remote.pop(key, None)
             _deliver(call.waiters, failure(
                 request_id, ErrorCode.SESSION_NOT_FOUND, f"no connected page session {session_id!r}"
+            ))
+        elif reply[0] == 3:
+            self._remote.pop(key, None)
+            self._spawn(self._after_next_page(
+                call, session_id, tool, args, request_id, request.timeout_ms
             ))
         elif reply[0] == 1:
             self._remote.pop(key, None)
@@ -731,6 +855,86 @@ class ClusterRelay(Relay):
             )
             self._watch_targets()
         return await waiter
+
+    async def _after_next_page(
+        self,
+        call: _RemoteCall,
+        session_id: str,
+        tool: str,
+        args: dict[str, Any],
+        request_id: str,
+        timeout_ms: int,
+    ) -> None:
+        """SPEC B7 across instances: the session's page left its document; wait (within the
+        call's timeout) until the tab's next page resumed it on some instance, then make the
+        call there with what is left of the timeout. Nothing was sent or claimed yet."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        deadline = started + timeout_ms / 1000
+        result: PageToolResult | None = None
+        while loop.time() < deadline:
+            if session_id in self._sessions:
+                break
+            if self._between_pages(session_id, request_id):
+                # Left from this instance; dropped here when it resumes elsewhere ("K").
+                await asyncio.sleep(_POLL_FIRST_S * 2)
+                continue
+            try:
+                marker = await self._link.command(pack("GET", self._between_key(session_id)))
+            except (RedisError, RedisUnavailable):
+                result = self._unavailable(request_id, may_have_applied=False)
+                break
+            if marker is None:
+                break
+            await asyncio.sleep(_POLL_FIRST_S * 2)
+        else:
+            result = failure(
+                request_id,
+                ErrorCode.TIMEOUT,
+                f"the page left (a navigation, a reload or the tab closing) and no next page "
+                f"of its tab resumed the session within {timeout_ms} ms; nothing was sent",
+                {"mayHaveApplied": False, "reason": "navigated"},
+            )
+        if result is None:
+            left = max(100, timeout_ms - round((loop.time() - started) * 1000))
+            result = await self.call_tool(
+                session_id, tool, args, request_id=request_id, timeout_ms=left
+            )
+        _deliver(call.waiters, result)
+
+    async def notify(self, session_id: str, message: dict[str, Any]) -> bool:
+        """As ``Relay.notify``, for a page on any instance: a chat loop runs where the user's
+        message arrived, and the page may have moved since, with a navigation (SPEC B7)."""
+        if session_id not in self._sessions and self._between_pages(session_id, ""):
+            # Left from here: woken when it resumes here (attach) or elsewhere ("K").
+            await self.wait_for_next_page(session_id, NOTIFY_NEXT_PAGE_WAIT_MS)
+        if session_id in self._sessions:
+            return await super().notify(session_id, message)
+        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + NOTIFY_NEXT_PAGE_WAIT_MS / 1000
+        while True:
+            try:
+                entry, between = await self._link.command(
+                    pack("MGET", self._entry(session_id), self._between_key(session_id))
+                )
+            except (RedisError, RedisUnavailable, ValueError):
+                return False
+            if entry is None:
+                return False
+            owner = entry.decode().partition("\n")[0]
+            if between is not None and between.decode() == owner and loop.time() < deadline:
+                await asyncio.sleep(_POLL_FIRST_S * 2)  # the tab's next page is on its way
+                continue
+            if owner == self.instance or session_id in self._sessions:
+                return await super().notify(session_id, message)
+            try:
+                receivers = await self._link.command(
+                    pack("PUBLISH", self._channel_prefix + owner, f"N\n{session_id}\n{text}")
+                )
+            except (RedisError, RedisUnavailable):
+                return False
+            return bool(receivers)
 
     def _finish_remote(
         self, key: tuple[str, str], result: PageToolResult, *, store: bool = True
@@ -865,6 +1069,14 @@ class ClusterRelay(Relay):
             self._spawn(
                 super().cancel(session_id.decode(), request_id.decode(), reason.decode())
             )
+        elif kind == b"N\n":
+            _, session_id, payload = data.split(b"\n", 2)
+            try:
+                message = json.loads(payload)
+            except ValueError:
+                logger.error("malformed page message for %s", session_id[:80])
+                return
+            self._spawn(super().notify(session_id.decode(), message))
         elif kind == b"K\n":
             _, session_id, new_owner, _rest = data.split(b"\n", 3)
             self._release(session_id.decode(), new_owner.decode())
@@ -894,8 +1106,12 @@ class ClusterRelay(Relay):
             logger.warning("answer to %s for %s lost: %s", caller, request_id, error)
 
     def _release(self, session_id: str, new_owner: str) -> None:
-        """The page resumed its session on ``new_owner``: drop this instance's hold on it."""
+        """The page resumed its session on ``new_owner``: drop this instance's hold on it,
+        and wake what waited here for the tab's next page (it goes there through Redis)."""
         self._detached.pop(session_id, None)
+        for waiter in self._returns.pop(session_id, ()):
+            if not waiter.done():
+                waiter.set_result(None)
         session = self._sessions.get(session_id)
         if session is not None:
             self.disconnect(

@@ -22,6 +22,11 @@ Guarantees (tested in ``tests/backend/test_relay.py`` and ``test_sdk_socket.py``
 - A page that reconnects within the resume window with the same user, agent and origin gets
   its sessionId back, and with it the result cache, so a retried requestId still answers
   ``disconnected`` instead of replaying a write (SPEC W3, W4).
+- A tab is one session through full navigations (SPEC B7): a page that leaves (it closes with
+  ``NAVIGATING``) ends its calls in flight with ``navigated`` (``mayHaveApplied`` for writes,
+  never replayed); a call made before the tab's next page resumes the session waits for it,
+  within its own timeout, and runs there; a next page never takes over a session that another
+  live connection holds (a duplicated tab copies sessionStorage): it gets a new session.
 - ``call_tool`` returns only after the tool call's audit record is in the audit journal, so
   no answered call is missing from the audit log after a crash (SPEC P6; ``audit`` module
   docstring).
@@ -50,6 +55,8 @@ from mao_page.protocol import (
     PageInfo,
     PageToolRequest,
     PageToolResult,
+    SiteContext,
+    SiteTool,
     ToolError,
     ToolName,
     WireModel,
@@ -61,7 +68,9 @@ from mao_embed.audit import AuditEvent, AuditLog, AuditWriteError
 logger = logging.getLogger(__name__)
 
 _REQUEST_ID = re.compile(r"[A-Za-z0-9_.:\-]{1,80}")
-_TOOL_NAMES = frozenset(t.value for t in ToolName)
+# The page tools, and the request kind that runs one of the page's site tools
+# (``call_site_tool``; docs/site-tools.md).
+_TOOL_NAMES = frozenset(t.value for t in ToolName) | {SiteTool.RUN.value}
 
 
 class CloseCode(IntEnum):
@@ -75,6 +84,17 @@ class CloseCode(IntEnum):
     HEARTBEAT_TIMEOUT = 4000
     # The same session resumed on a newer connection; the old one must not reconnect.
     REPLACED = 4001
+    # Sent by the page when its document unloads (``mao_page.session.wire.CLOSE_NAVIGATING``).
+    NAVIGATING = 4002
+
+
+# How long a next page's hello waits for the previous page's connection of the same session
+# to close, before it is taken for a duplicated tab and given a new session: the old page
+# closes at pagehide, long before the next one connects, but over another TCP connection.
+_NAVIGATION_HANDOVER_S = 2.0
+# How long a chat event for a page between two documents waits for the next one: the chat
+# loop's turn goes on across the navigation its own tool call caused (SPEC B7).
+NOTIFY_NEXT_PAGE_WAIT_MS = 15_000
 
 
 class TransportClosed(Exception):
@@ -83,6 +103,8 @@ class TransportClosed(Exception):
 
 # Sees every page result before the relay settles it (``Relay.add_result_listener``).
 ResultListener = Callable[[str, PageToolResult], bool]
+# Told the session id whenever a page's site tools change (``Relay.add_site_tools_listener``).
+SiteToolsListener = Callable[[str], None]
 
 
 class SessionTransport(Protocol):
@@ -174,6 +196,9 @@ class _Detached:
     identity: SessionIdentity
     dropped_at: float
     completed: OrderedDict[str, str]
+    # The page left its document (a navigation, a reload, the tab closing): calls wait for the
+    # tab's next page instead of answering ``session_not_found`` (SPEC B7).
+    navigating: bool = False
 
 
 class _Session:
@@ -187,6 +212,7 @@ class _Session:
         "pending",
         "ready",
         "session_id",
+        "site_context",
         "title",
         "transport",
         "url",
@@ -214,6 +240,8 @@ class _Session:
         self.last_seen = now
         self.pending: dict[str, _Pending] = {}
         self.completed = completed
+        # The page's site tools and init({instructions}), as its loader last sent them.
+        self.site_context: SiteContext | None = None
 
     def info(self) -> SessionInfo:
         return SessionInfo(
@@ -276,6 +304,9 @@ class Relay:
         self._session_added = asyncio.Event()
         self._background: set[asyncio.Task[Any]] = set()
         self._result_listeners: list[ResultListener] = []
+        self._site_tools_listeners: list[SiteToolsListener] = []
+        # Calls waiting for a session between two pages of its tab, woken by ``attach``.
+        self._returns: dict[str, list[asyncio.Future[None]]] = {}
 
     # ------------------------------------------------------------------ sessions
 
@@ -329,6 +360,12 @@ class Relay:
         session_id: str | None = None
         completed: OrderedDict[str, str] = OrderedDict()
         wanted = hello.resume_session_id
+        refused_why = ""
+        if wanted and hello.resume_kind == "navigation":
+            if await self._still_held(wanted, identity):
+                # Another tab holds it: a duplicate copied this tab's sessionStorage.
+                refused_why = "; another live page holds it (a duplicated tab)"
+                wanted = None
         if wanted:
             live = self._sessions.get(wanted)
             if live is not None and live.identity == identity:
@@ -356,18 +393,52 @@ class Relay:
         )
         self._sessions[session_id] = session
         self._session_added.set()
+        for waiter in self._returns.pop(session_id, ()):
+            if not waiter.done():
+                waiter.set_result(None)
+        if refused_why:
+            detail: str | None = f"resume of {hello.resume_session_id} refused{refused_why}"
+        elif wanted and not resumed:
+            detail = f"resume of {wanted} refused"
+        elif resumed and hello.resume_kind == "navigation":
+            detail = "the tab's next page"
+        else:
+            detail = None
         self._record(
             AuditEvent.SESSION_RESUMED if resumed else AuditEvent.SESSION_CONNECTED,
             session_id=session_id,
             user_id=identity.user_id,
             agent_id=identity.agent_id,
             origin=origin,
-            detail=f"resume of {wanted} refused" if wanted and not resumed else None,
+            detail=detail,
         )
         return Attachment(session_id=session_id, resumed=resumed)
 
-    def detach(self, session_id: str, transport: SessionTransport, *, reason: str) -> None:
+    async def _still_held(self, session_id: str, identity: SessionIdentity) -> bool:
+        """Whether a live connection still holds ``session_id`` after the handover time: the
+        page that left closes its connection at pagehide, but that close travels on another
+        TCP connection than the next page's hello and may be read after it."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _NAVIGATION_HANDOVER_S
+        while True:
+            live = self._sessions.get(session_id)
+            if live is None or live.identity != identity:
+                return False
+            if loop.time() >= deadline:
+                return True
+            await asyncio.sleep(0.02)
+
+    def detach(
+        self,
+        session_id: str,
+        transport: SessionTransport,
+        *,
+        reason: str,
+        navigating: bool = False,
+    ) -> None:
         """The page's connection ended: fail what is pending, keep the id resumable.
+        ``navigating``: the page left its document (SPEC B7); what was in flight answers
+        ``navigated``, and calls wait for the tab's next page.
 
         Only the connection currently owning the session can detach it, so a stale
         connection closing late cannot end a session that has already resumed elsewhere.
@@ -377,18 +448,27 @@ class Relay:
             return
         del self._sessions[session_id]
         for request_id, pending in list(session.pending.items()):
-            self._settle(
-                session,
-                request_id,
-                failure(
+            if navigating:
+                answer = failure(
+                    request_id,
+                    ErrorCode.NAVIGATED,
+                    "the page navigated away (or reloaded, or closed) before answering; the "
+                    "request is not retried. Call page_inspect on the next page",
+                    # SPEC W3: the action may be what navigated (a submit, a link).
+                    {"mayHaveApplied": pending.request.is_write},
+                )
+            else:
+                answer = failure(
                     request_id,
                     ErrorCode.DISCONNECTED,
                     "the page disconnected before answering; the request is not retried",
                     # SPEC W3: a write may have reached the page before the drop.
                     {"mayHaveApplied": pending.request.is_write},
-                ),
-            )
-        self._detached[session_id] = _Detached(session.identity, self._clock(), session.completed)
+                )
+            self._settle(session, request_id, answer)
+        self._detached[session_id] = _Detached(
+            session.identity, self._clock(), session.completed, navigating
+        )
         self._record(
             AuditEvent.SESSION_DISCONNECTED,
             session_id=session_id,
@@ -435,6 +515,54 @@ class Relay:
         self._seen(session, page)
         return True
 
+    # ------------------------------------------------------------------ site tools
+
+    def set_site_context(self, session_id: str, context: SiteContext) -> None:
+        """The page's site tools and instructions (its loader sends them on connecting and on
+        every change); listeners hear of a changed tool list."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return
+        before = session.site_context.tools if session.site_context else []
+        session.site_context = context
+        if context.tools != before:
+            for listener in list(self._site_tools_listeners):
+                listener(session_id)
+
+    def site_context(self, session_id: str) -> SiteContext | None:
+        """What the page declared, or None for an unknown session; a page that declared
+        nothing has an empty context."""
+        session = self._sessions.get(session_id)
+        if session is None:
+            return None
+        return session.site_context or SiteContext()
+
+    async def find_site_context(self, session_id: str) -> SiteContext | None:
+        """``site_context`` of any session an agent can reach: this relay's; a cluster's
+        relay also reads another instance's pages' from Redis (``cluster.ClusterRelay``)."""
+        return self.site_context(session_id)
+
+    def add_site_tools_listener(self, listener: SiteToolsListener) -> Callable[[], None]:
+        self._site_tools_listeners.append(listener)
+        return lambda: self._site_tools_listeners.remove(listener)
+
+    async def call_site_tool(
+        self,
+        session_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        request_id: str | None = None,
+        timeout_ms: int | None = None,
+    ) -> PageToolResult:
+        """Run one of the page's site tools: ``call_tool`` with the ``site_tool`` request, so
+        idempotency, timeouts, the audit and a cluster's forwarding hold as for page tools.
+        The page checks ``arguments`` against the tool's schema and asks the user."""
+        return await self.call_tool(
+            session_id, SiteTool.RUN.value, {"name": name, "arguments": arguments},
+            request_id=request_id, timeout_ms=timeout_ms,
+        )
+
     async def close_all(self, code: int = CloseCode.GOING_AWAY, reason: str = "") -> None:
         for session in list(self._sessions.values()):
             transport = session.transport
@@ -471,9 +599,23 @@ class Relay:
             return failure(
                 request_id,
                 ErrorCode.UNKNOWN_TOOL,
-                f"unknown tool {tool!r}; the page tools are {', '.join(sorted(_TOOL_NAMES))}",
+                f"unknown tool {tool!r}; the page tools are "
+                f"{', '.join(sorted(t.value for t in ToolName))}",
             )
         session = self._sessions.get(session_id)
+        timeout_ms = timeout_ms if timeout_ms is not None else self.default_timeout_ms
+        if session is None and self._between_pages(session_id, request_id):
+            waited_ms = await self.wait_for_next_page(session_id, timeout_ms)
+            session = self._sessions.get(session_id)
+            if session is None:
+                return failure(
+                    request_id,
+                    ErrorCode.TIMEOUT,
+                    f"the page left (a navigation, a reload or the tab closing) and no next page "
+                    f"of its tab resumed the session within {timeout_ms} ms; nothing was sent",
+                    {"mayHaveApplied": False, "reason": "navigated"},
+                )
+            timeout_ms = max(100, timeout_ms - waited_ms)
         known = self._known_answer(session, session_id, request_id, tool)
         if known is not None:
             return await known
@@ -482,6 +624,37 @@ class Relay:
         if isinstance(request, PageToolResult):
             return request
         return await self._dispatch(session, request)
+
+    def _between_pages(self, session_id: str, request_id: str) -> bool:
+        """The session's page left its document and the tab's next page has not resumed it
+        yet (a repeated requestId is answered from the cache instead)."""
+        detached = self._detached.get(session_id)
+        return (
+            detached is not None
+            and detached.navigating
+            and request_id not in detached.completed
+            and self._clock() - detached.dropped_at < self._resume_window_s
+        )
+
+    async def wait_for_next_page(self, session_id: str, timeout_ms: int) -> int:
+        """Wait until ``session_id`` is attached again, at most ``timeout_ms`` (SPEC B7: a call
+        made while the tab's next page starts runs there). Returns the milliseconds waited."""
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        waiter: asyncio.Future[None] = loop.create_future()
+        self._returns.setdefault(session_id, []).append(waiter)
+        try:
+            async with asyncio.timeout(timeout_ms / 1000):
+                await waiter
+        except TimeoutError:
+            pass
+        finally:
+            waiters = self._returns.get(session_id)
+            if waiters is not None and waiter in waiters:
+                waiters.remove(waiter)
+                if not waiters:
+                    del self._returns[session_id]
+        return round((loop.time() - started) * 1000)
 
     def _build_request(
         self,
@@ -640,8 +813,12 @@ class Relay:
 
     async def notify(self, session_id: str, message: dict[str, Any]) -> bool:
         """Send a backend-initiated message (a chat event) to the session's current
-        connection, wherever it has resumed. False when the page is not connected."""
+        connection, wherever it has resumed. False when the page is not connected; a page
+        between two documents of its tab is waited for (``NOTIFY_NEXT_PAGE_WAIT_MS``)."""
         session = self._sessions.get(session_id)
+        if session is None and self._between_pages(session_id, ""):
+            await self.wait_for_next_page(session_id, NOTIFY_NEXT_PAGE_WAIT_MS)
+            session = self._sessions.get(session_id)
         if session is None:
             return False
         try:

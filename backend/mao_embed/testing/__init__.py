@@ -17,6 +17,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,6 +212,10 @@ def with_open_panel(init: dict[str, Any] | None) -> dict[str, Any]:
     options = dict(init or {})
     if "ui" not in options and options.get("boot") != "eager":
         options["ui"] = {"collapsed": False}
+    # The suite runs in either runtime mode (SPEC E6): MAO_EMBED_TEST_MODE=worker|main-thread.
+    mode = os.environ.get("MAO_EMBED_TEST_MODE")
+    if mode and "mode" not in options:
+        options["mode"] = mode
     return options
 
 
@@ -259,9 +264,12 @@ class PageServer:
             if path not in self.pages:
                 return Response("not found", status_code=404)
             body, headers = self.pages[path]
+            if callable(body):  # a server-rendered page: given the submitted form, if any
+                form = dict(await request.form()) if request.method == "POST" else {}
+                return HTMLResponse(body({**request.query_params, **form}), headers=headers)
             return HTMLResponse(body, headers=headers)
 
-        app = Starlette(routes=[Route("/{path:path}", serve)])
+        app = Starlette(routes=[Route("/{path:path}", serve, methods=["GET", "POST"])])
         self._server = _ThreadedUvicorn(app, self.host)
         self._server.start()
         return self
@@ -269,13 +277,14 @@ class PageServer:
     def add(
         self,
         path: str,
-        body: str,
+        body: str | Callable[[dict[str, Any]], str],
         headers: dict[str, str] | None = None,
         *,
         content_type: str | None = None,
     ) -> str:
         """Serve ``body`` at ``path``; HTML unless ``content_type`` (or a Content-Type header)
-        says otherwise, e.g. ``content_type="text/javascript"`` for a script."""
+        says otherwise, e.g. ``content_type="text/javascript"`` for a script. A callable body
+        renders the page from the request's query and posted form (GET and POST)."""
         if not path.startswith("/"):
             path = "/" + path
         headers = dict(headers or {})
@@ -325,6 +334,32 @@ class AgentClient:
         headers = {"X-Request-Id": request_id} if request_id else {}
         response = self._http.post(
             f"/api/sessions/{session_id}/tools/{tool}", json=args or {}, headers=headers
+        )
+        return response.json()
+
+    def session(self, session_id: str) -> dict[str, Any]:
+        """``GET /api/sessions/{id}``: the session, with the site's instructions if any."""
+        response = self._http.get(f"/api/sessions/{session_id}")
+        response.raise_for_status()
+        return response.json()
+
+    def site_tools(self, session_id: str) -> list[dict[str, Any]]:
+        """The page's site tools (docs/site-tools.md)."""
+        response = self._http.get(f"/api/sessions/{session_id}/site-tools")
+        response.raise_for_status()
+        return response.json()
+
+    def call_site_tool(
+        self,
+        session_id: str,
+        name: str,
+        args: dict[str, Any] | None = None,
+        *,
+        timeout_ms: int | None = None,
+    ) -> dict[str, Any]:
+        headers = {"X-Timeout-Ms": str(timeout_ms)} if timeout_ms else {}
+        response = self._http.post(
+            f"/api/sessions/{session_id}/site-tools/{name}", json=args or {}, headers=headers
         )
         return response.json()
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from mao_page.protocol import (
     PROTOCOL_VERSION,
+    ChatControl,
     ChatMessage,
     ErrorCode,
     ErrorMessage,
@@ -37,6 +38,7 @@ from mao_page.protocol import (
     PageToolResult,
     Ping,
     Pong,
+    SiteContext,
     Welcome,
     WireModel,
     describe_validation_error,
@@ -335,15 +337,24 @@ class _Connection:
     async def run(self) -> None:
         self._heartbeat.add(self)
         reason = "connection ended"
+        close_code: int | None = None
         try:
-            reason = await self._receive_loop()
+            reason, close_code = await self._receive_loop()
         except (WebSocketDisconnect, WebSocketDisconnected, TransportClosed):
             reason = "connection lost"
         finally:
             self._heartbeat.remove(self)
             if self._ping is not None:
                 self._ping.cancel()
-            self._relay.detach(self._session_id, self._transport, reason=reason)
+            # SPEC B7: the page closes with NAVIGATING when its document unloads; the tab's
+            # next page resumes the session.
+            navigating = close_code == CloseCode.NAVIGATING
+            self._relay.detach(
+                self._session_id,
+                self._transport,
+                reason="page left (navigation, reload or tab closed)" if navigating else reason,
+                navigating=navigating,
+            )
 
     def send_ping(self) -> None:
         if self._ping is not None and not self._ping.done():
@@ -368,11 +379,12 @@ class _Connection:
             reason="heartbeat timeout",
         )
 
-    async def _receive_loop(self) -> str:
+    async def _receive_loop(self) -> tuple[str, int | None]:
         while True:
             message = await self._websocket.receive()
             if message["type"] == "websocket.disconnect":
-                return f"page closed the connection (code {message.get('code', 1005)})"
+                code = message.get("code", 1005)
+                return f"page closed the connection (code {code})", code
             # Any frame from the page proves it is alive, not only pong.
             self.missed_pings = 0
             if not self._rate.allow() and not self._answers_a_pending_request(message):
@@ -394,7 +406,7 @@ class _Connection:
                     f"message larger than {self._config.max_message_bytes} bytes",
                     close_code=CloseCode.MESSAGE_TOO_BIG,
                 )
-                return "message too large"
+                return "message too large", None
             try:
                 parsed = parse_client_message(data)
             except ValidationError as error:
@@ -440,10 +452,16 @@ class _Connection:
         elif isinstance(parsed, ChatMessage):
             # The user typed in the panel: the agent loop answers with chat_events (SPEC B3).
             self._chat.submit(self._session_id, parsed)
+        elif isinstance(parsed, ChatControl):
+            # The panel's conversation: history, new, delete, stop (SPEC U5, U3).
+            self._chat.control(self._session_id, parsed)
         elif isinstance(parsed, PageAuditEvent):
             self._record_page_audit(parsed)
         elif isinstance(parsed, PageReady):
             self._page_ready(parsed)
+        elif isinstance(parsed, SiteContext):
+            # The page's WebMCP tools and instructions (docs/site-tools.md).
+            self._relay.set_site_context(self._session_id, parsed)
         elif isinstance(parsed, Hello):
             await self._send_error(ErrorCode.INVALID_REQUEST, "hello was already received")
 

@@ -2,10 +2,14 @@
 and is tested under plain CPython.
 
 It wraps the loader's host object (``_mao_host``, registered by ``mao-chat.js``) and the bulk
-DOM primitives behind plain-Python methods. It owns every proxy lifetime: callbacks handed to
-JavaScript are created here and destroyed on close, so ``destroy()`` leaves nothing behind
-(SPEC E2). Element references are ``ElementHandle`` objects; nothing outside this module sees
-a ``JsProxy``.
+DOM primitives behind plain-Python methods. In worker mode (SPEC E6) the host object is made of
+stand-ins for the main thread's objects (``loader_js/remote.js``): a call on one answers a
+Promise, which ``settle`` waits for (JSPI); elements are references into a registry on the main
+thread. The code here is the same for both modes: what needs an answer goes through ``calls``
+or ``settle``, what needs none (the panel's updates) is posted and not waited for. It owns
+every proxy lifetime: callbacks handed to JavaScript are created here and destroyed on close,
+so ``destroy()`` leaves nothing behind (SPEC E2). Element references are ``ElementHandle``
+objects; nothing outside this module sees a ``JsProxy``.
 """
 
 from __future__ import annotations
@@ -23,6 +27,11 @@ from .page import CalendarRead, HitTest, HoverState, NativeSelection, Outcome, S
 
 HOST_MODULE = "_mao_host"
 
+# Whether this interpreter runs in the worker (set from the host object: one mode per
+# interpreter, as a worker's interpreter never serves the main thread and vice versa).
+_in_worker = False
+_host_api: Any = None
+
 
 def current_host_api() -> Any:
     """The host object the loader registered for the current ``MaoChat.init``.
@@ -30,8 +39,45 @@ def current_host_api() -> Any:
     Looked up afresh per SDK instance, never cached at import: after ``destroy()`` and a new
     ``init()`` the loader registers a new object under the same module name.
     """
+    global _in_worker, _host_api
     sys.modules.pop(HOST_MODULE, None)
-    return __import__(HOST_MODULE)
+    api = __import__(HOST_MODULE)
+    _in_worker = str(getattr(api, "mode", "main-thread")) == "worker"
+    _host_api = api
+    return api
+
+
+def in_worker() -> bool:
+    return _in_worker
+
+
+def settle(value: Any) -> Any:
+    """The answer of a call on a main-thread object: in worker mode a Promise, waited for
+    here (``pyodide.ffi.run_sync``: the interpreter suspends, the worker's event loop goes on);
+    on the main thread the answer itself."""
+    if not _in_worker:
+        return value
+    from pyodide.ffi import run_sync  # type: ignore[import-not-found]
+
+    return run_sync(value)
+
+
+class _Answering:
+    """A main-thread object whose method calls return their answers (worker mode)."""
+
+    __slots__ = ("_target",)
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._target, name)
+        return lambda *args: settle(method(*args))
+
+
+def calls(target: Any) -> Any:
+    """``target`` whose method calls answer (not Promises) in either mode."""
+    return _Answering(target) if _in_worker else target
 
 
 class BridgeError(RuntimeError):
@@ -114,7 +160,7 @@ class DocumentFacts:
 
     def index_of(self, handle: ElementHandle) -> int:
         """The row of an element in this walk, -1 when it is not in it."""
-        return int(self._nodes.indexOf(handle.proxy))
+        return int(settle(self._nodes.indexOf(handle.proxy)))
 
     def release(self) -> None:
         self._nodes = None
@@ -160,7 +206,7 @@ class DialogGuard:
 
     def restore(self) -> list[list[str]]:
         guard, self._guard = self._guard, None
-        return guard.restore().to_py() if guard is not None else []
+        return settle(guard.restore()).to_py() if guard is not None else []
 
 
 def _to_js_arg(value: Any) -> Any:
@@ -188,11 +234,12 @@ class BrowserPage:
     primitives, one crossing per call."""
 
     def __init__(self, api: Any) -> None:
-        self._primitives = api.primitives
+        self._primitives = calls(api.primitives)
+        self._async_primitives = api.primitives  # the ones that answer a Promise in both modes
         self._window = api.window
         self._sdk_host = api.sdkHost
-        self._ui = api.ui
-        self._watch = self._primitives.watchPage(self._window, self._sdk_host)
+        self._ui = calls(api.ui)
+        self._watch = calls(self._primitives.watchPage(self._window, self._sdk_host))
 
     # -- reads --------------------------------------------------------------------------
 
@@ -206,9 +253,11 @@ class BrowserPage:
         ``viewport_only``: rows only for the elements intersecting the top viewport, their
         ancestors and the name sources of the fields among them (``viewportKeep``).
         ``snapshot``: the walk of a page_inspect; the next walk's ``facts.FRESH`` compares with
-        what this one saw painted."""
+        what this one saw painted. In worker mode the walk runs in slices on the main thread
+        (``collectDocumentColumnsSliced``), consistent as one walk."""
+        walk = "collectDocumentColumnsSliced" if _in_worker else "collectDocumentColumns"
         try:
-            result = self._primitives.collectDocumentColumns(
+            result = getattr(self._primitives, walk)(
                 self._window.document, self._sdk_host, viewport_only, snapshot
             )
             # Shadow roots attached without a mutation (a late custom-element upgrade) are
@@ -292,7 +341,7 @@ class BrowserPage:
         dy: float,
     ) -> tuple[str, bool, str]:
         mode, dropped, released = (
-            await self._primitives.drag(
+            await self._async_primitives.drag(
                 source.proxy, sx, sy, destination.proxy, dx, dy, self._sdk_host
             )
         ).to_py()
@@ -538,7 +587,7 @@ class BrowserPage:
         return self._primitives.scrollElement(handle.proxy, dx, dy).to_py()
 
     async def next_frame(self) -> None:
-        await self._primitives.nextFrame(self._window)
+        await self._async_primitives.nextFrame(self._window)
 
     # -- reading (loader_js/primitives/read.js) ---------------------------------------------
 
@@ -587,7 +636,7 @@ class BrowserPage:
     async def regex_search(
         self, text: str, pattern: str, max_hits: int, count_limit: int, timeout_ms: int
     ) -> dict[str, Any]:
-        answer = await self._primitives.regexSearch(
+        answer = await self._async_primitives.regexSearch(
             self._window, text, pattern, max_hits, count_limit, timeout_ms
         )
         return answer.to_py()
@@ -604,7 +653,7 @@ class BrowserPage:
         js_masks = to_js([handle.proxy for handle in masks])
         js_labels = to_js([[text, handle.proxy] for text, handle in labels])
         try:
-            result = await self._primitives.renderViewport(
+            result = await self._async_primitives.renderViewport(
                 self._window, self._sdk_host, js_masks, js_labels
             )
         except JsException as error:
@@ -667,7 +716,7 @@ def decode_walk(columns: Any) -> tuple[Any, list[list[Any]], list[list[Any]]]:
         json.loads(columns.json.to_bytes()),
     )
     if built is None:  # a string held the separator: the same walk as JSON rows
-        rows, scopes, frames, partial = json.loads(columns.rowsJson().to_bytes())
+        rows, scopes, frames, partial = json.loads(settle(columns.rowsJson()).to_bytes())
         return F.rows_from_json(rows, partial), scopes, frames
     return built
 
@@ -676,6 +725,31 @@ def _rect_or_none(value: Any) -> list[float] | None:
     if value is None or value is jsnull:
         return None
     return [float(v) for v in value]
+
+
+class SiteToolBridge:
+    """The loader's site tool registry (``loader_js/site-tools.js``) for
+    ``mao_page.sitetools.runner``: a tool's description and one call's outcome, each as JSON
+    text, so nothing but strings and numbers crosses (the tool's ``execute`` runs in
+    JavaScript, where the page registered it)."""
+
+    def __init__(self, api: Any) -> None:
+        self._primitives = api.primitives
+
+    def describe(self, name: str) -> dict[str, Any] | None:
+        text = settle(self._primitives.siteToolDescribe(name))
+        if text is None or text is jsnull:
+            return None
+        return json.loads(str(text))
+
+    async def run(
+        self, call_id: str, name: str, arguments_json: str, timeout_ms: int
+    ) -> dict[str, Any]:
+        answer = await self._primitives.siteToolRun(call_id, name, arguments_json, timeout_ms)
+        return json.loads(str(answer))
+
+    def cancel(self, call_id: str) -> None:
+        self._primitives.siteToolCancel(call_id)
 
 
 class Host:
@@ -708,12 +782,13 @@ class Host:
 class PageTransport:
     """The loader's connection to the backend (``loader_js/transport.js``), as the runtime's
     ``session.connection.PageConnection`` uses it: send a frame, and be called for welcomes,
-    drops, refusals, state changes and every frame that is not the transport's own. The frames
+    drops, refusals, state changes, the page's return from the back/forward cache and every
+    frame that is not the transport's own. The frames
     that came before the runtime booted are handed over first, in order. The callbacks are
     owned here and destroyed on close."""
 
     def __init__(self, api: Any) -> None:
-        self._transport = api.transport
+        self._transport = calls(api.transport)
         self._handlers: list[Any] = []
 
     def send(self, text: str) -> bool:
@@ -727,6 +802,7 @@ class PageTransport:
         dropped: Any,
         refused: Any,
         state: Any,
+        returned: Any,
     ) -> None:
         def on_frame(text: Any, waited_ms: Any) -> None:
             frame(str(text), float(waited_ms or 0))
@@ -740,6 +816,8 @@ class PageTransport:
             "dropped": create_proxy(lambda reason: dropped(str(reason))),
             "refused": create_proxy(on_refused),
             "state": create_proxy(lambda name: state(str(name))),
+            # The document came back from the back/forward cache (SPEC B7).
+            "returned": create_proxy(lambda: returned()),
         }
         self._handlers = list(handlers.values())
         self._transport.attach(js.Object.fromEntries([[k, v] for k, v in handlers.items()]))
@@ -757,7 +835,11 @@ def now_ms() -> float:
 
 def measure(name: str, start_ms: float) -> None:
     """A ``performance.measure`` from ``start_ms`` to now: every SDK task is named ``mao:...``
-    so that the page owner's own tools (DevTools, RUM, Lighthouse) can tell them apart."""
+    so that the page owner's own tools (DevTools, RUM, Lighthouse) can tell them apart. From
+    the worker it goes to the page's timeline (the loader's ``measure``)."""
+    if _in_worker:
+        _host_api.measure(name, start_ms)
+        return
     js.performance.measure(name, js.Object.fromEntries([["start", start_ms]]))
 
 
@@ -807,6 +889,21 @@ class PanelView:
     def chat(self, role: str, text: str) -> None:
         self._ui.chat(role, text)
 
+    def chat_entry(self, entry_id: str, role: str, text: str) -> None:
+        self._ui.chatEntry(entry_id, role, text)
+
+    def restore_chat(self, entries: list[dict[str, str]]) -> None:
+        self._ui.restoreChat(_to_js_arg(entries))
+
+    def clear_chat(self) -> None:
+        self._ui.clearChat()
+
+    def show_question(self, question: dict[str, Any]) -> None:
+        self._ui.showQuestion(_to_js_arg(question))
+
+    def close_question(self, nonce: str) -> None:
+        self._ui.closeQuestion(nonce)
+
     def show_error(self, text: str) -> None:
         self._ui.showError(text)
 
@@ -828,7 +925,7 @@ class InputWatch:
 
     def __init__(self, api: Any, on_input: Any) -> None:
         self._callback = create_proxy(lambda kind: on_input(str(kind)))
-        self._watch = api.ui.watchInput(api.window, api.sdkHost, self._callback)
+        self._watch = settle(api.ui.watchInput(api.window, api.sdkHost, self._callback))
 
     def arm(self, armed: bool) -> None:
         if self._watch is not None:
@@ -847,7 +944,7 @@ class BrowserStorage:
 
     def __init__(self, api: Any) -> None:
         try:
-            self._storage = api.window.localStorage
+            self._storage = calls(api.window.localStorage)
         except JsException:
             self._storage = None
 
@@ -880,12 +977,14 @@ class BrowserStorage:
 def risk_facts(api: Any, handle: ElementHandle) -> tuple[bool, str, str, str, str, bool]:
     """(in a form, the form's action URL, its method, the element's type, its text, whether
     the page owner marked it or an ancestor ``data-mao-private``)."""
-    in_form, action, method, kind, text, private = api.primitives.riskFacts(handle.proxy).to_py()
+    in_form, action, method, kind, text, private = settle(
+        api.primitives.riskFacts(handle.proxy)
+    ).to_py()
     return bool(in_form), str(action), str(method), str(kind), str(text), bool(private)
 
 
 def page_origin(api: Any) -> str:
-    return str(api.window.location.origin)
+    return str(api.origin)
 
 
 def option(api: Any, name: str) -> Any:
@@ -894,3 +993,34 @@ def option(api: Any, name: str) -> Any:
     if value is None or value is jsnull:
         return None
     return value.to_py() if isinstance(value, JsProxy) else value
+
+
+def tab_document_tag(api: Any) -> str:
+    """This document's tag (SPEC B7): it ends every snapshot id, so a ref from another page of
+    the tab is known as stale because the tab navigated. "" from a loader without one."""
+    tab = getattr(api, "tab", None)
+    if tab is None or tab is jsnull:
+        return ""
+    return str(getattr(tab, "documentTag", "") or "")
+
+
+def tab_continuation(api: Any) -> dict[str, Any] | None:
+    """The task the tab's previous page handed over (``loader_js/tab.js``), or None."""
+    tab = getattr(api, "tab", None)
+    raw = getattr(tab, "continuation", None) if tab is not None and tab is not jsnull else None
+    if raw is None or raw is jsnull or not str(raw):
+        return None
+    try:
+        value = json.loads(str(raw))
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def publish_task(api: Any, record: dict[str, Any] | None) -> None:
+    """Hand the open task (or None) to the loader, which decides at pagehide whether it goes
+    on to the tab's next page."""
+    tab = getattr(api, "tab", None)
+    if tab is None or tab is jsnull:
+        return
+    tab.publishTask(json.dumps(record, separators=(",", ":")) if record is not None else "")

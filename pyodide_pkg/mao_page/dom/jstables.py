@@ -55,6 +55,8 @@ def wire_table() -> dict[str, object]:
         "modes": list(wire.RUNTIME_MODES),
         "finalRefusals": list(wire.FINAL_REFUSALS),
         "startupFailed": wire.STARTUP_FAILED,
+        "closeNavigating": wire.CLOSE_NAVIGATING,
+        "runtimeCrashed": wire.RUNTIME_CRASHED,
         "handshakeTimeoutMs": wire.HANDSHAKE_TIMEOUT_MS,
         "silentHeartbeats": wire.SILENT_HEARTBEATS,
         "backoff": {

@@ -26,10 +26,13 @@ imported from here, ``from mao_page.protocol import PageToolRequest``.
 """
 
 from .actions import (
+    ASK_DEFAULT_TIMEOUT_MS,
     ELEMENT_ACTIONS,
+    MAX_ASK_CHOICES,
     MAX_EXTRACT_CHARS,
     TOOL_ACTION,
     WRITE_ACTIONS,
+    AskOptions,
     CheckAction,
     ClickAction,
     DragAction,
@@ -52,6 +55,7 @@ from .actions import (
 from .arguments import (
     TOOL_ARGS,
     ArgumentError,
+    AskUserArgs,
     ExtractArgs,
     FindArgs,
     InspectArgs,
@@ -75,10 +79,16 @@ from .common import (
 )
 from .messages import (
     MAX_CHAT_CHARS,
+    MAX_HISTORY_ENTRIES,
+    MAX_HISTORY_TEXT,
     AuditKind,
     Cancel,
+    ChatAction,
+    ChatControl,
     ChatEvent,
     ChatEventKind,
+    ChatHistory,
+    ChatHistoryEntry,
     ChatMessage,
     ClientMessage,
     ErrorMessage,
@@ -122,6 +132,15 @@ from .results import (
     UnrenderedRegion,
     Viewport,
 )
+from .sitetools import (
+    MAX_INSTRUCTIONS_CHARS,
+    MAX_SITE_TOOLS,
+    SITE_TOOL_NAME,
+    SiteContext,
+    SiteTool,
+    SiteToolCall,
+    SiteToolInfo,
+)
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -158,6 +177,9 @@ __all__ = [
     "MAX_EXTRACT_CHARS",
     "ExtractOptions",
     "FindOptions",
+    "AskOptions",
+    "ASK_DEFAULT_TIMEOUT_MS",
+    "MAX_ASK_CHOICES",
     "action_adapter",
     "Rect",
     "Viewport",
@@ -196,6 +218,12 @@ __all__ = [
     "ChatMessage",
     "ChatEventKind",
     "ChatEvent",
+    "ChatAction",
+    "ChatControl",
+    "ChatHistory",
+    "ChatHistoryEntry",
+    "MAX_HISTORY_ENTRIES",
+    "MAX_HISTORY_TEXT",
     "AuditKind",
     "PageAuditEvent",
     "ClientMessage",
@@ -208,7 +236,15 @@ __all__ = [
     "ScreenshotArgs",
     "ExtractArgs",
     "FindArgs",
+    "AskUserArgs",
     "TOOL_ARGS",
     "ArgumentError",
     "build_request",
+    "MAX_INSTRUCTIONS_CHARS",
+    "MAX_SITE_TOOLS",
+    "SITE_TOOL_NAME",
+    "SiteContext",
+    "SiteTool",
+    "SiteToolCall",
+    "SiteToolInfo",
 ]

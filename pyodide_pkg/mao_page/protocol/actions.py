@@ -222,6 +222,34 @@ class FindOptions(_ReadScope):
     )
 
 
+# page_ask_user (SPEC U5): a question shown in the panel, answered by the user typing or
+# choosing; the request waits for the answer up to its timeout (``timeoutMs``, default 2 min).
+ASK_DEFAULT_TIMEOUT_MS = 120_000
+MAX_ASK_CHOICES = 10
+
+
+class AskOptions(WireModel):
+    question: Annotated[str, Field(min_length=1, max_length=2000)] = Field(
+        description="The question the panel shows the user, in the user's language."
+    )
+    choices: (
+        Annotated[
+            list[Annotated[str, Field(min_length=1, max_length=200)]],
+            Field(min_length=1, max_length=MAX_ASK_CHOICES),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description="Answers the user can pick with one click; the user may still type "
+        "another answer.",
+    )
+    timeout_ms: Annotated[int, Field(ge=5_000, le=120_000)] | None = Field(
+        default=None,
+        description="How long to wait for the answer (default 120000); then the call fails "
+        "with timeout.",
+    )
+
+
 @cache
 def action_adapter() -> TypeAdapter[Any]:
     return TypeAdapter(PageAction)

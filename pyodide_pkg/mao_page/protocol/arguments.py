@@ -9,7 +9,9 @@ from pydantic import Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from .actions import (
+    ASK_DEFAULT_TIMEOUT_MS,
     TOOL_ACTION,
+    AskOptions,
     CheckAction,
     ClickAction,
     DragAction,
@@ -31,6 +33,7 @@ from .actions import (
 )
 from .common import MAX_BATCH_ACTIONS, ToolName, WireModel, describe_validation_error
 from .messages import PageToolRequest
+from .sitetools import SiteTool, SiteToolCall
 
 # Each action tool takes either that action's fields or an ordered ``actions`` batch. The
 # argument models and their JSON Schemas are derived from the action models (``actions.py``),
@@ -50,6 +53,10 @@ class ExtractArgs(ExtractOptions):
 
 
 class FindArgs(FindOptions):
+    pass
+
+
+class AskUserArgs(AskOptions):
     pass
 
 
@@ -103,6 +110,7 @@ TOOL_ARGS: dict[ToolName, type[WireModel]] = {
     ToolName.SCREENSHOT: ScreenshotArgs,
     ToolName.EXTRACT: ExtractArgs,
     ToolName.FIND: FindArgs,
+    ToolName.ASK_USER: AskUserArgs,
     **{tool: _make_action_args_model(tool) for tool in TOOL_ACTION},
 }
 
@@ -124,6 +132,17 @@ def build_request(
     ``args`` is the JSON object of tool arguments. Raises ``ArgumentError`` for an unknown
     tool or invalid arguments; nothing is sent then.
     """
+    if tool == SiteTool.RUN:
+        # ``args`` is {name, arguments}; the arguments are checked against the tool's own
+        # schema in the page, which holds the tool (mao_page.sitetools).
+        try:
+            call = SiteToolCall.model_validate(args)
+            return PageToolRequest(
+                request_id=request_id, session_id=session_id, tool=SiteTool.RUN,
+                timeout_ms=timeout_ms, site_tool=call,
+            )
+        except ValidationError as error:
+            raise ArgumentError(describe_validation_error(error)) from None
     try:
         tool_name = ToolName(tool)
     except ValueError:
@@ -159,6 +178,12 @@ def build_request(
             return PageToolRequest(**common, extract=ExtractOptions(**parsed.model_dump()))
         if tool_name is ToolName.FIND:
             return PageToolRequest(**common, find=FindOptions(**parsed.model_dump()))
+        if tool_name is ToolName.ASK_USER:
+            # A person answers: the call waits as long as the question's own timeoutMs says
+            # (default 2 minutes), not the default of a page tool.
+            ask = AskOptions(**parsed.model_dump())
+            common["timeout_ms"] = ask.timeout_ms or ASK_DEFAULT_TIMEOUT_MS
+            return PageToolRequest(**common, ask=ask)
         single = {k: v for k, v in parsed.model_dump(exclude={"actions"}).items() if v is not None}
         actions = parsed.actions  # type: ignore[attr-defined]
         if actions is not None:

@@ -52,6 +52,8 @@ class ErrorCode(StrEnum):
     STRUCTURE_CHANGED = "structure_changed"
     INVALID_REQUEST = "invalid_request"
     SCREENSHOT_FAILED = "screenshot_failed"
+    # A site tool's own code threw or rejected; the message is the page's (untrusted).
+    SITE_TOOL_FAILED = "site_tool_failed"
     # Relay and session level.
     UNKNOWN_TOOL = "unknown_tool"
     SESSION_NOT_FOUND = "session_not_found"
@@ -64,6 +66,8 @@ class ErrorCode(StrEnum):
     NOT_READY = "not_ready"
     # The page's runtime could not boot (a request that was waiting for it is answered so).
     STARTUP_FAILED = "startup_failed"
+    # The page's runtime stopped (its worker died) while a call ran: it may have applied.
+    RUNTIME_CRASHED = "runtime_crashed"
     INTERNAL_ERROR = "internal_error"
     # Cluster mode: the shared Redis (or the page's instance) cannot be reached; retry later.
     BACKEND_UNAVAILABLE = "backend_unavailable"
@@ -86,6 +90,8 @@ class ToolName(StrEnum):
     OBSERVE = "page_observe"
     FIND = "page_find"
     EXTRACT = "page_extract"
+    # A question to the user in the panel (SPEC U5): answered only by the user's own input.
+    ASK_USER = "page_ask_user"
 
 
 class WireModel(BaseModel):

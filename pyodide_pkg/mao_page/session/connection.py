@@ -16,7 +16,10 @@ from pydantic import ValidationError
 
 from ..protocol import (
     Cancel,
+    ChatAction,
+    ChatControl,
     ChatEvent,
+    ChatHistory,
     ChatMessage,
     PageAuditEvent,
     PageToolRequest,
@@ -35,10 +38,12 @@ class PageConnection:
         send: Send,
         *,
         on_chat_event: Callable[[ChatEvent], None] = lambda event: None,
+        on_chat_history: Callable[[ChatHistory], None] = lambda history: None,
     ) -> None:
         self._dispatcher = dispatcher
         self._send = send
         self._on_chat_event = on_chat_event
+        self._on_chat_history = on_chat_history
 
     def welcomed(self, session_id: str) -> None:
         """The transport is connected as ``session_id`` (again, after a reconnect)."""
@@ -67,6 +72,8 @@ class PageConnection:
             self._dispatcher.cancel(message)
         elif isinstance(message, ChatEvent):
             self._on_chat_event(message)
+        elif isinstance(message, ChatHistory):
+            self._on_chat_history(message)
         # welcome, ping, pong and error are the transport's own frames.
 
     def send_chat(self, text: str, message_id: str | None = None) -> bool:
@@ -76,6 +83,11 @@ class PageConnection:
         panel tells the user instead. Raises ``ValidationError`` for empty or oversized text.
         """
         return self._send(ChatMessage(text=text, message_id=message_id).to_json())
+
+    def send_chat_control(self, action: str) -> bool:
+        """Ask for the stored conversation, start a new one, delete the user's, or stop the
+        answer being written (SPEC U5, U3). False (nothing sent) while not connected."""
+        return self._send(ChatControl(action=ChatAction(action)).to_json())
 
     def send_audit(self, event: PageAuditEvent) -> bool:
         """Report one authorization or action record for the backend's audit log (SPEC P6).

@@ -23,11 +23,12 @@ ERROR = "error"
 PAGE_READY = "page_ready"
 PAGE_TOOL_REQUEST = "page_tool_request"
 PAGE_TOOL_RESULT = "page_tool_result"
+SITE_CONTEXT = "site_context"
 
 FRAME_FIELDS: dict[str, tuple[str, ...]] = {
     HELLO: (
         "type", "protocol_version", "token", "agent_id", "user", "page", "sdk_version",
-        "resume_session_id", "ready",
+        "resume_session_id", "resume_kind", "ready",
     ),
     WELCOME: ("type", "protocol_version", "session_id", "heartbeat_interval_ms", "resumed"),
     PING: ("type", "ts"),
@@ -36,19 +37,29 @@ FRAME_FIELDS: dict[str, tuple[str, ...]] = {
     PAGE_READY: ("type", "trigger", "boot_ms", "mode", "page"),
     # Written by the transport only to answer requests it holds when the runtime cannot boot.
     PAGE_TOOL_RESULT: ("type", "request_id", "success", "error"),
+    # The page's site tools and instructions (docs/site-tools.md): written by the loader,
+    # whose registry holds them before and without the runtime.
+    SITE_CONTEXT: ("type", "tools", "instructions"),
 }
 USER_FIELDS = ("id", "name")
 PAGE_FIELDS = ("url", "title")
 ERROR_DETAIL_FIELDS = ("code", "message")
 
-# What starts the runtime (``PageReady.trigger``); "eager" is ``init({boot: "eager"})``.
-BOOT_TRIGGERS = ("panel", "agent", "api", "eager")
+# What starts the runtime (``PageReady.trigger``); "eager" is ``init({boot: "eager"})``;
+# "navigation" is a task that continues on this page after its own action loaded it.
+BOOT_TRIGGERS = ("panel", "agent", "api", "eager", "navigation")
 RUNTIME_MODES = ("main-thread", "worker")
 
 # Refusals another attempt with the same credentials cannot fix: with a fixed token the
 # transport stops; with a token function it tries again with a new token.
 FINAL_REFUSALS = ("unauthorized", "origin_not_allowed", "protocol_mismatch")
 STARTUP_FAILED = "startup_failed"
+RUNTIME_CRASHED = "runtime_crashed"
+
+# The close code the page sends when its document unloads (pagehide: a navigation, a reload,
+# the tab closing). The backend answers the call in flight ``navigated`` and keeps the session
+# for the tab's next document, which resumes it (SPEC B7).
+CLOSE_NAVIGATING = 4002
 
 # Connection timing (SPEC W4): no answer to hello within the handshake timeout is a failed
 # attempt; a backend silent for SILENT_HEARTBEATS heartbeat intervals is dead; attempts back

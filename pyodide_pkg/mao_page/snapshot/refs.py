@@ -2,7 +2,9 @@
 
 A ref (``snapshotId`` + ``elementId``) is checked each time it is used, in this order:
 
-1. the snapshot is unknown, expired or evicted (``snapshot_of``): ``stale_ref``;
+1. the snapshot is unknown, expired or evicted (``snapshot_of``): ``stale_ref``; with reason
+   ``navigated`` when its id names another document of the tab (the tab loaded a new page,
+   SPEC B7);
 2. the page navigated since (navigation counter or URL, ``entry_of``): ``stale_ref`` with
    reason ``navigated``; an elementId the snapshot never had: ``not_found``;
 3. the ref is a placeholder (cross-origin frame, closed shadow root): its own code;
@@ -29,7 +31,7 @@ from ..errors import ToolFailure
 from ..protocol import ErrorCode
 from .element import Element, key_of
 from .scanner import element_label
-from .store import ElementEntry, Snapshot, SnapshotStore
+from .store import ElementEntry, Snapshot, SnapshotStore, document_of
 
 # Label sources made from text around the element (dom/names.py fallbacks): the element alone
 # cannot recompute them, so a ref's name is not re-checked against them.
@@ -58,6 +60,14 @@ def snapshot_of(store: SnapshotStore, snapshot_id: str) -> Snapshot:
     """The snapshot behind an id, or ``stale_ref`` when it is unknown, expired or evicted."""
     snapshot = store.find(snapshot_id)
     if snapshot is None:
+        other = document_of(snapshot_id)
+        if other is not None and store.document_tag and other != store.document_tag:
+            raise ToolFailure(
+                ErrorCode.STALE_REF,
+                f"snapshot {snapshot_id} was taken on an earlier page of this tab; the tab has "
+                "navigated since. Call page_inspect again",
+                details={"reason": "navigated"},
+            )
         raise ToolFailure(
             ErrorCode.STALE_REF,
             f"snapshot {snapshot_id} is unknown, expired or was evicted; call page_inspect again",

@@ -168,25 +168,38 @@ def _new_ids(prefix: str, count: int, taken: set[str] | dict[str, Any]) -> list[
     return ids
 
 
+def document_of(snapshot_id: str) -> str | None:
+    """The document tag a snapshot id carries (``s1a2b3c.9f3e`` -> ``9f3e``), or None."""
+    head, dot, tag = snapshot_id.partition(".")
+    return tag if dot and head.startswith("s") and tag else None
+
+
 class SnapshotStore:
+    """Snapshots of one document. ``document_tag`` (random per document, from the loader)
+    ends every snapshot id, so a ref from another document of the same tab is known for what
+    it is: stale because the tab navigated (SPEC B7, ``refs.snapshot_of``)."""
+
     def __init__(
         self,
         *,
         clock: Callable[[], float] = time.monotonic,
         max_snapshots: int = MAX_SNAPSHOTS,
         ttl_s: float = SNAPSHOT_TTL_S,
+        document_tag: str = "",
     ) -> None:
         self._snapshots: OrderedDict[str, Snapshot] = OrderedDict()
         self._clock = clock
         self._max = max_snapshots
         self._ttl = ttl_s
+        self.document_tag = document_tag
+        self._suffix = f".{document_tag}" if document_tag else ""
 
     def create(
         self, *, page_version: str, navigation_epoch: int, url: str, title: str, mutations: int
     ) -> Snapshot:
         self._expire()
         snapshot = Snapshot(
-            snapshot_id=_new_ids("s", 1, self._snapshots)[0],
+            snapshot_id=_new_ids("s", 1, self._snapshots)[0] + self._suffix,
             page_version=page_version,
             navigation_epoch=navigation_epoch,
             url=url,

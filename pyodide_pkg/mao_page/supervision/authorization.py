@@ -44,6 +44,10 @@ ACTIONS: tuple[str, ...] = (
     "keyboard",
     "wait",
     "observe",
+    # The page's own WebMCP tools (docs/site-tools.md); read-only ones run like reading.
+    # In the scope, so a host can switch them off, and in a persisted grant's key, so a
+    # grant given before site tools existed does not cover them.
+    "site_tool",
 )
 READ_ONLY_ACTIONS = frozenset({"observe", "wait"})
 
@@ -243,7 +247,7 @@ class GrantStore:
 class LevelChange:
     previous: Level
     level: Level
-    reason: str  # "user", "revoked", "task_ended", "storage", "initial"
+    reason: str  # "user", "revoked", "task_ended", "storage", "initial", "navigation"
 
 
 class AuthorizationCenter:
@@ -319,6 +323,19 @@ class AuthorizationCenter:
         self._task_id = None
         self._attach_next_task = False
         self._set(Level.PER_ACTION, "revoked")
+
+    def holds_task(self, task_id: str) -> bool:
+        """Whether the ``task`` level belongs to ``task_id``."""
+        return self.level is Level.TASK and self._task_id == task_id
+
+    def continue_task(self, task_id: str) -> None:
+        """The ``task`` level of a task that went on to the tab's next page (SPEC B7): the
+        user granted it to this task on the previous page. The host's ceiling still holds."""
+        if Level.TASK.rank > self.policy.level.rank or self.level is Level.FULL:
+            return
+        self._task_id = task_id
+        self._attach_next_task = False
+        self._set(Level.TASK, "navigation")
 
     def task_ended(self, task_id: str | None) -> None:
         if self.level is Level.TASK and (task_id is None or task_id == self._task_id):

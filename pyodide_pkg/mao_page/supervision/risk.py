@@ -181,3 +181,35 @@ def classify(
             reasons.append(RiskReason.CROSS_ORIGIN_FORM)
             form_origin = other
     return Risk(tuple(dict.fromkeys(reasons)), form_origin)
+
+
+def _words_of_name(name: str) -> str:
+    """``deleteAccount``, ``delete_account``, ``delete-account.v2`` -> ``delete account ...``:
+    a tool name read as the words the rules match."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return re.sub(r"[_.\-]+", " ", spaced)
+
+
+def classify_site_tool(
+    name: str, description: str, *, page_origin: str, autosubmit: bool = False,
+    form_action: str = "",
+) -> Risk:
+    """The risk of running a site tool (SPEC B8, P4), from what the page says it does: its name
+    and description rated like a control's label (destructive, payment, submit wording), and
+    for a form that submits itself, a submission (to another origin, too)."""
+    words = f"{_words_of_name(name)} {description}"
+    reasons: list[RiskReason] = []
+    submits = autosubmit or bool(_SUBMIT_WORDS.search(words))
+    if submits:
+        reasons.append(RiskReason.SUBMIT)
+    if _DESTRUCTIVE.search(words):
+        reasons.append(RiskReason.DESTRUCTIVE)
+    if _PAYMENT.search(words):
+        reasons.append(RiskReason.PAYMENT)
+    form_origin = ""
+    if autosubmit and form_action:
+        other = _origin(form_action)
+        if other and other != page_origin.lower():
+            reasons.append(RiskReason.CROSS_ORIGIN_FORM)
+            form_origin = other
+    return Risk(tuple(reasons), form_origin)

@@ -90,3 +90,9 @@ def is_sensitive_field(
         return True
     text = " ".join(filter(None, (label, name, element_id, placeholder))).lower()
     return bool(_SENSITIVE_TEXT.search(text))
+
+
+def is_sensitive_name(text: str) -> bool:
+    """Whether a parameter's name or description names a sensitive value (a site tool's
+    argument shown on a card is masked then, as a sensitive field's value is)."""
+    return bool(_SENSITIVE_TEXT.search(text.lower()))

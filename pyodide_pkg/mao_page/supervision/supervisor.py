@@ -15,11 +15,23 @@ The agent's requests and the user's input meet here (SPEC P1-P6, U1-U3):
   stale card, a replayed answer or a page script calling ``click()`` approves nothing.
 * ``on_takeover``: real pointer or key input on the page (outside the SDK UI) while a task
   runs pauses it; the next result tells the agent (SPEC U3).
+* ``ask_user`` runs ``page_ask_user`` (SPEC U5): the question is shown in the panel (a badge
+  on the closed panel's indicator) and only the user's trusted input answers it, by a choice
+  or by typing; the request's deadline ends it as ``timeout``.
+* ``on_chat_event`` / ``on_chat_history`` show the panel's conversation: the answer streamed
+  in as it is written, and the stored conversation (per user + origin + agent, kept by the
+  backend) when the panel first runs after a reload or on the next page.
 
 A task opens with the first tool request (or a chat message, or a ``task`` grant) and ends
 when the user stops it, the chat turn that started it is done, the session changes, or no
 request came for ``TASK_IDLE_S`` (an agent on the HTTP API has no other way to say it is
 done). A ``task`` grant ends with its task; a refresh ends everything held in memory.
+
+A task goes on to the tab's next page when its own action led there (SPEC B7): the
+supervisor publishes the open task (``TaskRecord``: id, whether the ``task`` level is its,
+the chat turn, the action log, when its last action ran) to the loader, whose pagehide
+decides whether the navigation was the task's (``loader_js/tab.js``); the next page's
+supervisor takes it up with ``continue_task``.
 
 The panel's status is ``Supervisor.state``, a ``TaskState`` that moves only through
 ``Supervisor._move``, which checks each move against ``TRANSITIONS``: a move the table does
@@ -30,6 +42,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import json
 import secrets
 import time
 from collections.abc import Callable
@@ -40,17 +53,27 @@ from typing import Any, Protocol
 from ..errors import ToolFailure
 from ..protocol import (
     AuditKind,
+    ChatAction,
     ChatEvent,
     ChatEventKind,
+    ChatHistory,
     ErrorCode,
     PageAuditEvent,
     PageToolRequest,
     PageToolResult,
 )
+from ..sitetools.runner import SiteToolView
 from ..snapshot.store import ElementEntry
 from . import i18n
-from .authorization import AuthorizationCenter, Decision, Level, LevelChange
-from .risk import Risk, RiskReason, Target, classify
+from .authorization import (
+    READ_ONLY_ACTIONS,
+    AuthorizationCenter,
+    Decision,
+    Level,
+    LevelChange,
+)
+from .risk import Risk, RiskReason, Target, classify, classify_site_tool
+from .sensitive import is_sensitive_name
 
 TASK_IDLE_S = 60.0
 # A card's buttons ignore answers for this long after it appears, so a click already on its
@@ -62,6 +85,8 @@ CARD_ARM_S = 0.35
 DEADLINE_MARGIN_S = 1.0
 STOP_GRACE_S = 1.0
 MASK = "••••••"
+# The action log a task carries to the tab's next page: its last entries.
+CARRIED_LOG_ENTRIES = 40
 
 
 class TaskState(StrEnum):
@@ -123,6 +148,11 @@ class PanelUi(Protocol):
     def close_card(self, nonce: str) -> None: ...
     def log(self, entry: dict[str, Any]) -> None: ...
     def chat(self, role: str, text: str) -> None: ...
+    def chat_entry(self, entry_id: str, role: str, text: str) -> None: ...
+    def restore_chat(self, entries: list[dict[str, str]]) -> None: ...
+    def clear_chat(self) -> None: ...
+    def show_question(self, question: dict[str, Any]) -> None: ...
+    def close_question(self, nonce: str) -> None: ...
     def show_error(self, text: str) -> None: ...
     def highlight(self, handle: Any, label: str, sticky: bool) -> None: ...
     def clear_highlight(self) -> None: ...
@@ -170,12 +200,29 @@ class _PendingCard:
 
 
 @dataclass(slots=True)
+class _PendingQuestion:
+    nonce: str
+    shown_at: float
+    choices: tuple[str, ...]
+    # The answer and, for a choice, its index; or a CardAnswer when withdrawn.
+    future: asyncio.Future[tuple[str, int | None] | CardAnswer]
+
+
+# The longest typed answer taken (as long as a chat message).
+MAX_ANSWER_CHARS = 8000
+
+
+@dataclass(slots=True)
 class _Task:
     task_id: str
-    opened_by: str  # "request", "chat", "grant"
+    opened_by: str  # "request", "chat", "grant", "navigation"
     chat_message_id: str | None = None
     running: int = 0
     last_activity: float = field(default_factory=time.monotonic)
+    # The task's action log entries by id, in order (what the next page shows again).
+    log: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # When its last acting step ran (wall clock ms): a navigation soon after it is the task's.
+    action_at: float = 0.0
 
 
 class Supervisor:
@@ -190,7 +237,9 @@ class Supervisor:
         arm_takeover: Callable[[bool], None],
         send_chat: Callable[[str, str], bool],
         cancel_running: Callable[[str], None],
+        send_chat_control: Callable[[str], bool] = lambda action: False,
         describe_focus: DescribeFocus = lambda: None,
+        publish_task: Callable[[dict[str, Any] | None], None] = lambda record: None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], float] = lambda: time.time() * 1000,
     ) -> None:
@@ -203,12 +252,18 @@ class Supervisor:
         self._audit = audit
         self._arm_takeover = arm_takeover
         self._send_chat = send_chat
+        self._send_chat_control = send_chat_control
         self._cancel_running = cancel_running
+        self._publish_task = publish_task
         self._clock = clock
         self._wall_clock = wall_clock
         self._state = TaskState.IDLE
         self._task: _Task | None = None
         self._pending: _PendingCard | None = None
+        self._question: _PendingQuestion | None = None
+        # The answer streaming in, per (message, model step): the text so far.
+        self._streams: dict[str, str] = {}
+        self._history_shown = False
         self._card_lock = asyncio.Lock()
         self._idle_timer: asyncio.TimerHandle | None = None
         self._session_id: str | None = None
@@ -217,6 +272,9 @@ class Supervisor:
         self._step_index: dict[str, int] = {}
         self._chat_counter = 0
         self._closed = False
+        # A site tool's form waits for the user's own submit: their input then is the step
+        # the task asked for, not a takeover (SPEC U3).
+        self._users_turn = 0
         self._render()
 
     # -- state ----------------------------------------------------------------------------
@@ -242,8 +300,12 @@ class Supervisor:
         status = "waiting" if self.state is TaskState.WAITING else self.state.value
         self._ui.set_status(status, self._t(f"status.{status}"))
         self._ui.set_level(self.center.level.value, sorted(self.center.scope))
+        # Not while a question waits: the user may look around the page before answering.
         self._arm_takeover(
-            self._task is not None and self.state in (TaskState.RUNNING, TaskState.WAITING)
+            self._task is not None
+            and self.state in (TaskState.RUNNING, TaskState.WAITING)
+            and not self._users_turn
+            and self._question is None
         )
 
     def refresh(self) -> None:
@@ -265,6 +327,7 @@ class Supervisor:
                 task_id="t" + secrets.token_hex(6), opened_by=opened_by, last_activity=self._clock()
             )
             self._ui.show_error("")
+            self._publish()
         self._touch()
         return self._task
 
@@ -290,6 +353,8 @@ class Supervisor:
 
     def _end_task(self, reason: str) -> None:
         task, self._task = self._task, None
+        if task is not None:
+            self._publish_task(None)
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
@@ -300,6 +365,70 @@ class Supervisor:
                 self._ui.chat("system", self._t("notice.task_ended"))
         if self.state in (TaskState.RUNNING, TaskState.WAITING):
             self._move(TaskState.IDLE)
+        self._render()
+
+    # -- the task across pages (SPEC B7) ---------------------------------------------------
+
+    def _log(self, entry: dict[str, Any]) -> None:
+        """One action-log line, shown and kept in the open task's log."""
+        self._ui.log(entry)
+        task = self._task
+        if task is None:
+            return
+        entry_id = str(entry.get("id", ""))
+        task.log[entry_id] = {**task.log.get(entry_id, {}), **entry}
+        while len(task.log) > CARRIED_LOG_ENTRIES:
+            del task.log[next(iter(task.log))]
+        self._publish()
+
+    def _acted(self) -> None:
+        """An acting step is about to run or has run: a navigation soon after is the task's."""
+        if self._task is not None:
+            self._task.action_at = self._wall_clock()
+            self._publish()
+
+    def _publish(self) -> None:
+        task = self._task
+        if task is None:
+            return
+        self._publish_task(
+            {
+                "taskId": task.task_id,
+                "taskLevel": self.center.level is Level.TASK
+                and self.center.holds_task(task.task_id),
+                "chatMessageId": task.chat_message_id,
+                "actionAt": task.action_at,
+                "log": list(task.log.values()),
+            }
+        )
+
+    def continue_task(self, record: dict[str, Any], session_id: str | None) -> None:
+        """Take up the task the tab's previous page handed over: the same task id, its
+        ``task`` level if it had it, its chat turn and its action log. It stays the task of
+        ``session_id`` only: another session at the welcome ends it (``session_changed``)."""
+        task_id = str(record.get("taskId") or "")
+        if not task_id:
+            return
+        self._session_id = session_id
+        chat = record.get("chatMessageId")
+        task = _Task(
+            task_id=task_id,
+            opened_by="navigation",
+            chat_message_id=str(chat) if chat else None,
+            last_activity=self._clock(),
+        )
+        self._task = task
+        for entry in record.get("log") or []:
+            if not isinstance(entry, dict):
+                continue
+            if entry.get("ok") is None and entry.get("outcome") is not None:
+                # The step that was running when the page unloaded: it led here.
+                entry = {**entry, "outcome": self._t("log.navigated"), "ok": True}
+            self._log(entry)
+        if record.get("taskLevel") is True:
+            self.center.continue_task(task_id)
+        self._ui.chat("system", self._t("notice.task_continued"))
+        self._touch()
         self._render()
 
     # -- level changes (from the center) -------------------------------------------------
@@ -350,6 +479,7 @@ class Supervisor:
     def end_request(
         self, request: PageToolRequest, result: PageToolResult, duration_ms: float
     ) -> None:
+        site_risk = self._step_risk.get((request.request_id, 0))
         self._step_index.pop(request.request_id, None)
         for key in [k for k in self._step_risk if k[0] == request.request_id]:
             del self._step_risk[key]
@@ -359,11 +489,37 @@ class Supervisor:
         if task is not None:
             task.running = max(0, task.running - 1)
             self._touch()
-        if not request.actions:  # page_inspect, page_screenshot: one log line for the call
+        if request.site_tool is not None:
+            # A site tool is an action: its log line and its audit record name the tool and
+            # the outcome, never the arguments (SPEC P6).
             outcome = (
                 "ok" if result.success else (result.error.code.value if result.error else "failed")
             )
             self._ui.log(
+                {
+                    "id": request.request_id,
+                    "tool": "site_tool",
+                    "target": request.site_tool.name,
+                    "outcome": self._t("log.ok") if result.success else outcome,
+                    "ok": result.success,
+                    "durationMs": round(duration_ms),
+                }
+            )
+            risk = site_risk
+            self._record(
+                AuditKind.ACTION,
+                request_id=request.request_id,
+                action="site_tool",
+                target=request.site_tool.name[:200],
+                outcome=outcome[:80],
+                risk=risk.level if risk else None,
+                duration_ms=round(duration_ms, 1),
+            )
+        elif not request.actions:  # page_inspect, page_screenshot: one log line for the call
+            outcome = (
+                "ok" if result.success else (result.error.code.value if result.error else "failed")
+            )
+            self._log(
                 {
                     "id": request.request_id,
                     "tool": request.tool.value,
@@ -435,11 +591,58 @@ class Supervisor:
             index = self._step_index.get(context.request_id, 0)
             self._step_risk[(context.request_id, index)] = risk
             self._step_label[(context.request_id, index)] = label
-            self._ui.log(
+            self._log(
                 {"id": f"{context.request_id}:{index}", "tool": f"page_{name}", "target": label}
             )
         if decision is Decision.CONFIRM:
             await self._confirm(action, subject, risk, context)
+        if name not in READ_ONLY_ACTIONS:
+            self._acted()
+
+    async def authorize_site_tool(self, tool: SiteToolView, arguments: dict[str, Any]) -> None:
+        """The site tools' hook before a tool runs (SPEC B8, P1-P4): a site tool is an action
+        in the ``site_tool`` scope; one the page marks read-only runs without a card, like
+        reading, unless its name or description reads as risky or the agent asked for one."""
+        context = _request.get()
+        self._refuse_unless_running("the tool was not run")
+        require = bool(context and context.require_confirmation)
+        decision = self.center.decide(
+            "site_tool", task_id=self.task_id, require_confirmation=require
+        )
+        if decision is Decision.DENY:
+            raise ToolFailure(
+                ErrorCode.PERMISSION_DENIED,
+                "this page does not allow site tools (authorization scope); the tool was not run",
+            )
+        risk = classify_site_tool(
+            tool.name, tool.description, page_origin=self._page_origin,
+            autosubmit=tool.autosubmit, form_action=tool.form_action,
+        )
+        if context is not None:
+            self._step_risk[(context.request_id, 0)] = risk
+        if tool.read_only and not risk.high and not require:
+            return
+        if decision is Decision.CONFIRM or (
+            tool.read_only and risk.high and self.center.current_level(self.task_id)
+            is Level.PER_ACTION
+        ):
+            await self._confirm(_SiteToolSubject.of(tool, arguments), None, risk, context)
+
+    def users_turn(self, waiting: bool) -> None:
+        """A form tool filled the form and waits for the user to submit it (or stops waiting):
+        real input on the page meanwhile does not pause the task."""
+        self._users_turn = max(0, self._users_turn + (1 if waiting else -1))
+        if not self._closed:
+            self._render()
+
+    def _refuse_unless_running(self, what: str) -> None:
+        if self.state is TaskState.STOPPED:
+            raise ToolFailure(ErrorCode.USER_STOPPED, f"the user stopped the task; {what}")
+        if self.state is TaskState.PAUSED:
+            raise ToolFailure(
+                ErrorCode.USER_TAKEOVER,
+                f"the user took over the page; the task is paused and {what}",
+            )
 
     def on_acting(self, entry: ElementEntry, handle: Any) -> None:
         """The executor's hook once the element passed its actionability checks (scrolled
@@ -490,8 +693,9 @@ class Supervisor:
             timeout_s = self.center.policy.confirmation_timeout_ms / 1000
             if context is not None:
                 timeout_s = min(timeout_s, context.deadline - self._clock() - DEADLINE_MARGIN_S)
+            label = subject.label if subject else getattr(action, "name", "")
             audit = {"request_id": context.request_id if context else None, "action": action.action,
-                     "target": (subject.label if subject else "")[:200], "risk": risk.level,
+                     "target": label[:200], "risk": risk.level,
                      "risk_reasons": [r.value for r in risk.reasons] or None}
             if timeout_s < 1.0:
                 self._record(AuditKind.CONFIRMATION, decision="timeout", **audit)
@@ -554,6 +758,100 @@ class Supervisor:
         if answer is CardAnswer.TASK:
             self.center.grant(Level.TASK, task_id=self._open_task("grant").task_id)
 
+    async def ask_user(self, request: PageToolRequest) -> PageToolResult:
+        """``page_ask_user`` (SPEC U5): show the question, wait for the user's own answer (a
+        choice or typed text, trusted input only) until the request's deadline."""
+        ask = request.ask
+        context = _request.get()
+        if ask is None:
+            raise ToolFailure(ErrorCode.INVALID_REQUEST, "page_ask_user needs a question")
+        async with self._card_lock:
+            timeout_s = (
+                context.deadline - self._clock() - DEADLINE_MARGIN_S
+                if context is not None
+                else (request.timeout_ms / 1000)
+            )
+            if timeout_s < 1.0:
+                raise ToolFailure(
+                    ErrorCode.TIMEOUT, "not enough time left in this request to ask the user"
+                )
+            if self.state in (TaskState.STOPPED, TaskState.PAUSED):
+                raise ToolFailure(
+                    ErrorCode.USER_STOPPED
+                    if self.state is TaskState.STOPPED
+                    else ErrorCode.USER_TAKEOVER,
+                    "the task was stopped or paused by the user; nothing was asked",
+                )
+            nonce = secrets.token_urlsafe(16)
+            future: asyncio.Future[tuple[str, int | None] | CardAnswer] = (
+                asyncio.get_event_loop().create_future()
+            )
+            choices = tuple(ask.choices or ())
+            self._question = _PendingQuestion(nonce, self._clock(), choices, future)
+            self._move(TaskState.WAITING)
+            self._ui.chat("assistant", ask.question)
+            self._ui.show_question(
+                {
+                    "nonce": nonce,
+                    "title": self._t("question.title"),
+                    "question": ask.question,
+                    "choices": list(choices),
+                    "timeoutText": self._t("question.timeout", seconds=round(timeout_s)),
+                    "timeoutMs": round(timeout_s * 1000),
+                    "armMs": round(CARD_ARM_S * 1000),
+                }
+            )
+            self._render()
+            try:
+                answer = await asyncio.wait_for(asyncio.shield(future), timeout_s)
+            except TimeoutError:
+                self._ui.chat("system", self._t("question.timed_out"))
+                raise ToolFailure(
+                    ErrorCode.TIMEOUT,
+                    f"the user did not answer within {round(timeout_s)} s; ask again later or "
+                    "go on without the answer",
+                ) from None
+            finally:
+                self._question = None
+                self._ui.close_question(nonce)
+                if self.state is TaskState.WAITING:
+                    self._move(TaskState.RUNNING)
+                self._render()
+        if isinstance(answer, CardAnswer):
+            code = (
+                ErrorCode.USER_STOPPED if answer is CardAnswer.STOPPED else ErrorCode.USER_TAKEOVER
+            )
+            raise ToolFailure(code, "the user stopped or paused the task instead of answering")
+        text, index = answer
+        self._ui.chat("user", text)
+        result: dict[str, Any] = {"answer": text}
+        if index is not None:
+            result["choiceIndex"] = index
+        return PageToolResult(
+            request_id=request.request_id, success=True, page_version="", result=result
+        )
+
+    def _answer_question(self, detail: dict[str, Any]) -> None:
+        """The user's answer: the nonce of the question waited on, after the arming delay,
+        and either a listed choice's index or non-empty typed text."""
+        pending = self._question
+        if (
+            pending is None
+            or pending.future.done()
+            or not secrets.compare_digest(str(detail.get("nonce", "")), pending.nonce)
+            or self._clock() - pending.shown_at < CARD_ARM_S
+        ):
+            return
+        choice = detail.get("choice")
+        if isinstance(choice, int | float) and not isinstance(choice, bool):
+            index = int(choice)
+            if 0 <= index < len(pending.choices):
+                pending.future.set_result((pending.choices[index], index))
+            return
+        text = str(detail.get("text", "")).strip()
+        if text:
+            pending.future.set_result((text[:MAX_ANSWER_CHARS], None))
+
     def _card(
         self, nonce: str, action: Any, subject: Subject | None, risk: Risk, timeout_s: float
     ) -> dict[str, Any]:
@@ -575,6 +873,8 @@ class Supervisor:
                 f"{subject.role} \u201c{subject.label}\u201d" if subject.label else subject.role
             )
             if subject
+            else self._t("card.target.site_tool", name=action.name)
+            if isinstance(action, _SiteToolSubject)
             else self._t("card.target.page"),
             "valueLabel": self._t("card.value"),
             "value": value if value is not None else "",
@@ -593,7 +893,7 @@ class Supervisor:
         request_id = context.request_id if context else "request"
         if event == "step_started":
             self._step_index[request_id] = int(detail.get("index", 0))
-            self._ui.log(
+            self._log(
                 {
                     "id": f"{request_id}:{detail.get('index', 0)}",
                     "tool": f"page_{detail.get('action')}",
@@ -604,6 +904,8 @@ class Supervisor:
             )
             return
         index = int(detail.get("index", 0))
+        if str(detail.get("action", "")) not in READ_ONLY_ACTIONS:
+            self._acted()
         error = detail.get("error") or {}
         outcome = "ok" if detail.get("success") else str(error.get("code", "failed"))
         risk = self._step_risk.pop((request_id, index), None)
@@ -618,7 +920,7 @@ class Supervisor:
             if outcome == "ok"
             else outcome
         )
-        self._ui.log(
+        self._log(
             {
                 "id": f"{request_id}:{index}",
                 "tool": f"page_{detail.get('action')}",
@@ -663,7 +965,11 @@ class Supervisor:
         elif kind == "resume":
             self.resume()
         elif kind == "chat":
-            self._chat(str(detail.get("text", "")))
+            self._chat(str(detail.get("text", "")), typed=detail.get("typed") is True)
+        elif kind == "answer":
+            self._answer_question(detail)
+        elif kind == "conversation":
+            self._conversation_control(str(detail.get("action", "")))
 
     def _answer_card(self, nonce: str, decision: str) -> None:
         pending = self._pending
@@ -700,6 +1006,9 @@ class Supervisor:
         a pending card is withdrawn, and a step still running after a short grace is cancelled."""
         self._withdraw_card(CardAnswer.STOPPED)
         running = self._task is not None and self._task.running > 0
+        if self._task is not None and self._task.chat_message_id is not None:
+            # The backend's answer to that message stops too: its stream and its tool call.
+            self._send_chat_control(ChatAction.STOP.value)
         # Moved before the task ends, so ending it does not first show the task as idle.
         self._move(TaskState.STOPPED)
         self._record(AuditKind.STOP)
@@ -739,12 +1048,21 @@ class Supervisor:
         pending = self._pending
         if pending is not None and not pending.future.done():
             pending.future.set_result(answer)
+        question = self._question
+        if question is not None and not question.future.done():
+            question.future.set_result(answer)
 
     # -- chat ------------------------------------------------------------------------------
 
-    def _chat(self, text: str) -> None:
+    def _chat(self, text: str, *, typed: bool = False) -> None:
         text = text.strip()
         if not text:
+            return
+        if self._question is not None:
+            # A question waits: what the user types is its answer, if they typed it (a script
+            # writing into the box is not the user answering).
+            if typed:
+                self._answer_question({"nonce": self._question.nonce, "text": text})
             return
         self._chat_counter += 1
         message_id = f"m{self._chat_counter}-{secrets.token_hex(3)}"
@@ -761,9 +1079,63 @@ class Supervisor:
         self._move(TaskState.RUNNING)
         self._render()
 
+    def _conversation_control(self, action: str) -> None:
+        """New conversation or Delete, from the panel's buttons."""
+        if action not in (ChatAction.NEW.value, ChatAction.DELETE.value):
+            return
+        if not self._send_chat_control(action):
+            self._ui.chat("error", self._t("chat.not_connected"))
+
+    def load_history(self) -> None:
+        """Ask the backend for the stored conversation; once per page load, when the runtime
+        has first connected (the panel was opened, or an agent called: it booted)."""
+        if not self._history_shown:
+            self._send_chat_control(ChatAction.HISTORY.value)
+
+    def on_chat_history(self, history: ChatHistory) -> None:
+        if history.action is ChatAction.HISTORY:
+            if self._history_shown:
+                return
+            self._history_shown = True
+            lines = [self._history_line(entry) for entry in history.entries]
+            shown = [line for line in lines if line is not None]
+            if shown:
+                shown.append({"role": "system", "text": self._t("chat.history_restored")})
+                self._ui.restore_chat(shown)
+            return
+        self._history_shown = True
+        self._streams.clear()
+        self._ui.clear_chat()
+        key = "notice.conversation_new" if history.action is ChatAction.NEW else (
+            "notice.conversation_deleted"
+        )
+        self._ui.chat("system", self._t(key))
+
+    def _history_line(self, entry: Any) -> dict[str, str] | None:
+        if entry.role in ("user", "assistant"):
+            return {"role": entry.role, "text": entry.text}
+        if entry.role == "tool" and entry.tool:
+            outcome = self._t("log.ok") if entry.success else (entry.code or "failed")
+            return {
+                "role": "tool",
+                "text": self._t("chat.tool_finished", tool=entry.tool, outcome=outcome),
+            }
+        if entry.role == "system" and entry.code == "stopped":
+            return {"role": "system", "text": self._t("chat.stopped_note")}
+        return None
+
     def on_chat_event(self, event: ChatEvent) -> None:
-        if event.kind is ChatEventKind.ASSISTANT_TEXT and event.text:
-            self._ui.chat("assistant", event.text)
+        if event.kind is ChatEventKind.ASSISTANT_DELTA and event.text:
+            # One bubble per model step, growing as the answer streams in.
+            stream_id = f"{event.message_id or 'm'}:{event.step or 0}"
+            text = self._streams.get(stream_id, "") + event.text
+            self._streams[stream_id] = text
+            self._ui.chat_entry(stream_id, "assistant", text)
+        elif event.kind is ChatEventKind.ASSISTANT_TEXT and event.text:
+            # The whole answer of the step replaces its streamed pieces.
+            stream_id = f"{event.message_id or 'm'}:{event.step or 0}"
+            self._streams.pop(stream_id, None)
+            self._ui.chat_entry(stream_id, "assistant", event.text)
         elif event.kind is ChatEventKind.TOOL_STEP and event.tool:
             if event.phase == "started":
                 self._ui.chat("tool", self._t("chat.tool_started", tool=event.tool))
@@ -778,6 +1150,9 @@ class Supervisor:
         elif event.kind is ChatEventKind.NOT_CONFIGURED:
             self._ui.chat("system", self._t("chat.not_configured"))
         elif event.kind is ChatEventKind.DONE:
+            prefix = f"{event.message_id or 'm'}:"
+            for stream_id in [s for s in self._streams if s.startswith(prefix)]:
+                del self._streams[stream_id]
             task = self._task
             if (
                 task is not None
@@ -797,6 +1172,15 @@ class Supervisor:
             self._end_task("session_switch")
         self._session_id = session_id
 
+    def user_navigated(self) -> None:
+        """The user brought this page back from the back/forward cache: their own navigation,
+        which ends the task and its ``task`` level (seed 004 §4.3, SPEC B7)."""
+        if self._task is None:
+            return
+        self._withdraw_card(CardAnswer.STOPPED)
+        self._end_task("navigation")
+        self._ui.chat("system", self._t("notice.back_forward"))
+
     def close(self) -> None:
         self._closed = True
         self._withdraw_card(CardAnswer.STOPPED)
@@ -814,7 +1198,32 @@ class _UnmaskedSubject:
     action: str
 
 
+@dataclass(frozen=True, slots=True)
+class _SiteToolSubject:
+    """What a card asks about for a site tool: its name, and its arguments as the card shows
+    them, with the values of parameters whose name or description reads as sensitive (a
+    password, a card number) masked."""
+
+    name: str
+    arguments: str
+    action: str = "site_tool"
+
+    @classmethod
+    def of(cls, tool: SiteToolView, arguments: dict[str, Any]) -> _SiteToolSubject:
+        properties = tool.input_schema.get("properties")
+        properties = properties if isinstance(properties, dict) else {}
+        shown: dict[str, Any] = {}
+        for key, value in arguments.items():
+            about = properties.get(key) if isinstance(properties.get(key), dict) else {}
+            words = f"{key} {about.get('description', '')} {about.get('format', '')}"
+            shown[key] = MASK if is_sensitive_name(words) else value
+        text = json.dumps(shown, ensure_ascii=False) if shown else ""
+        return cls(tool.name, text[:2000])
+
+
 def _action_value(action: Any) -> str | None:
+    if action.action == "site_tool":
+        return str(action.arguments)
     if action.action == "fill":
         return str(action.value)
     if action.action == "select":
