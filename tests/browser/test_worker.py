@@ -38,13 +38,13 @@ def test_the_runtime_runs_in_a_worker_and_acts_on_the_page(mao_embed, mao_agent)
     inspected = embedded.call("page_inspect")
     assert inspected["success"], inspected["error"]
     ids = refs(inspected)
+    snapshot = inspected["result"]["snapshotId"]
     batch = embedded.call(
         "page_fill",
-        snapshotId=inspected["result"]["snapshotId"],
         actions=[
-            {"action": "fill", "elementId": ids["City"], "value": "Lyon"},
-            {"action": "check", "elementId": ids["Agree"]},
-            {"action": "click", "elementId": ids["Send"]},
+            {"action": "fill", "snapshotId": snapshot, "elementId": ids["City"], "value": "Lyon"},
+            {"action": "check", "snapshotId": snapshot, "elementId": ids["Agree"]},
+            {"action": "click", "snapshotId": snapshot, "elementId": ids["Send"]},
         ],
     )
     assert batch["success"], batch["error"]
