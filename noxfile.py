@@ -2,7 +2,8 @@
 virtualenvs: the browser runtime and Chromium are shared, and re-installing per session
 would only add minutes.
 
-    nox -s tests          lint, then the whole suite: CPython unit tests and real-Chromium tests
+    nox -s tests          lint, the whole suite (CPython unit tests, real Chromium in the default
+                          worker mode), then the page tools again in main-thread mode
     nox -s lint           ruff only
     nox -s tests_unit     CPython only (fast)
     nox -s bench          benchmarks; JSON results under bench/results/
@@ -27,10 +28,27 @@ def lint(session: nox.Session) -> None:
     session.run(sys.executable, "-m", "ruff", "check", *LINTED)
 
 
+# The page tools again with the runtime on the page's main thread (init({mode: "main-thread"}),
+# and what a page whose CSP allows no blob worker gets): the whole suite runs in the default
+# worker mode, this job keeps the other mode tested (SPEC E6).
+MAIN_THREAD_JOB = (
+    "tests/browser/test_executor_native.py",
+    "tests/browser/test_read_tools.py",
+    "tests/browser/test_boot.py",
+    "tests/browser/test_authorization.py",
+    "tests/browser/test_snapshot_rules.py",
+)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     session.run(sys.executable, "-m", "ruff", "check", *LINTED)
     session.run(sys.executable, "-m", "pytest", "-q", "-ra", *session.posargs)
+    if not session.posargs:
+        session.run(
+            sys.executable, "-m", "pytest", "-q", "-ra", *MAIN_THREAD_JOB,
+            env={"MAO_EMBED_TEST_MODE": "main-thread"},
+        )
 
 
 @nox.session

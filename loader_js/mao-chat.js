@@ -18,8 +18,9 @@
   const assetBase = new URL(BUILD_ID + "/", sdkBase).href;
 
   const runtime = MaoBoot.create(assetBase, BUILD_ID);
-  // Where the page's Python runs (SPEC E6): in a Web Worker, or on the main thread.
-  const DEFAULT_MODE = "main-thread";
+  // Where the page's Python runs (SPEC E6): in a Web Worker (the main thread where the page's
+  // CSP allows no blob worker), or on the main thread when the page asks.
+  const DEFAULT_MODE = "worker";
   let current = null; // the running instance: {host, controller, listeners, ...}
   let readyDeferred = makeDeferred();
   const handlers = new Map();
@@ -383,6 +384,7 @@
     instance.runtime = null;
     if (instance.worker) instance.worker.terminate();
     instance.worker = null;
+    MaoDom.releaseInput(window);
     for (const requestId of waiting) answerFailed(instance, requestId, error);
     instance.failed = error;
     instance.ui.closeCard(null); // what it asked the user can no longer be acted on
@@ -409,9 +411,11 @@
   function stopController(instance) {
     if (instance.worker) {
       // Python's own clean-up would need the worker's replies; ending it frees its memory, and
-      // what it left on the page is disposed by the worker host.
+      // what it left on the page is disposed here: the watchers by the worker host, the
+      // pointer's hover markers and sheets as BrowserPage.close does.
       instance.worker.terminate();
       instance.worker = null;
+      MaoDom.releaseInput(window);
       return;
     }
     const controller = instance.controller;

@@ -96,7 +96,12 @@ const MaoWorker = (() => {
       const options = JSON.parse(JSON.stringify(hostApi.options, (key, value) => (key === "token" ? undefined : value)));
       return new Promise((resolve, reject) => {
         onEvent = (message) => {
-          if (message.type === "booted") resolve(message);
+          if (message.type === "booted") {
+            for (const [name, epoch] of message.marks || []) {
+              performance.mark(name, { startTime: Math.max(0, epoch - performance.timeOrigin), detail: { mode: "worker" } });
+            }
+            resolve(message);
+          }
           else if (message.type === "failed") reject(new Error(message.message));
           else if (message.type === "crashed") {
             reject(new Error(message.message));

@@ -56,7 +56,10 @@ async function boot(message) {
   const module = py.pyimport("mao_page.runtime");
   await module.boot();
   module.destroy();
-  self.postMessage({ type: "booted", wasmHeapBytes: py._module.HEAPU8.length });
+  // The boot's marks (image:*, mao:*) go onto the page's timeline, where the owner's tools and
+  // the start-up benchmark read them: as epoch times, the worker's clock has its own origin.
+  const marks = performance.getEntriesByType("mark").map((m) => [m.name, performance.timeOrigin + m.startTime]);
+  self.postMessage({ type: "booted", wasmHeapBytes: py._module.HEAPU8.length, marks });
 }
 
 self.onmessage = (event) => {

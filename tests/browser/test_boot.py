@@ -16,7 +16,7 @@ pytestmark = pytest.mark.browser
 FIELD = '<label>City <input id="city" autofocus></label><button id="go">Go</button>'
 # The product's default: no ``ui`` option, so the panel starts as its launcher.
 LAUNCHER = {"ui": {}}
-DEFAULT_MODE = "main-thread"  # init's `mode` when the page gives none (docs/embedding.md)
+DEFAULT_MODE = "worker"  # init's `mode` when the page gives none (docs/embedding.md)
 RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm", "snapshot.bin", "site-packages.tar", "stdlib.zip")
 
 
