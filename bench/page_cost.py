@@ -703,21 +703,26 @@ def panel_quiet_point(page: Any) -> tuple[float, float]:
     pause = region.get_by_role("button", name="Pause", exact=True).bounding_box()
     if panel is None or pause is None:
         raise RuntimeError("the SDK panel is not open: nowhere to click inside it")
-    point = (panel["x"] + 12, pause["y"] + pause["height"] / 2)
-    under = page.evaluate(
-        """([x, y]) => {
-          const host = document.querySelector("mao-embed-host");
-          const node = host && host.shadowRoot.elementFromPoint(x, y);
-          if (!node) return "nothing";
-          const control = node.closest(
-            "button, input, textarea, select, a, summary, [role=radio], [role=button]");
-          return control ? control.outerHTML.slice(0, 80) : null;
-        }""",
-        list(point),
-    )
-    if under is not None:
-        raise RuntimeError(f"the point chosen in the SDK panel is not quiet: {under}")
-    return point
+    # The footer row, left to right up to Pause (the footer holds other buttons too: New
+    # conversation, Delete), then the panel's left padding above it.
+    row_y = pause["y"] + pause["height"] / 2
+    candidates = [(panel["x"] + x, row_y) for x in range(4, int(pause["x"] - panel["x"]), 6)]
+    candidates += [(panel["x"] + 3, row_y - dy) for dy in range(8, 200, 8)]
+    for point in candidates:
+        under = page.evaluate(
+            """([x, y]) => {
+              const host = document.querySelector("mao-embed-host");
+              const node = host && host.shadowRoot.elementFromPoint(x, y);
+              if (!node) return "nothing";
+              const control = node.closest(
+                "button, input, textarea, select, a, summary, [role=radio], [role=button]");
+              return control ? control.outerHTML.slice(0, 80) : null;
+            }""",
+            list(point),
+        )
+        if under is None:
+            return point
+    raise RuntimeError("no quiet point in the SDK panel: every candidate is on a control")
 
 
 def measure_agent_bare(ctx: RunContext, pages: Pages, run: int) -> dict[str, Any]:
