@@ -58,7 +58,9 @@ async function boot(message) {
   module.destroy();
   // The boot's marks (image:*, mao:*) go onto the page's timeline, where the owner's tools and
   // the start-up benchmark read them: as epoch times, the worker's clock has its own origin.
-  const marks = performance.getEntriesByType("mark").map((m) => [m.name, performance.timeOrigin + m.startTime]);
+  // `mao:prefetch` is marked by the page itself when the launcher is pointed at (worker-host.js).
+  const marks = performance.getEntriesByType("mark").filter((m) => m.name !== "mao:prefetch")
+    .map((m) => [m.name, performance.timeOrigin + m.startTime]);
   self.postMessage({ type: "booted", wasmHeapBytes: py._module.HEAPU8.length, marks });
 }
 
